@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "TaskDispatch",
+    platforms: [
+        // `Duration` (the delay type) sets the floor: macOS 13, iOS 16, tvOS 16, watchOS 9.
+        .macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1),
+    ],
+    products: [
+        .library(name: "TaskDispatch", targets: ["TaskDispatch"]),
+        .library(name: "TaskDispatchTesting", targets: ["TaskDispatchTesting"]),
+        .executable(name: "feed-demo", targets: ["FeedDemo"]),
+        .executable(name: "task-dispatch-benchmark", targets: ["TaskDispatchBenchmark"]),
+    ],
+    targets: [
+        .target(name: "TaskDispatch", swiftSettings: strictSettings),
+        .target(name: "TaskDispatchTesting", dependencies: ["TaskDispatch"], swiftSettings: strictSettings),
+        .target(name: "FeedExample", dependencies: ["TaskDispatch"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "FeedDemo",
+            dependencies: ["FeedExample", "TaskDispatch"],
+            resources: [.copy("Resources/feeds")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "TaskDispatchBenchmark",
+            dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "TaskDispatchTests",
+            dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "TaskDispatchTestingTests",
+            dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "TaskDispatchXCTests",
+            dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FeedExampleTests",
+            dependencies: ["FeedExample", "TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StressTests",
+            dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,80 @@
+/// A description of one unit of work handed to a ``TaskDispatcher``: what to run, where, when, and who asked.
+///
+/// You rarely build one yourself: ``TaskDispatcher/background(priority:after:label:fileID:line:_:)`` and
+/// ``TaskDispatcher/foreground(after:label:fileID:line:_:)`` build it for you. A custom dispatcher reads it
+/// in its one required method, ``TaskDispatcher/dispatch(_:)``:
+///
+/// ```swift
+/// struct LoggingDispatcher<Base: TaskDispatcher>: TaskDispatcher {
+///     let base: Base
+///     func dispatch(_ task: DispatchedTask) -> TaskHandle {
+///         print("\(task.context) task \(task.label ?? "-") from \(task.callSite)")
+///         return base.dispatch(task)
+///     }
+/// }
+/// ```
+///
+/// New scheduling options are added as new properties with defaults, so conformers keep compiling.
+public struct DispatchedTask: Sendable {
+    /// The closure to run, tagged with its context.
+    public enum Work: Sendable {
+        /// Work that runs on the main actor.
+        case foreground(@MainActor @Sendable () -> Void)
+        /// Work that runs on a background thread.
+        case background(@Sendable () -> Void)
+    }
+
+    /// The closure to run.
+    public var work: Work
+
+    /// A short name for diagnostics, such as `"parse feed"`; `nil` when the caller gave none.
+    public var label: String?
+
+    /// How long to wait before the task may run. Zero (the default) or a negative value means "now".
+    ///
+    /// A delay is a lower bound: the task never runs earlier, and may run later.
+    public var delay: Duration
+
+    /// The priority of a background task. Ignored for foreground tasks.
+    public var priority: BackgroundPriority
+
+    /// Where the task was dispatched.
+    public var callSite: CallSite
+
+    /// Creates a task description.
+    ///
+    /// - Parameters:
+    ///   - work: The closure and its context.
+    ///   - label: A short name for diagnostics.
+    ///   - delay: The minimum wait before the task may run; zero or negative means now.
+    ///   - priority: The priority of a background task.
+    ///   - callSite: Where the task was dispatched.
+    public init(
+        _ work: Work,
+        label: String? = nil,
+        delay: Duration = .zero,
+        priority: BackgroundPriority = .medium,
+        callSite: CallSite
+    ) {
+        self.work = work
+        self.label = label
+        self.delay = delay
+        self.priority = priority
+        self.callSite = callSite
+    }
+
+    /// The context the task runs in, derived from ``work``.
+    @inlinable
+    public var context: TaskContext {
+        switch self.work {
+        case .foreground: .foreground
+        case .background: .background
+        }
+    }
+
+    /// Whether ``delay`` asks for a wait at all (it is greater than zero).
+    @inlinable
+    public var isDelayed: Bool {
+        self.delay > .zero
+    }
+}

@@ -1,0 +1,93 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Bionic)
+    import Bionic
+#else
+    #error("TaskDispatch needs a platform lock: Darwin, Glibc, Musl or Bionic.")
+#endif
+
+#if canImport(Darwin)
+    typealias _LockPrimitive = os_unfair_lock
+#else
+    typealias _LockPrimitive = pthread_mutex_t
+#endif
+
+// The standard library's `Mutex` needs macOS 15 / iOS 18; this package deploys further back, so it keeps one
+// small lock of its own (as swift-nio and swift-async-algorithms do). A lock lives as the single tail element
+// of a `ManagedBuffer` whose header is the state it guards, so state and lock cost one allocation.
+extension ManagedBuffer where Element == _LockPrimitive {
+    /// Initializes the tail-allocated lock. Call once, right after `create`.
+    @inline(__always)
+    func _initializeLock() {
+        self.withUnsafeMutablePointerToElements { lock in
+            #if canImport(Darwin)
+                lock.initialize(to: os_unfair_lock())
+            #else
+                lock.initialize(to: pthread_mutex_t())
+                let result = pthread_mutex_init(lock, nil)
+                precondition(result == 0, "pthread_mutex_init failed with \(result)")
+            #endif
+        }
+    }
+
+    /// Destroys the lock and the header. Call from `deinit` only.
+    @inline(__always)
+    func _destroyLock() {
+        self.withUnsafeMutablePointerToElements { lock in
+            #if !canImport(Darwin)
+                pthread_mutex_destroy(lock)
+            #endif
+            lock.deinitialize(count: 1)
+        }
+    }
+
+    /// Runs `body` with exclusive access to the header.
+    @inline(__always)
+    func _withLock<Result>(_ body: (inout Header) throws -> Result) rethrows -> Result {
+        try self.withUnsafeMutablePointers { header, lock in
+            #if canImport(Darwin)
+                os_unfair_lock_lock(lock)
+                defer { os_unfair_lock_unlock(lock) }
+            #else
+                pthread_mutex_lock(lock)
+                defer { pthread_mutex_unlock(lock) }
+            #endif
+            return try body(&header.pointee)
+        }
+    }
+}
+
+/// A value guarded by a platform lock stored in the same allocation.
+///
+/// Invariant that makes the `@unchecked Sendable` sound: the value (the buffer's header) is read or written
+/// only inside ``withLock(_:)``, which holds the lock for the whole access, so no two threads touch it at
+/// once; the lock is initialized in ``init(_:)`` before the box is shared and destroyed in `deinit`, when no
+/// other reference exists. `Value` must be `Sendable` because `withLock` hands it to whichever thread calls.
+/// (`ManagedBuffer` itself is not `Sendable`, so the box is a struct around it, as in swift-nio.)
+package struct LockedValue<Value: Sendable>: @unchecked Sendable {
+    private final class _Storage: ManagedBuffer<Value, _LockPrimitive> {
+        deinit {
+            self._destroyLock()
+        }
+    }
+
+    private let _storage: _Storage
+
+    /// Creates a lock guarding `value`.
+    package init(_ value: Value) {
+        self._storage = unsafeDowncast(_Storage.create(minimumCapacity: 1) { _ in value }, to: _Storage.self)
+        self._storage._initializeLock()
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    ///
+    /// - Complexity: O(1) beyond `body`. The lock is not recursive: `body` must not take it again.
+    @inline(__always)
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try self._storage._withLock(body)
+    }
+}

@@ -1,0 +1,124 @@
+/// A seam between code and the threads it runs on: "run this in the background", "run this on the main actor".
+///
+/// Services take a dispatcher instead of calling Dispatch directly. Production code passes
+/// ``QueueDispatcher`` or ``OperationQueueDispatcher``; tests pass
+/// `ManualDispatcher` from `TaskDispatchTesting`, which holds every task until the test runs it, so the
+/// test can assert the state between the background step and the foreground step.
+///
+/// ```swift
+/// final class FeedService {
+///     private let dispatcher: any TaskDispatcher
+///     init(dispatcher: any TaskDispatcher) { self.dispatcher = dispatcher }
+///
+///     func load(_ data: Data, completion: @escaping @MainActor @Sendable ([Item]) -> Void) {
+///         dispatcher.background(label: "parse") {
+///             let items = parse(data)
+///             dispatcher.foreground(label: "deliver") { completion(items) }
+///         }
+///     }
+/// }
+/// ```
+///
+/// ## The contract
+///
+/// Every conforming type keeps these rules, and the package's shared contract test suite checks them
+/// against every dispatcher it ships:
+///
+/// - **At most once, exactly once unless cancelled.** Each task accepted by ``dispatch(_:)`` runs at
+///   most once. It runs exactly once unless its ``TaskHandle`` cancelled it first; a cancelled task never
+///   runs, and a cancel that races with the start leaves the task either fully run or not run at all.
+/// - **Never inline.** ``dispatch(_:)`` returns before the task starts; it never runs the task on the
+///   caller's stack. The one documented exception is `ManualDispatcher`'s auto-drain mode, which exists
+///   to run tasks at once.
+/// - **Foreground is the main actor, in order.** Foreground tasks run on the main actor, one at a time,
+///   in the order they were dispatched (among those with equal delays).
+/// - **A delay is a lower bound.** A task never starts before its ``DispatchedTask/delay`` has passed;
+///   zero or a negative delay means "as soon as possible".
+/// - **Background tasks may run concurrently** with each other and with the foreground, in any order
+///   the dispatcher chooses.
+///
+/// Where a conforming type differs in a detail the rules leave open, its documentation says so.
+///
+/// ## Implementing a dispatcher
+///
+/// Implement the one requirement, ``dispatch(_:)``. Everything else (``background(priority:after:label:fileID:line:_:)``,
+/// ``foreground(after:label:fileID:line:_:)``) is sugar that builds a ``DispatchedTask`` and calls it.
+public protocol TaskDispatcher: Sendable {
+    /// Accepts `task` to run later in its context, and returns a handle that can cancel it.
+    ///
+    /// Never runs the task before returning (see the contract above).
+    ///
+    /// - Parameter task: What to run, where, when, and where it was dispatched.
+    /// - Returns: A handle that can cancel the task until it starts.
+    @discardableResult
+    func dispatch(_ task: DispatchedTask) -> TaskHandle
+}
+
+extension TaskDispatcher {
+    /// Runs `work` on a background thread.
+    ///
+    /// ```swift
+    /// dispatcher.background(label: "resize") { thumbnail = image.resized(to: 64) }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - priority: How urgent the work is; mapped to a quality of service in production.
+    ///   - delay: The minimum wait before the work may run. Zero or negative means now.
+    ///   - label: A short name shown in diagnostics.
+    ///   - fileID: The dispatching file; leave the default.
+    ///   - line: The dispatching line; leave the default.
+    ///   - work: The work to run.
+    /// - Returns: A handle that can cancel the work until it starts.
+    @inlinable
+    @discardableResult
+    public func background(
+        priority: BackgroundPriority = .medium,
+        after delay: Duration = .zero,
+        label: String? = nil,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ work: @escaping @Sendable () -> Void
+    ) -> TaskHandle {
+        self.dispatch(
+            DispatchedTask(
+                .background(work),
+                label: label,
+                delay: delay,
+                priority: priority,
+                callSite: CallSite(fileID: fileID, line: line)
+            )
+        )
+    }
+
+    /// Runs `work` on the main actor.
+    ///
+    /// ```swift
+    /// dispatcher.foreground(label: "show") { view.items = items }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - delay: The minimum wait before the work may run. Zero or negative means now.
+    ///   - label: A short name shown in diagnostics.
+    ///   - fileID: The dispatching file; leave the default.
+    ///   - line: The dispatching line; leave the default.
+    ///   - work: The work to run on the main actor.
+    /// - Returns: A handle that can cancel the work until it starts.
+    @inlinable
+    @discardableResult
+    public func foreground(
+        after delay: Duration = .zero,
+        label: String? = nil,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ work: @escaping @MainActor @Sendable () -> Void
+    ) -> TaskHandle {
+        self.dispatch(
+            DispatchedTask(
+                .foreground(work),
+                label: label,
+                delay: delay,
+                callSite: CallSite(fileID: fileID, line: line)
+            )
+        )
+    }
+}

@@ -1,0 +1,67 @@
+/// A handle to a dispatched task, used to cancel it before it starts.
+///
+/// Every dispatch returns one. Cancelling is a race the handle resolves for you: a task either runs
+/// completely or not at all. ``cancel()`` tells you which side won.
+///
+/// ```swift
+/// var pending: TaskHandle?
+/// func searchTextChanged(_ text: String) {
+///     pending?.cancel()                              // debounce: drop the previous search
+///     pending = dispatcher.background(after: .milliseconds(300), label: "search") { search(text) }
+/// }
+/// ```
+public struct TaskHandle: Sendable {
+    @usableFromInline
+    internal let _canceller: any TaskCancelling
+
+    @usableFromInline
+    internal let _id: UInt64
+
+    /// Creates a handle that forwards to `canceller` with the task's identifier.
+    ///
+    /// Custom dispatchers that do not forward to another dispatcher create handles this way.
+    ///
+    /// - Parameters:
+    ///   - id: An identifier that `canceller` understands; unique per task for that canceller.
+    ///   - canceller: The owner of the task's state (usually a class, or a struct around one).
+    public init(id: UInt64, canceller: any TaskCancelling) {
+        self._id = id
+        self._canceller = canceller
+    }
+
+    /// Cancels the task if it has not started.
+    ///
+    /// A cancelled task never runs. Cancelling a task that is running, finished or already cancelled does
+    /// nothing.
+    ///
+    /// - Returns: `true` if this call stopped the task from running; `false` if it had already started,
+    ///   finished, or been cancelled.
+    @discardableResult
+    public func cancel() -> Bool {
+        self._canceller.cancelTask(id: self._id)
+    }
+
+    /// Whether the task was cancelled before it started.
+    public var isCancelled: Bool {
+        self._canceller.isTaskCancelled(id: self._id)
+    }
+
+}
+/// What stands behind a ``TaskHandle``: the owner of the cancellation state of one or more tasks.
+///
+/// Implement it only in a custom dispatcher that owns its tasks; a decorator returns the handle of the
+/// dispatcher it wraps. Both methods may be called from any thread at any time.
+public protocol TaskCancelling: Sendable {
+    /// Cancels task `id` if it has not started.
+    ///
+    /// - Parameter id: The identifier given to ``TaskHandle/init(id:canceller:)``.
+    /// - Returns: `true` if the task will now never run; `false` if it had started, finished or been
+    ///   cancelled already.
+    func cancelTask(id: UInt64) -> Bool
+
+    /// Whether task `id` was cancelled before it started.
+    ///
+    /// - Parameter id: The identifier given to ``TaskHandle/init(id:canceller:)``.
+    /// - Returns: `true` only if a call to ``cancelTask(id:)`` returned `true` for this task.
+    func isTaskCancelled(id: UInt64) -> Bool
+}
