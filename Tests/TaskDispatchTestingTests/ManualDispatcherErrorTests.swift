@@ -1,0 +1,211 @@
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+@Suite struct ManualDispatcherErrorTests {
+    @Test func steppingAnEmptyBackgroundNamesTheWaitingForegroundTask() throws {
+        let dispatcher = ManualDispatcher()
+        let line = #line + 1
+        dispatcher.foreground(label: "deliver") {}
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runNextBackground() }
+        #expect(error.kind == .noTaskToRun(.background))
+        #expect(
+            error.summary
+                == "runNextBackground() found no background task due at 0 s; 1 foreground task is due (\"deliver\" "
+                + "from TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:\(line)): run it with "
+                + "runNextForeground() or runNext()"
+        )
+        #expect(error.pendingTasks.map(\.label) == ["deliver"])
+        #expect(error.description.hasPrefix("ManualDispatcher: runNextBackground() found no background task"))
+        #expect(error.description.contains("Pending tasks (1):\n  #1 foreground \"deliver\""))
+    }
+
+    @Test func steppingAnEmptyForegroundNamesTheWaitingBackgroundAndDelayedTasks() throws {
+        let dispatcher = ManualDispatcher()
+        dispatcher.background(label: "parse") {}
+        dispatcher.foreground(after: .milliseconds(300), label: "timeout") {}
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runNextForeground() }
+        #expect(error.kind == .noTaskToRun(.foreground))
+        #expect(
+            error.summary.hasPrefix(
+                "runNextForeground() found no foreground task due at 0 s; 1 background task is due (\"parse\" from "))
+        #expect(error.summary.contains("run it with runNextBackground() or runNext()"))
+        #expect(
+            error.summary.contains(
+                "1 delayed task waits for the clock, the first (\"timeout\" from TaskDispatchTestingTests/"
+            )
+        )
+        #expect(
+            error.summary.hasSuffix(
+                "due at 300 ms: move the clock with advance(by:) or advance(to:), or use runUntilIdle()"))
+    }
+
+    @Test func steppingWhenNothingIsPendingSaysSo() throws {
+        let dispatcher = ManualDispatcher()
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runNext() }
+        #expect(error.kind == .noTaskToRun(nil))
+        #expect(
+            error.summary
+                == "runNext() found no task due at 0 s; nothing else is pending either: check that the code under "
+                + "test was given this dispatcher and dispatched its work"
+        )
+        #expect(error.seed == nil)
+    }
+
+    @Test func anEmptyStepLeavesTheDispatcherUsable() throws {
+        let dispatcher = ManualDispatcher()
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.runNextBackground() }
+        let log = EventLog()
+        dispatcher.background { log.record("ran") }
+        try dispatcher.runNextBackground()
+        #expect(log.events == ["ran"])
+    }
+
+    @Test func verifyIdleListsEveryPendingTaskWithItsCallSite() throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.verifyIdle()
+        let line = #line + 1
+        dispatcher.background(label: "upload") {}
+        dispatcher.foreground(after: .seconds(1), label: "refresh") {}
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.kind == .pendingTasks)
+        #expect(
+            error.summary
+                == "expected no pending tasks, but 2 tasks never ran. Run them (runUntilIdle()), cancel them, or fix "
+                + "the code that dispatched them"
+        )
+        #expect(
+            error.description.contains(
+                "#1 background \"upload\" at TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:\(line), due 0 s"
+            )
+        )
+        #expect(error.description.contains("#2 foreground \"refresh\" at TaskDispatchTestingTests/"))
+        try dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func runUntilIdleStopsARunawayTaskAndNamesIt() throws {
+        let dispatcher = ManualDispatcher()
+        let line = #line + 3
+        @Sendable func poll() {
+            // Reschedules itself forever.
+            dispatcher.background(label: "poll") { poll() }
+        }
+        poll()
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle(maxTasks: 50) }
+        #expect(error.kind == .runawayTasks(maxTasks: 50))
+        #expect(
+            error.summary
+                == "runUntilIdle(maxTasks: 50) ran 50 tasks and tasks keep falling due; the tasks that keep coming "
+                + "back are \"poll\" from TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:\(line) (50 of "
+                + "the last 50 runs). Stop the task that reschedules itself, or raise maxTasks if that many tasks "
+                + "are expected"
+        )
+        #expect(dispatcher.pendingCount == 1)  // the next poll is still there, not lost
+    }
+
+    @Test func advanceStopsARunawayTimerAndNamesIt() throws {
+        let dispatcher = ManualDispatcher()
+        @Sendable func tick() {
+            dispatcher.background(after: .milliseconds(10), label: "tick") { tick() }
+        }
+        tick()
+        // 1 s of 10 ms ticks is 100 tasks: within the window, but past the bound of 20.
+        let error = try #require(throws: ManualDispatcherError.self) {
+            try dispatcher.advance(by: .seconds(1), maxTasks: 20)
+        }
+        #expect(error.kind == .runawayTasks(maxTasks: 20))
+        #expect(error.summary.hasPrefix("advance(by: 1.0 seconds) ran 20 tasks and tasks keep falling due;"))
+        #expect(error.summary.contains("\"tick\" from TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:"))
+        #expect(dispatcher.now == .milliseconds(200))
+    }
+
+    @Test func aBoundThatIsExactlyEnoughIsNotAnError() throws {
+        let dispatcher = ManualDispatcher()
+        for _ in 0..<5 { dispatcher.background {} }
+        #expect(try dispatcher.runUntilIdle(maxTasks: 5) == 5)
+    }
+
+    @Test func movingTheClockBackwardsIsRejectedWithBothTimes() throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(to: .seconds(2))
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.advance(to: .seconds(1)) }
+        #expect(error.kind == .clockMovedBackwards(from: .seconds(2), to: .seconds(1)))
+        #expect(
+            error.summary
+                == "advance(to: 1.0 seconds) would move the clock backwards, from 2 s to 1 s; virtual time only "
+                + "moves forward. Pass a later time, or a positive duration"
+        )
+        let negative = try #require(throws: ManualDispatcherError.self) {
+            try dispatcher.advance(by: .milliseconds(-500))
+        }
+        #expect(negative.kind == .clockMovedBackwards(from: .seconds(2), to: .milliseconds(1_500)))
+        #expect(negative.summary.contains("from 2 s to 1500 ms"))
+        #expect(dispatcher.now == .seconds(2))
+    }
+
+    @Test func aTaskThatRunsTheDispatcherIsRejected() throws {
+        let dispatcher = ManualDispatcher()
+        let captured = ErrorBox()
+        let line = #line + 1
+        dispatcher.background(label: "greedy") {
+            captured.store { try dispatcher.runNextBackground() }
+        }
+        dispatcher.background(label: "victim") {}
+        try dispatcher.runNextBackground()
+        let error = try #require(captured.error)
+        #expect(error.kind == .reentrantRun)
+        #expect(
+            error.summary
+                == "runNextBackground() was called while runNextBackground() is running tasks (inside task #1 "
+                + "background \"greedy\" at TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:\(line), ran "
+                + "at 0 s). A task must not run other tasks: dispatch the work instead, and let the test run it"
+        )
+        // Nothing was corrupted: the other task is still pending and runs normally.
+        #expect(dispatcher.pendingTasks.map(\.label) == ["victim"])
+        try dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aForegroundTaskThatRunsTheDispatcherIsRejected() throws {
+        let dispatcher = ManualDispatcher()
+        let captured = ErrorBox()
+        dispatcher.foreground(label: "greedy") {
+            captured.store { try dispatcher.runUntilIdle() }
+        }
+        try dispatcher.runUntilIdle()
+        #expect(captured.error?.kind == .reentrantRun)
+    }
+
+    @Test func aForegroundTaskHoppedToTheMainQueueThatRunsTheDispatcherIsRejected() throws {
+        // The test is not on the main actor: the foreground task runs through DispatchQueue.main.sync, on
+        // another thread than the run method's; the call is still recognized as re-entrant, not a deadlock.
+        let dispatcher = ManualDispatcher()
+        let captured = ErrorBox()
+        dispatcher.foreground(label: "greedy") {
+            captured.store { try dispatcher.runNext() }
+        }
+        dispatcher.background(label: "other") {}
+        try dispatcher.runNextForeground()
+        #expect(captured.error?.kind == .reentrantRun)
+        #expect(dispatcher.pendingCount == 1)
+    }
+}
+
+/// Captures the error a closure throws. `@unchecked Sendable`: `_error` is only touched under `lock`.
+final class ErrorBox: @unchecked Sendable {
+    private let lock = NSLockBox()
+    private var _error: ManualDispatcherError?
+
+    func store(_ body: () throws -> Void) {
+        do {
+            try body()
+        } catch {
+            self.lock.withLock { self._error = error as? ManualDispatcherError }
+        }
+    }
+
+    var error: ManualDispatcherError? {
+        self.lock.withLock { self._error }
+    }
+}

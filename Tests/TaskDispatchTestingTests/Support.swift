@@ -1,0 +1,48 @@
+import Dispatch
+import Foundation
+
+/// An ordered, thread-safe log of events for assertions.
+///
+/// `@unchecked Sendable`: `events` is only touched while `lock` is held.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _events: [String] = []
+
+    func record(_ event: String) {
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        self._events.append(event)
+    }
+
+    var events: [String] {
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        return self._events
+    }
+}
+
+/// Whether the caller runs on the main queue (and so on the main actor), via a key only the main queue has.
+///
+/// `Thread.isMainThread` cannot tell: under `swift test` on Linux the main queue is drained by another thread.
+enum MainQueueProbe {
+    private static let key: DispatchSpecificKey<Int> = {
+        let key = DispatchSpecificKey<Int>()
+        DispatchQueue.main.setSpecific(key: key, value: 1)
+        return key
+    }()
+
+    static var isOnMainQueue: Bool {
+        DispatchQueue.getSpecific(key: self.key) != nil
+    }
+}
+
+/// A lock with a scoped helper.
+final class NSLockBox: Sendable {
+    private let lock = NSLock()
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        return try body()
+    }
+}
