@@ -141,6 +141,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         case clockMovedBackwards(from: Duration, to: Duration)
         /// A run method was called from inside a task the dispatcher was running.
         case reentrantRun
+        /// A run method was called on the main actor while another thread was running tasks.
+        case concurrentRun
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
     }

@@ -50,7 +50,8 @@ public import TaskDispatch
 ///
 /// Any thread may dispatch at any time. One run method runs at a time: a call from inside a running task
 /// throws ``ManualDispatcherError/Kind/reentrantRun``; a call from another thread while a run is in
-/// progress waits for it to end.
+/// progress waits for it to end, except on the main actor, where waiting could deadlock (the other run may
+/// need the main actor for a foreground task), so it throws ``ManualDispatcherError/Kind/concurrentRun``.
 ///
 /// Deinitializing a dispatcher that still holds tasks never crashes: it writes the pending tasks to
 /// standard error. A pending task whose closure captures an object that holds the dispatcher keeps the
@@ -242,9 +243,19 @@ extension ManualDispatcher {
                     state.activeRun = _ActiveRun(method: method, thread: thread)
                     return .success(true)
                 }
-                let fromRunningTask =
-                    active.thread == thread
-                    || (active.executing == .foreground && _MainActorExecution.isOnMainActor)
+                let onMainActor = _MainActorExecution.isOnMainActor
+                let fromRunningTask = active.thread == thread || (active.executing == .foreground && onMainActor)
+                if !fromRunningTask && onMainActor {
+                    // Waiting here could deadlock: the other run needs the main actor for its foreground tasks.
+                    return .failure(
+                        state.makeError(
+                            .concurrentRun,
+                            "\(method) was called on the main actor while another thread is running tasks with "
+                                + "\(active.method); waiting would deadlock, because that run needs the main actor "
+                                + "for foreground tasks. Run tasks from one place at a time"
+                        )
+                    )
+                }
                 guard fromRunningTask else { return .success(false) }
                 let culprit =
                     active.executing == nil ? "" : state.historyArray.last.map { " (inside task \($0))" } ?? ""

@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 import TaskDispatchTesting
 import Testing
@@ -207,5 +208,78 @@ final class ErrorBox: @unchecked Sendable {
 
     var error: ManualDispatcherError? {
         self.lock.withLock { self._error }
+    }
+}
+
+/// Runs `body` on a Dispatch thread (never on the cooperative pool, which these tests block) and lets the
+/// test wait for its result with a bound.
+final class BackgroundCall<Value: Sendable>: @unchecked Sendable {
+    // `_result` is written once before `done` is signalled and read only after waiting on it.
+    private var _result: Result<Value, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () throws -> Value) {
+        DispatchQueue.global().async {
+            self._result = Result { try body() }
+            self.done.signal()
+        }
+    }
+
+    func value() throws -> Value? {
+        guard self.done.wait(timeout: .now() + 60) == .success else { return nil }
+        return try self._result?.get()
+    }
+}
+
+@Suite struct ManualDispatcherConcurrentRunTests {
+    @Test func aRunFromAnotherThreadWaitsForTheRunInProgress() throws {
+        let dispatcher = ManualDispatcher()
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let log = EventLog()
+        dispatcher.background(label: "slow") {
+            entered.signal()
+            _ = gate.wait(timeout: .now() + 60)
+            log.record("slow")
+        }
+        dispatcher.background(label: "next") { log.record("next") }
+        let first = BackgroundCall { try dispatcher.runNextBackground().label }
+        #expect(entered.wait(timeout: .now() + 60) == .success)
+        let second = BackgroundCall { try dispatcher.runNextBackground().label }
+        gate.signal()
+        #expect(try first.value() == "slow")
+        #expect(try second.value() == "next")
+        #expect(log.events == ["slow", "next"])
+    }
+
+    @Test func aRunOnTheMainActorDuringAnotherThreadsRunThrowsInsteadOfDeadlocking() async throws {
+        let dispatcher = ManualDispatcher()
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        dispatcher.background(label: "slow") {
+            entered.signal()
+            _ = gate.wait(timeout: .now() + 60)
+        }
+        dispatcher.foreground(label: "ui") {}
+        let drain = BackgroundCall { try dispatcher.runUntilIdle() }
+        #expect(entered.wait(timeout: .now() + 60) == .success)
+        let error = await MainActor.run { () -> ManualDispatcherError? in
+            do {
+                try dispatcher.runNextForeground()
+                return nil
+            } catch {
+                return error as? ManualDispatcherError
+            }
+        }
+        gate.signal()
+        #expect(try drain.value() == 2)
+        let thrown = try #require(error)
+        #expect(thrown.kind == .concurrentRun)
+        #expect(
+            thrown.summary.hasPrefix(
+                "runNextForeground() was called on the main actor while another thread is running tasks with "
+                    + "runUntilIdle(maxTasks: 100000); waiting would deadlock"
+            )
+        )
     }
 }
