@@ -67,7 +67,7 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Parameters:
     ///   - order: How to choose among due tasks; ``Order/dispatch`` by default.
     ///   - autoDrain: Whether each dispatch runs the task at once (see ``isAutoDrainEnabled``).
-    ///   - historyLimit: How many runs ``history`` keeps, most recent last; 0 keeps none.
+    ///   - historyLimit: How many runs ``history`` keeps, most recent last; 0 (or a negative value) keeps none.
     public init(order: Order = .dispatch, autoDrain: Bool = false, historyLimit: Int = 1_000) {
         self._state = LockedValue(_State(order: order, autoDrain: autoDrain, historyLimit: Swift.max(0, historyLimit)))
     }
@@ -76,8 +76,9 @@ public final class ManualDispatcher: TaskDispatcher {
         let report = self._state.withLock { state -> String? in
             guard state.pendingCount > 0 else { return nil }
             let tasks = state.pendingTasks
-            return "ManualDispatcher was deinitialized with \(_count(tasks.count, "pending task")); they never ran. "
-                + "Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n"
+            let seed = state.order.seed.map { " (random order seed \($0))" } ?? ""
+            return "ManualDispatcher\(seed) was deinitialized with \(_count(tasks.count, "pending task")); they never "
+                + "ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n"
                 + tasks.prefix(50).map { "  \($0)\n" }.joined()
         }
         if let report {
