@@ -127,6 +127,17 @@ import Testing
         #expect(try dispatcher.runUntilIdle(maxTasks: 5) == 5)
     }
 
+    @Test func aBoundOfZeroRunsNothingAndReportsTheDueWork() throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        #expect(try dispatcher.runUntilIdle(maxTasks: 0) == 0)  // nothing due: fine
+        dispatcher.background(label: "work") { log.record("work") }
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle(maxTasks: 0) }
+        #expect(error.kind == .runawayTasks(maxTasks: 0))
+        #expect(log.events.isEmpty)
+        #expect(dispatcher.pendingCount == 1)
+    }
+
     @Test func movingTheClockBackwardsIsRejectedWithBothTimes() throws {
         let dispatcher = ManualDispatcher()
         try dispatcher.advance(to: .seconds(2))
