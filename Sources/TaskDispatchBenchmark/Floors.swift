@@ -1,0 +1,102 @@
+/// The floor for a manual FIFO: a lock-protected array of closures with a head index.
+///
+/// `dispatch` appends under the lock; `runAll` takes one closure at a time under the lock and runs it outside,
+/// as `ManualDispatcher` does. Nothing else: no handles, no labels, no history.
+final class BareFIFO: @unchecked Sendable {
+    private let lock = PlatformLock()
+    private var tasks: [(@Sendable () -> Void)?] = []
+    private var head = 0
+
+    func dispatch(_ work: @escaping @Sendable () -> Void) {
+        self.lock.withLock { self.tasks.append(work) }
+    }
+
+    @discardableResult
+    func runAll() -> Int {
+        var ran = 0
+        while true {
+            let work = self.lock.withLock { () -> (@Sendable () -> Void)? in
+                guard self.head < self.tasks.count else { return nil }
+                let work = self.tasks[self.head]
+                self.tasks[self.head] = nil
+                self.head += 1
+                return work
+            }
+            guard let work else { return ran }
+            work()
+            ran += 1
+        }
+    }
+}
+
+/// The floor for delayed tasks: a lock-protected binary min-heap of (due time, sequence, closure).
+final class BareHeap: @unchecked Sendable {
+    private struct Item {
+        var due: Int64
+        var sequence: UInt64
+        var work: @Sendable () -> Void
+
+        @inline(__always)
+        func runsBefore(_ other: Item) -> Bool {
+            self.due != other.due ? self.due < other.due : self.sequence < other.sequence
+        }
+    }
+
+    private let lock = PlatformLock()
+    private var items: [Item] = []
+    private var nextSequence: UInt64 = 0
+    private var now: Int64 = 0
+
+    func dispatch(after delay: Int64, _ work: @escaping @Sendable () -> Void) {
+        self.lock.withLock {
+            self.nextSequence += 1
+            self.items.append(Item(due: self.now + delay, sequence: self.nextSequence, work: work))
+            var child = self.items.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard self.items[child].runsBefore(self.items[parent]) else { break }
+                self.items.swapAt(child, parent)
+                child = parent
+            }
+        }
+    }
+
+    /// Moves the clock by `duration`, running every task due on the way, in (due, sequence) order.
+    @discardableResult
+    func advance(by duration: Int64) -> Int {
+        let target = self.lock.withLock { self.now + duration }
+        var ran = 0
+        while true {
+            let work = self.lock.withLock { () -> (@Sendable () -> Void)? in
+                guard let first = self.items.first, first.due <= target else {
+                    self.now = target
+                    return nil
+                }
+                self.now = first.due
+                return self.removeMin().work
+            }
+            guard let work else { return ran }
+            work()
+            ran += 1
+        }
+    }
+
+    private func removeMin() -> Item {
+        let minimum = self.items[0]
+        let last = self.items.removeLast()
+        guard !self.items.isEmpty else { return minimum }
+        self.items[0] = last
+        var parent = 0
+        let count = self.items.count
+        while true {
+            let left = 2 * parent + 1
+            guard left < count else { break }
+            var smallest = left
+            if left + 1 < count && self.items[left + 1].runsBefore(self.items[left]) { smallest = left + 1 }
+            guard self.items[smallest].runsBefore(self.items[parent]) else { break }
+            self.items.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return minimum
+    }
+}

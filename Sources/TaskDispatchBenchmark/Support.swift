@@ -1,0 +1,165 @@
+import Dispatch
+import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Nanoseconds on a monotonic clock.
+@inline(__always)
+func nowNanoseconds() -> UInt64 {
+    DispatchTime.now().uptimeNanoseconds
+}
+
+/// Runs `body` once and returns the elapsed nanoseconds.
+@inline(__always)
+func time(_ body: () throws -> Void) rethrows -> Double {
+    let start = nowNanoseconds()
+    try body()
+    return Double(nowNanoseconds() - start)
+}
+
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// The lock the library uses on this platform: a pthread mutex (os_unfair_lock on Darwin).
+final class PlatformLock: @unchecked Sendable {
+    #if canImport(Darwin)
+        private let lock = UnsafeMutablePointer<os_unfair_lock>.allocate(capacity: 1)
+    #else
+        private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    #endif
+
+    init() {
+        #if canImport(Darwin)
+            self.lock.initialize(to: os_unfair_lock())
+        #else
+            self.lock.initialize(to: pthread_mutex_t())
+            pthread_mutex_init(self.lock, nil)
+        #endif
+    }
+
+    deinit {
+        #if !canImport(Darwin)
+            pthread_mutex_destroy(self.lock)
+        #endif
+        self.lock.deinitialize(count: 1)
+        self.lock.deallocate()
+    }
+
+    @inline(__always)
+    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        #if canImport(Darwin)
+            os_unfair_lock_lock(self.lock)
+            defer { os_unfair_lock_unlock(self.lock) }
+        #else
+            pthread_mutex_lock(self.lock)
+            defer { pthread_mutex_unlock(self.lock) }
+        #endif
+        return try body()
+    }
+}
+
+/// What every benchmarked task does: bump a counter, so that its closure captures a reference and allocates.
+final class Counter: @unchecked Sendable {
+    var value = 0
+}
+
+/// SplitMix64, for reproducible random delays.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        self.state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// `count` delays in 1...1,000,000 ns, the same for every run.
+func randomDelays(_ count: Int) -> [Int64] {
+    var generator = SplitMix64(seed: 42)
+    return (0..<count).map { _ in Int64(generator.next() % 1_000_000) + 1 }
+}
+
+/// The resident set size of this process, in bytes.
+func residentBytes() -> Int {
+    #if canImport(Darwin)
+        var info = mach_task_basic_info()
+        var count = mach_msg_type_number_t(MemoryLayout<mach_task_basic_info>.size / MemoryLayout<natural_t>.size)
+        let result = withUnsafeMutablePointer(to: &info) { pointer in
+            pointer.withMemoryRebound(to: integer_t.self, capacity: Int(count)) {
+                task_info(mach_task_self_, task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count)
+            }
+        }
+        return result == KERN_SUCCESS ? Int(info.resident_size) : 0
+    #else
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    #endif
+}
+
+/// The machine the numbers come from.
+func machineDescription() -> String {
+    var lines: [String] = []
+    lines.append("cores (active): \(ProcessInfo.processInfo.activeProcessorCount)")
+    if let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+        let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+        let name = line.split(separator: ":", maxSplits: 1).last
+    {
+        lines.append("cpu: \(name.trimmingCharacters(in: .whitespaces))")
+    }
+    lines.append("os: \(ProcessInfo.processInfo.operatingSystemVersionString)")
+    lines.append("compiler: \(compilerVersion)")
+    lines.append("memory: \(ProcessInfo.processInfo.physicalMemory / 1_048_576) MiB")
+    return lines.joined(separator: "\n")
+}
+
+var compilerVersion: String {
+    #if compiler(>=6.4)
+        "Swift 6.4 or later"
+    #elseif compiler(>=6.3)
+        "Swift 6.3"
+    #elseif compiler(>=6.2)
+        "Swift 6.2"
+    #elseif compiler(>=6.1)
+        "Swift 6.1"
+    #else
+        "Swift 6.0"
+    #endif
+}
+
+/// Formats nanoseconds for the table.
+func formatNanoseconds(_ value: Double) -> String {
+    guard value.isFinite else { return "-" }
+    if value >= 10_000_000 { return String(format: "%.1f ms", value / 1_000_000) }
+    if value >= 10_000 { return String(format: "%.1f µs", value / 1_000) }
+    if value >= 100 { return String(format: "%.0f ns", value) }
+    return String(format: "%.1f ns", value)
+}
+
+func formatCount(_ value: Int) -> String {
+    let digits = String(value)
+    var result = ""
+    for (index, character) in digits.enumerated() {
+        if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
+        result.append(character)
+    }
+    return result
+}
