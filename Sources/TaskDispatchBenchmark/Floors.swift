@@ -1,14 +1,28 @@
 /// The floor for a manual FIFO: a lock-protected array of closures with a head index.
 ///
 /// `dispatch` appends under the lock; `runAll` takes one closure at a time under the lock and runs it outside,
-/// as `ManualDispatcher` does. Nothing else: no handles, no labels, no history.
+/// as `ManualDispatcher` does. Nothing else: no handles, no labels, no history. The state sits behind a pointer,
+/// as the library's sits in a `ManagedBuffer`, so neither pays for dynamic exclusivity checks.
 final class BareFIFO: @unchecked Sendable {
+    private struct State {
+        var tasks: [(@Sendable () -> Void)?] = []
+        var head = 0
+    }
+
     private let lock = PlatformLock()
-    private var tasks: [(@Sendable () -> Void)?] = []
-    private var head = 0
+    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+
+    init() {
+        self.state.initialize(to: State())
+    }
+
+    deinit {
+        self.state.deinitialize(count: 1)
+        self.state.deallocate()
+    }
 
     func dispatch(_ work: @escaping @Sendable () -> Void) {
-        self.lock.withLock { self.tasks.append(work) }
+        self.lock.withLock { self.state.pointee.tasks.append(work) }
     }
 
     @discardableResult
@@ -16,10 +30,11 @@ final class BareFIFO: @unchecked Sendable {
         var ran = 0
         while true {
             let work = self.lock.withLock { () -> (@Sendable () -> Void)? in
-                guard self.head < self.tasks.count else { return nil }
-                let work = self.tasks[self.head]
-                self.tasks[self.head] = nil
-                self.head += 1
+                let state = self.state
+                guard state.pointee.head < state.pointee.tasks.count else { return nil }
+                let work = state.pointee.tasks[state.pointee.head]
+                state.pointee.tasks[state.pointee.head] = nil
+                state.pointee.head += 1
                 return work
             }
             guard let work else { return ran }
@@ -42,10 +57,38 @@ final class BareHeap: @unchecked Sendable {
         }
     }
 
+    private struct State {
+        var items: [Item] = []
+        var nextSequence: UInt64 = 0
+        var now: Int64 = 0
+    }
+
     private let lock = PlatformLock()
-    private var items: [Item] = []
-    private var nextSequence: UInt64 = 0
-    private var now: Int64 = 0
+    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+
+    init() {
+        self.state.initialize(to: State())
+    }
+
+    deinit {
+        self.state.deinitialize(count: 1)
+        self.state.deallocate()
+    }
+
+    private var items: [Item] {
+        _read { yield self.state.pointee.items }
+        _modify { yield &self.state.pointee.items }
+    }
+
+    private var nextSequence: UInt64 {
+        get { self.state.pointee.nextSequence }
+        set { self.state.pointee.nextSequence = newValue }
+    }
+
+    private var now: Int64 {
+        get { self.state.pointee.now }
+        set { self.state.pointee.now = newValue }
+    }
 
     func dispatch(after delay: Int64, _ work: @escaping @Sendable () -> Void) {
         self.lock.withLock {
