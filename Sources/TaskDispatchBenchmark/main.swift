@@ -21,7 +21,7 @@ func progress(_ message: String) {
 let usage = """
     usage: task-dispatch-benchmark [--quick | --full]
       --quick  a few seconds: fewer tasks and repetitions, sizes up to 100,000 (the default; CI runs it)
-      --full   several minutes: sizes up to 1,000,000, median of 5 repetitions
+      --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
     """
 
