@@ -113,9 +113,9 @@ extension StressTests {
         /// One thread flips auto-drain on and off while four threads dispatch; nothing is lost or run twice.
         @Test(.timeLimit(.minutes(5))) func autoDrainToggledWhileOtherThreadsDispatch() async throws {
             let producers = 4
-            // Below `ManualDispatcher.defaultMaxTasks` in total, so one auto-drain that keeps picking up the
-            // other producers' tasks can never reach the runaway bound.
-            let perProducer = StressScale.scaled(20_000)
+            // Below `ManualDispatcher.defaultMaxTasks` in total at any scale, so one auto-drain that keeps picking
+            // up the other producers' tasks can never reach the runaway bound.
+            let perProducer = Swift.min(StressScale.scaled(20_000), 24_000)
             let dispatcher = ManualDispatcher(historyLimit: 16)
             let tally = RunTally(count: producers * perProducer)
             let producing = Locked(producers)

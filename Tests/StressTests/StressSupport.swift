@@ -161,7 +161,7 @@ func finishedOnThread(name: String, withinSeconds seconds: Int, _ body: @escapin
     await finished(startThreads(1, name: name) { _ in body() }, withinSeconds: seconds)
 }
 
-/// Gives up the processor when a thread has nothing to do (not a sleep: it returns at once if nothing else runs).
+/// Gives up the processor when a thread has nothing to do; returns at once if no other thread is ready.
 func yieldProcessor() {
     sched_yield()
 }
