@@ -1,0 +1,220 @@
+import Foundation
+public import TaskDispatch
+
+/// The state behind a feed screen: loads a feed in the background and delivers its items on the main actor,
+/// retrying failed fetches with exponential back-off.
+///
+/// The model never touches Dispatch. It takes a `TaskDispatcher`: the app passes `QueueDispatcher()`, a test
+/// passes `ManualDispatcher` and runs each step itself. One load goes through these tasks:
+///
+/// 1. `"parse"` (background): fetch the document from the ``FeedSource`` and parse it into a ``Feed``.
+/// 2. `"deliver"` (foreground): publish the result in ``items`` and ``state``.
+/// 3. When the fetch threw and the ``RetryPolicy`` allows another attempt, the delivery schedules
+///    `"retry"` (background, after the policy's delay), which fetches and parses again and is followed by
+///    another `"deliver"`.
+///
+/// ```swift
+/// let model = FeedModel(feedName: "swift-notes", source: DirectoryFeedSource(directory: folder),
+///                       dispatcher: QueueDispatcher())
+/// model.load()
+/// let state = await model.finished()      // .loaded, or .failed(error)
+/// print(model.items.map(\.title))
+/// ```
+///
+/// A test sees every step:
+///
+/// ```swift
+/// @Test @MainActor func deliversParsedItems() throws {
+///     let dispatcher = ManualDispatcher()
+///     let model = FeedModel(feedName: "notes", source: fakeSource, dispatcher: dispatcher)
+///     model.load()
+///     try dispatcher.runNextBackground()       // parse: items still empty
+///     try dispatcher.runNextForeground()       // deliver
+///     #expect(model.state == .loaded)
+///     try dispatcher.verifyIdle()
+/// }
+/// ```
+@MainActor
+public final class FeedModel {
+    /// The name of the feed this model loads, passed to ``FeedSource/fetch(_:)``.
+    public let feedName: String
+
+    /// Where the current load stands.
+    public private(set) var state: State = .idle
+
+    /// The title of the last feed delivered, or `nil` before the first delivery.
+    public private(set) var title: String?
+
+    /// The items of the last feed delivered; empty before the first delivery.
+    ///
+    /// A reload keeps the previous items until the new ones are delivered; a failed reload keeps them.
+    public private(set) var items: [FeedItem] = []
+
+    /// The number of fetch attempts the current or last load has started; 0 before the first load.
+    ///
+    /// More than 1 means the fetch failed and was retried.
+    public private(set) var attempts = 0
+
+    private let source: any FeedSource
+    private let dispatcher: any TaskDispatcher
+    private let retryPolicy: RetryPolicy
+
+    /// Identifies the current load; a delivery from an older (cancelled) load is dropped.
+    private var generation: UInt64 = 0
+    /// The handle of the background attempt that has not started yet, if any.
+    private var pendingAttempt: TaskHandle?
+    /// Callers of ``finished()`` waiting for the current load to end.
+    private var waiters: [CheckedContinuation<State, Never>] = []
+
+    /// Creates a model for one feed; it loads nothing until ``load()``.
+    ///
+    /// - Parameters:
+    ///   - feedName: The feed to load, passed to `source`.
+    ///   - source: Where the raw document comes from; called on a background thread.
+    ///   - dispatcher: Runs the parsing in the background and the delivery on the main actor.
+    ///   - retryPolicy: How often, and after which delays, a failed fetch is tried again.
+    public init(
+        feedName: String,
+        source: any FeedSource,
+        dispatcher: any TaskDispatcher,
+        retryPolicy: RetryPolicy = .standard
+    ) {
+        self.feedName = feedName
+        self.source = source
+        self.dispatcher = dispatcher
+        self.retryPolicy = retryPolicy
+    }
+
+    /// Starts loading the feed: sets ``state`` to `.loading(attempt: 1)` and dispatches the `"parse"` task.
+    ///
+    /// Returns at once; the items arrive later, on the main actor. Calling it while a load is in progress
+    /// does nothing; calling it after a load ended reloads.
+    public func load() {
+        if case .loading = self.state { return }
+        self.generation &+= 1
+        self.startAttempt(1, after: .zero)
+    }
+
+    /// Stops the current load: cancels the attempt that has not started and drops any delivery still to come.
+    ///
+    /// ``state`` becomes ``State/idle``; ``items`` keep what was delivered before. Does nothing when no load
+    /// is in progress.
+    ///
+    /// - Returns: `true` if a load was in progress.
+    @discardableResult
+    public func cancel() -> Bool {
+        guard case .loading = self.state else { return false }
+        self.pendingAttempt?.cancel()
+        self.pendingAttempt = nil
+        self.generation &+= 1
+        self.finish(.idle)
+        return true
+    }
+
+    /// Suspends until the current load ends, and returns how it ended.
+    ///
+    /// Returns at once when no load is in progress. A cancelled load ends with ``State/idle``.
+    ///
+    /// ```swift
+    /// model.load()
+    /// if case .failed(let error) = await model.finished() { print(error) }
+    /// ```
+    ///
+    /// - Returns: The state the load ended in: ``State/loaded``, ``State/failed(_:)`` or ``State/idle``.
+    public func finished() async -> State {
+        guard case .loading = self.state else { return self.state }
+        return await withCheckedContinuation { self.waiters.append($0) }
+    }
+
+    // MARK: - Steps
+
+    /// Dispatches attempt `attempt`: fetch and parse in the background, then deliver on the main actor.
+    private func startAttempt(_ attempt: Int, after delay: Duration) {
+        self.state = .loading(attempt: attempt)
+        self.attempts = attempt
+        let generation = self.generation
+        let feedName = self.feedName
+        let source = self.source
+        let dispatcher = self.dispatcher
+        let handle = dispatcher.background(after: delay, label: attempt == 1 ? "parse" : "retry") {
+            let outcome = Self.fetchAndParse(feedName, from: source)
+            dispatcher.foreground(label: "deliver") {
+                self.deliver(outcome, ofAttempt: attempt, generation: generation)
+            }
+        }
+        // A dispatcher that runs tasks at once (auto-drain) may already have delivered, or moved on.
+        if self.generation == generation && self.state == .loading(attempt: attempt) {
+            self.pendingAttempt = handle
+        }
+    }
+
+    /// Runs on a background thread: the slow part of an attempt.
+    nonisolated private static func fetchAndParse(_ feedName: String, from source: any FeedSource) -> _Outcome {
+        let data: Data
+        do {
+            data = try source.fetch(feedName)
+        } catch {
+            return .fetchFailed(reason: String(describing: error))
+        }
+        do {
+            return .parsed(try Feed(parsing: data))
+        } catch {
+            return .invalid(reason: _describeParsingError(error))
+        }
+    }
+
+    /// Runs on the main actor: publishes the outcome of an attempt, or schedules the next one.
+    private func deliver(_ outcome: _Outcome, ofAttempt attempt: Int, generation: UInt64) {
+        guard generation == self.generation else { return }  // the load was cancelled or replaced
+        self.pendingAttempt = nil
+        switch outcome {
+        case .parsed(let feed):
+            self.title = feed.title
+            self.items = feed.items
+            self.finish(.loaded)
+        case .invalid(let reason):
+            self.finish(.failed(.invalidFeed(feed: self.feedName, reason: reason)))
+        case .fetchFailed(let reason):
+            guard let delay = self.retryPolicy.delay(afterAttempt: attempt) else {
+                self.finish(.failed(.unavailable(feed: self.feedName, attempts: attempt, reason: reason)))
+                return
+            }
+            self.startAttempt(attempt + 1, after: delay)
+        }
+    }
+
+    private func finish(_ state: State) {
+        self.state = state
+        let waiters = self.waiters
+        self.waiters = []
+        for waiter in waiters {
+            waiter.resume(returning: state)
+        }
+    }
+}
+
+/// What one background attempt produced.
+private enum _Outcome: Sendable {
+    case parsed(Feed)
+    case fetchFailed(reason: String)
+    case invalid(reason: String)
+}
+
+/// A short reason for a parsing error: what is wrong and where, without `DecodingError`'s full context dump.
+private func _describeParsingError(_ error: any Error) -> String {
+    guard let error = error as? DecodingError else { return String(describing: error) }
+    func path(_ context: DecodingError.Context) -> String {
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return path.isEmpty ? "the document" : "`\(path.dropFirst(path.hasPrefix(".") ? 1 : 0))`"
+    }
+    switch error {
+    case .keyNotFound(let key, let context):
+        return "missing key \"\(key.stringValue)\" in \(path(context))"
+    case .valueNotFound(_, let context):
+        return "missing value at \(path(context))"
+    case .typeMismatch(_, let context), .dataCorrupted(let context):
+        return "\(context.debugDescription) (at \(path(context)))"
+    @unknown default:
+        return String(describing: error)
+    }
+}
