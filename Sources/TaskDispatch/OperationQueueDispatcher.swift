@@ -132,8 +132,14 @@ private final class _TaskOperation: Operation, TaskCancelling, @unchecked Sendab
         self.task = _ProductionTask(work)
     }
 
-    override func main() {
+    // `start()` runs exactly once per enqueued operation, whether or not it was cancelled (a queue skips
+    // `main()` for a cancelled operation), so the background work count is released here.
+    override func start() {
         defer { self.tracker?.group.leave() }
+        super.start()
+    }
+
+    override func main() {
         guard let work = self.task.start() else { return }
         switch work {
         case .foreground(let work): MainActor.assumeIsolated(work)
