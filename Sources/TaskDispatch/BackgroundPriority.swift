@@ -3,7 +3,7 @@ public import Dispatch
 /// How urgent a background task is.
 ///
 /// Production dispatchers map a priority to a Dispatch quality of service (``qualityOfService``);
-/// ``TaskDispatchTesting/ManualDispatcher`` records it and, when asked, runs due background tasks in
+/// `ManualDispatcher` records it and, when asked, runs due background tasks in
 /// priority order. Foreground tasks have no priority: the main queue is serial and runs them in order.
 ///
 /// ```swift

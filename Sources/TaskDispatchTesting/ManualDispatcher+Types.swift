@@ -94,7 +94,7 @@ extension ManualDispatcher {
     public enum Order: Sendable, Hashable, CustomStringConvertible {
         /// Dispatch order: by due time, then by the order of the dispatch calls. The default.
         case dispatch
-        /// Background tasks by ``BackgroundPriority``, highest first (dispatch order among equals);
+        /// Background tasks by `BackgroundPriority`, highest first (dispatch order among equals);
         /// the choice between the foreground and the background stays in dispatch order.
         case priority
         /// A seeded random choice among the due tasks: the oldest foreground task or any due background

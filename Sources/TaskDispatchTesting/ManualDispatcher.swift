@@ -3,7 +3,7 @@ public import TaskDispatch
 /// A dispatcher for tests: it holds every task until the test runs it, one step at a time or all at once,
 /// on a virtual clock that moves only when the test says so.
 ///
-/// Give it to the code under test instead of ``TaskDispatch/QueueDispatcher``. Nothing runs behind the
+/// Give it to the code under test instead of `QueueDispatcher`. Nothing runs behind the
 /// test's back, so the test can check the state between the background step and the foreground step:
 ///
 /// ```swift
