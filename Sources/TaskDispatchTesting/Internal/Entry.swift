@@ -30,45 +30,87 @@ struct _Entry: Sendable {
 /// A binary min-heap of entries ordered by (due time, sequence).
 ///
 /// Delayed tasks live here until the virtual clock reaches them: O(log n) to insert and to remove the
-/// earliest, never a sort per step.
+/// earliest, never a sort per step. The heap itself holds only plain keys (due time, sequence, slot); the
+/// entries, with their closures and labels, stay put in `slots`, so sifting moves 24 trivial bytes per level
+/// instead of copying (retaining and releasing) a whole entry.
 struct _EntryHeap: Sendable {
-    private(set) var storage: ContiguousArray<_Entry> = []
+    struct Key: Sendable {
+        var due: Int64
+        var sequence: UInt64
+        var slot: Int
 
-    var isEmpty: Bool { self.storage.isEmpty }
-    var count: Int { self.storage.count }
-    var min: _Entry? { self.storage.first }
+        @inline(__always)
+        func runsBefore(_ other: Key) -> Bool {
+            self.due != other.due ? self.due < other.due : self.sequence < other.sequence
+        }
+    }
+
+    private var keys: ContiguousArray<Key> = []
+    private var slots: ContiguousArray<_Entry?> = []
+    private var freeSlots: [Int] = []
+
+    var isEmpty: Bool { self.keys.isEmpty }
+    var count: Int { self.keys.count }
+    /// The key of the earliest entry, without copying the entry.
+    var minKey: Key? { self.keys.first }
+    var min: _Entry? { self.keys.first.map { self.slots[$0.slot].unsafelyUnwrapped } }
+
+    /// The entries, in no particular order.
+    var storage: [_Entry] { self.keys.map { self.slots[$0.slot].unsafelyUnwrapped } }
 
     /// - Complexity: O(log n).
     mutating func insert(_ entry: _Entry) {
-        self.storage.append(entry)
-        var child = self.storage.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard self.storage[child].runsBefore(self.storage[parent]) else { break }
-            self.storage.swapAt(child, parent)
-            child = parent
+        let slot: Int
+        if let free = self.freeSlots.popLast() {
+            slot = free
+            self.slots[slot] = entry
+        } else {
+            slot = self.slots.count
+            self.slots.append(entry)
+        }
+        self.keys.append(Key(due: entry.due, sequence: entry.sequence, slot: slot))
+        self.keys.withUnsafeMutableBufferPointer { keys in
+            var child = keys.count - 1
+            let key = keys[child]
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard key.runsBefore(keys[parent]) else { break }
+                keys[child] = keys[parent]
+                child = parent
+            }
+            keys[child] = key
         }
     }
 
     /// - Complexity: O(log n).
     mutating func removeMin() -> _Entry? {
-        guard !self.storage.isEmpty else { return nil }
-        if self.storage.count == 1 { return self.storage.removeLast() }
-        let minimum = self.storage[0]
-        self.storage[0] = self.storage.removeLast()
-        var parent = 0
-        let count = self.storage.count
-        while true {
-            let left = 2 * parent + 1
-            guard left < count else { break }
-            let right = left + 1
-            var smallest = left
-            if right < count && self.storage[right].runsBefore(self.storage[left]) { smallest = right }
-            guard self.storage[smallest].runsBefore(self.storage[parent]) else { break }
-            self.storage.swapAt(parent, smallest)
-            parent = smallest
+        guard let first = self.keys.first else { return nil }
+        let last = self.keys.removeLast()
+        if !self.keys.isEmpty {
+            self.keys.withUnsafeMutableBufferPointer { keys in
+                let count = keys.count
+                var parent = 0
+                while true {
+                    let left = 2 * parent + 1
+                    guard left < count else { break }
+                    var smallest = left
+                    if left + 1 < count && keys[left + 1].runsBefore(keys[left]) { smallest = left + 1 }
+                    guard keys[smallest].runsBefore(last) else { break }
+                    keys[parent] = keys[smallest]
+                    parent = smallest
+                }
+                keys[parent] = last
+            }
         }
-        return minimum
+        let entry = self.slots[first.slot]
+        self.slots[first.slot] = nil
+        if self.keys.isEmpty {
+            self.slots.removeAll(keepingCapacity: true)
+            self.freeSlots.removeAll(keepingCapacity: true)
+        } else {
+            self.freeSlots.append(first.slot)
+        }
+        return entry
     }
 }
 

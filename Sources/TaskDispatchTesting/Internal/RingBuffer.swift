@@ -14,6 +14,18 @@ struct _RingBuffer<Element> {
         self.count == 0 ? nil : self._slots[self._head]
     }
 
+    /// Reads the oldest element in place (without copying it out), or returns `nil` when empty.
+    @inline(__always)
+    func peekFirst<Result>(_ body: (borrowing Element) -> Result) -> Result? {
+        guard self.count > 0 else { return nil }
+        return self._slots.withUnsafeBufferPointer { slots in
+            switch slots[self._head] {
+            case .some(let element): body(element)
+            case .none: nil
+            }
+        }
+    }
+
     @inline(__always)
     private func _slot(_ offset: Int) -> Int {
         let index = self._head + offset
@@ -75,13 +87,13 @@ struct _RingBuffer<Element> {
     }
 
     private mutating func _grow() {
-        var slots = ContiguousArray<Element?>()
         let capacity = Swift.max(16, self._slots.count * 2)
-        slots.reserveCapacity(capacity)
+        var slots = ContiguousArray<Element?>(repeating: nil, count: capacity)
+        // Swap the elements over: a move, where copying them would retain each one here and release it again
+        // when the old storage goes.
         for offset in 0..<self.count {
-            slots.append(self._slots[self._slot(offset)])
+            swap(&slots[offset], &self._slots[self._slot(offset)])
         }
-        slots.append(contentsOf: repeatElement(nil, count: capacity - self.count))
         self._slots = slots
         self._head = 0
     }

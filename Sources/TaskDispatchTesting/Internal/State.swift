@@ -68,7 +68,7 @@ struct _State: Sendable {
     var dueBackground = 0
     var delayedForeground = 0
     var delayedBackground = 0
-    var history = _RingBuffer<ManualDispatcher.TaskRun>()
+    var history = _RingBuffer<_Run>()
     let historyLimit: Int
     var order: ManualDispatcher.Order
     var random: _SplitMix64
@@ -96,7 +96,8 @@ struct _State: Sendable {
     mutating func accept(_ task: DispatchedTask) -> UInt64 {
         let sequence = self.nextSequence
         self.nextSequence += 1
-        let delay = task.delay._nanoseconds
+        // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
+        let delay = task.delay > .zero ? task.delay._nanoseconds : 0
         let isDelayed = delay > 0
         let due = isDelayed ? self.now.addingReportingOverflow(delay).partialValue : self.now
         let entry = _Entry(
@@ -142,7 +143,7 @@ struct _State: Sendable {
 
     /// Moves every delayed task due at or before `time` into the due queues, in (due, sequence) order.
     mutating func promote(through time: Int64) {
-        while let first = self.delayed.min, first.due <= time {
+        while let first = self.delayed.minKey, first.due <= time {
             guard let entry = self.delayed.removeMin() else { break }
             let flags = self.flags.flags(entry.sequence)
             guard flags & _TaskStates.finished == 0 else { continue }  // cancelled while waiting
@@ -161,7 +162,7 @@ struct _State: Sendable {
 
     /// The due time of the earliest live delayed task, dropping cancelled ones on the way.
     mutating func nextDelayedDueTime() -> Int64? {
-        while let first = self.delayed.min {
+        while let first = self.delayed.minKey {
             if self.flags.flags(first.sequence) & _TaskStates.finished == 0 { return first.due }
             _ = self.delayed.removeMin()
         }
@@ -184,13 +185,20 @@ struct _State: Sendable {
     }
 
     @inline(__always)
+    private func _isLive(sequence: UInt64) -> Bool {
+        self.flags.flags(sequence) & _TaskStates.finished == 0
+    }
+
+    @inline(__always)
     private mutating func _trimForeground() {
-        while let first = self.foreground.first, !self._isLive(first) { _ = self.foreground.removeFirst() }
+        while let first = self.foreground.peekFirst({ $0.sequence }), !self._isLive(sequence: first) {
+            _ = self.foreground.removeFirst()
+        }
     }
 
     @inline(__always)
     private mutating func _trimBackground(_ index: Int) {
-        while let first = self.background[index].first, !self._isLive(first) {
+        while let first = self.background[index].peekFirst({ $0.sequence }), !self._isLive(sequence: first) {
             _ = self.background[index].removeFirst()
         }
     }
@@ -202,20 +210,32 @@ struct _State: Sendable {
         if case .random = self.order {
             return self._popRandom(scope, sequenceLimit: sequenceLimit)
         }
-        var foregroundCandidate: _Entry?
+        // Candidates are compared by (due, sequence) keys read in place: copying a whole entry out of its
+        // ring buffer would retain and release its closure and label.
+        @inline(__always)
+        func key(_ entry: borrowing _Entry) -> (due: Int64, sequence: UInt64) { (entry.due, entry.sequence) }
+        @inline(__always)
+        func before(_ lhs: (due: Int64, sequence: UInt64), _ rhs: (due: Int64, sequence: UInt64)) -> Bool {
+            lhs.due != rhs.due ? lhs.due < rhs.due : lhs.sequence < rhs.sequence
+        }
+        var foregroundCandidate: (due: Int64, sequence: UInt64)?
         if scope != .background && self.dueForeground > 0 {
             self._trimForeground()
-            if let first = self.foreground.first, first.sequence < sequenceLimit { foregroundCandidate = first }
+            if let first = self.foreground.peekFirst(key), first.sequence < sequenceLimit {
+                foregroundCandidate = first
+            }
         }
         var backgroundIndex = -1
-        var backgroundCandidate: _Entry?
+        var backgroundCandidate: (due: Int64, sequence: UInt64)?
         if scope != .foreground && self.dueBackground > 0 {
             let byPriority = self.order == .priority
             for index in stride(from: self.background.count - 1, through: 0, by: -1)
             where !self.background[index].isEmpty {
                 self._trimBackground(index)
-                guard let first = self.background[index].first, first.sequence < sequenceLimit else { continue }
-                if let current = backgroundCandidate, !first.runsBefore(current) { continue }
+                guard let first = self.background[index].peekFirst(key), first.sequence < sequenceLimit else {
+                    continue
+                }
+                if let current = backgroundCandidate, !before(first, current) { continue }
                 backgroundCandidate = first
                 backgroundIndex = index
                 if byPriority { break }
@@ -224,7 +244,7 @@ struct _State: Sendable {
         switch (foregroundCandidate, backgroundCandidate) {
         case (nil, nil):
             return nil
-        case (let foreground?, let background?) where background.runsBefore(foreground):
+        case (let foreground?, let background?) where before(background, foreground):
             return self._take(backgroundIndex)
         case (nil, _?):
             return self._take(backgroundIndex)
@@ -268,7 +288,17 @@ struct _State: Sendable {
         if isForeground { self.dueForeground -= 1 } else { self.dueBackground -= 1 }
         if self.historyLimit > 0 {
             if self.history.count == self.historyLimit { _ = self.history.removeFirst() }
-            self.history.append(ManualDispatcher.TaskRun(task: entry.summary, startTime: .nanoseconds(self.now)))
+            self.history.append(
+                _Run(
+                    sequence: entry.sequence,
+                    due: entry.due,
+                    start: self.now,
+                    label: entry.label,
+                    callSite: entry.callSite,
+                    priority: entry.priority,
+                    context: entry.context
+                )
+            )
         }
         return entry
     }
@@ -290,7 +320,7 @@ struct _State: Sendable {
     }
 
     var historyArray: [ManualDispatcher.TaskRun] {
-        (0..<self.history.count).map { self.history[$0] }
+        (0..<self.history.count).map { self.history[$0].taskRun }
     }
 
     func makeError(_ kind: ManualDispatcherError.Kind, _ summary: String) -> ManualDispatcherError {
@@ -346,6 +376,32 @@ struct _State: Sendable {
 
 func _count(_ count: Int, _ noun: String) -> String {
     "\(count) \(noun)\(count == 1 ? "" : "s")"
+}
+
+/// One run in the history, kept in plain fields: the public `TaskRun` (two `Duration`s, a `PendingTask`) is
+/// built only when someone reads the history, not for every task that runs.
+struct _Run: Sendable {
+    var sequence: UInt64
+    var due: Int64
+    var start: Int64
+    var label: String?
+    var callSite: CallSite
+    var priority: BackgroundPriority
+    var context: TaskContext
+
+    var taskRun: ManualDispatcher.TaskRun {
+        ManualDispatcher.TaskRun(
+            task: ManualDispatcher.PendingTask(
+                sequence: self.sequence,
+                context: self.context,
+                label: self.label,
+                callSite: self.callSite,
+                priority: self.priority,
+                dueTime: .nanoseconds(self.due)
+            ),
+            startTime: .nanoseconds(self.start)
+        )
+    }
 }
 
 extension _Entry {
