@@ -22,8 +22,9 @@ let feedNames = ["swift-notes", "testing-async", "release-notes", "missing-feed"
 
 let clock = ContinuousClock()
 let start = clock.now
-print("Loading \(feedNames.count) feeds from \(folder.lastPathComponent)/ (retry: \(retryPolicy.maxAttempts) attempts, "
-    + "back-off from \(retryPolicy.baseDelay))")
+print(
+    "Loading \(feedNames.count) feeds from \(folder.lastPathComponent)/ (retry: \(retryPolicy.maxAttempts) attempts, "
+        + "back-off from \(retryPolicy.baseDelay))")
 
 let models = feedNames.map {
     FeedModel(feedName: $0, source: source, dispatcher: dispatcher, retryPolicy: retryPolicy)
@@ -55,8 +56,9 @@ for model in models {
 
 let elapsed = start.duration(to: clock.now)
 print("")
-print("Done in \(elapsed.formatted(.units(allowed: [.milliseconds], width: .abbreviated))): "
-    + "\(models.count - failures) loaded, \(failures) failed (as expected: missing-feed does not exist).")
+print(
+    "Done in \(elapsed.formatted(.units(allowed: [.milliseconds], width: .abbreviated))): "
+        + "\(models.count - failures) loaded, \(failures) failed (as expected: missing-feed does not exist).")
 
 func count(_ number: Int, _ noun: String) -> String {
     "\(number) \(noun)\(number == 1 ? "" : "s")"
