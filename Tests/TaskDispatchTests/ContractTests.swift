@@ -63,6 +63,14 @@ func dispatchAndRun(
     if let manual = dispatcher as? ManualDispatcher {
         try manual.runUntilIdle()
     }
+    await waitUntilEmpty(group)
+}
+
+/// Awaits (never blocking the caller's thread or actor) until `group` has no entered work left.
+///
+/// Non-isolated on purpose: a notify closure written inside a `@MainActor` test would inherit the main actor
+/// and trap when Dispatch calls it on a worker thread.
+func waitUntilEmpty(_ group: DispatchGroup) async {
     await withCheckedContinuation { continuation in
         group.notify(queue: .global()) { continuation.resume() }
     }
@@ -102,24 +110,53 @@ func dispatchAndRun(
         #expect(offMain.values == [0])
     }
 
+    /// Set only while a test is inside a `dispatch` call. A task-local value is visible to code that runs
+    /// synchronously inside `withValue`, and never to a Dispatch or OperationQueue thread, so a task sees it
+    /// exactly when the dispatcher ran it inline.
+    @TaskLocal static var isInsideDispatch = false
+
     @Test(.timeLimit(.minutes(1)), arguments: DispatcherKind.allCases)
     func neverRunsATaskInline(kind: DispatcherKind) async throws {
         let dispatcher = kind.makeDispatcher()
-        let flag = Slots(count: 2)
-        let seenUnset = Slots(count: 2)
+        let ranInline = Slots(count: 2)
         try await dispatchAndRun(dispatcher, count: 2) { index, done in
-            let work: @Sendable () -> Void = {
-                if flag.values[index] == 0 { seenUnset.increment(index) }
-                done()
+            Self.$isInsideDispatch.withValue(true) {
+                if index == 0 {
+                    dispatcher.background {
+                        if Self.isInsideDispatch { ranInline.increment(0) }
+                        done()
+                    }
+                } else {
+                    dispatcher.foreground {
+                        if Self.isInsideDispatch { ranInline.increment(1) }
+                        done()
+                    }
+                }
             }
-            if index == 0 {
-                dispatcher.background(work)
-            } else {
-                dispatcher.foreground { work() }
-            }
-            flag.increment(index)
         }
-        #expect(seenUnset.values == [0, 0])
+        #expect(ranInline.values == [0, 0])
+    }
+
+    /// Dispatching from the main actor: a foreground task cannot start before the dispatching code yields the
+    /// main actor, so it must see a flag set right after `dispatch` returns.
+    @MainActor
+    @Test(.timeLimit(.minutes(1)), arguments: DispatcherKind.allCases)
+    func runsAForegroundTaskOnlyAfterTheDispatchingCodeYieldsTheMainActor(kind: DispatcherKind) async throws {
+        let dispatcher = kind.makeDispatcher()
+        let flag = Slots(count: 1)
+        let sawFlagUnset = Slots(count: 1)
+        let group = DispatchGroup()
+        group.enter()
+        dispatcher.foreground {
+            if flag.values[0] == 0 { sawFlagUnset.increment(0) }
+            group.leave()
+        }
+        flag.increment(0)
+        if let manual = dispatcher as? ManualDispatcher {
+            try manual.runUntilIdle()
+        }
+        await waitUntilEmpty(group)
+        #expect(sawFlagUnset.values == [0])
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: DispatcherKind.allCases)
@@ -232,9 +269,7 @@ func dispatchAndRun(
             if handle.cancel() { cancelled.increment(index) }
             group.leave()
         }
-        await withCheckedContinuation { continuation in
-            group.notify(queue: .global()) { continuation.resume() }
-        }
+        await waitUntilEmpty(group)
         // Wait for every task that was not cancelled to finish.
         if let queue = dispatcher as? QueueDispatcher {
             await queue.backgroundTasksFinished()
