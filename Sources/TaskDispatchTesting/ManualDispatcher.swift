@@ -169,8 +169,8 @@ public final class ManualDispatcher: TaskDispatcher {
     ///   picks the task up before it ends.
     /// - Delayed tasks still wait for the clock: ``advance(by:maxTasks:)`` runs them.
     /// - Turning it on runs the tasks already due.
-    /// - The handle a dispatch returns belongs to a task that has already run, so cancelling it returns `false`;
-    ///   code that stores handles to cancel later should not expect them to be live in this mode.
+    /// - A dispatch that runs its task at once returns the handle of a task that has already run, so cancelling
+    ///   it returns `false`: code that stores handles to cancel later must not expect them to be live.
     /// - A drain that passes ``defaultMaxTasks`` stops, writes the runaway tasks to standard error, and the
     ///   next run method or ``verifyIdle()`` throws ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``.
     public var isAutoDrainEnabled: Bool {
