@@ -60,15 +60,16 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     /// - Returns: A handle whose ``TaskHandle/cancel()`` also cancels the operation.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let operation = _TaskOperation(task.work)
+        let operation: _TaskOperation
         let queue: OperationQueue
         switch task.work {
         case .foreground:
+            operation = _TaskOperation(task.work, tracker: nil)
             queue = OperationQueue.main
         case .background:
-            queue = self.backgroundQueue
+            operation = _TaskOperation(task.work, tracker: self.tracker)
             operation.qualityOfService = Self.qualityOfService(task.priority)
-            operation.tracker = self.tracker
+            queue = self.backgroundQueue
             self.tracker.group.enter()
         }
         if task.isDelayed {
@@ -126,10 +127,11 @@ public enum DispatcherConfigurationError: Error, Sendable, Hashable, CustomStrin
 /// before the operation is enqueued (which publishes it to the queue's threads) and only read afterwards.
 private final class _TaskOperation: Operation, TaskCancelling, @unchecked Sendable {
     private let task: _ProductionTask
-    var tracker: _BackgroundWorkTracker?
+    private let tracker: _BackgroundWorkTracker?
 
-    init(_ work: DispatchedTask.Work) {
+    init(_ work: DispatchedTask.Work, tracker: _BackgroundWorkTracker?) {
         self.task = _ProductionTask(work)
+        self.tracker = tracker
     }
 
     // `start()` runs exactly once per enqueued operation, whether or not it was cancelled (a queue skips

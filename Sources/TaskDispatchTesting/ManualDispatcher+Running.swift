@@ -205,7 +205,7 @@ extension ManualDispatcher {
         var ran = 0
         while true {
             if ran >= maxTasks {
-                guard self._hasMoreWork(.any, jumpClockUntil: clockLimit) else { return ran }
+                guard self._hasMoreWork(jumpClockUntil: clockLimit) else { return ran }
                 throw self._state.withLock { state in
                     state.makeError(
                         .runawayTasks(maxTasks: maxTasks),

@@ -95,11 +95,10 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let thread = _currentThreadID()
         let (sequence, drain) = self._state.withLock { state -> (UInt64, Bool) in
             let sequence = state.accept(task)
             guard state.autoDrain, state.activeRun == nil, state.hasDueTask else { return (sequence, false) }
-            state.activeRun = _ActiveRun(method: "auto-drain", thread: thread)
+            state.activeRun = _ActiveRun(method: "auto-drain", thread: _currentThreadID())
             return (sequence, true)
         }
         if drain {
@@ -315,19 +314,13 @@ extension ManualDispatcher {
         }
     }
 
-    /// Whether another task would be chosen; used to tell a finished drain from a runaway one.
-    func _hasMoreWork(_ scope: _Scope, sequenceLimit: UInt64 = .max, jumpClockUntil limit: Int64? = nil) -> Bool {
+    /// Whether a drain would run another task, jumping the clock no further than `limit`; used to tell a
+    /// finished drain from a runaway one.
+    func _hasMoreWork(jumpClockUntil limit: Int64) -> Bool {
         self._state.withLock { state in
             state.activeRun?.executing = nil
-            if state.hasDueTask {
-                switch scope {
-                case .foreground: if state.dueForeground > 0 { return true }
-                case .background: if state.dueBackground > 0 { return true }
-                case .any:
-                    return sequenceLimit == .max ? true : state.pendingTasks.contains { $0.sequence < sequenceLimit }
-                }
-            }
-            guard let limit, let next = state.nextDelayedDueTime() else { return false }
+            if state.hasDueTask { return true }
+            guard let next = state.nextDelayedDueTime() else { return false }
             return next <= limit
         }
     }

@@ -2,35 +2,27 @@ import Dispatch
 
 /// One task accepted by a production dispatcher: its work and whether it started or was cancelled.
 ///
-/// The state and its lock share one allocation (see `LockedValue.swift`); this struct is the handle's
-/// canceller, stored inline in the handle's existential, so a dispatch allocates nothing more. The
-/// `@unchecked Sendable` is sound because the state is only touched inside `_withLock`. `start()` and
+/// The state and its lock share one allocation (a ``LockedValue``); this struct is the handle's canceller,
+/// stored inline in the handle's existential, so a dispatch allocates nothing more. `start()` and
 /// `cancelTask(id:)` both move the state out of `.pending` under the lock, so exactly one of them wins: a
 /// task runs completely or not at all.
-struct _ProductionTask: TaskCancelling, @unchecked Sendable {
-    enum State {
+struct _ProductionTask: TaskCancelling {
+    enum State: Sendable {
         case pending(DispatchedTask.Work)
         case started
         case cancelled
     }
 
-    private final class _Storage: ManagedBuffer<State, _LockPrimitive> {
-        deinit {
-            self._destroyLock()
-        }
-    }
-
-    private let _storage: _Storage
+    private let _state: LockedValue<State>
 
     init(_ work: DispatchedTask.Work) {
-        self._storage = unsafeDowncast(_Storage.create(minimumCapacity: 1) { _ in .pending(work) }, to: _Storage.self)
-        self._storage._initializeLock()
+        self._state = LockedValue(.pending(work))
     }
 
     /// Marks the task started and hands out its work, or returns `nil` if it was cancelled.
     @inline(__always)
     func start() -> DispatchedTask.Work? {
-        self._storage._withLock { state in
+        self._state.withLock { state in
             guard case .pending(let work) = state else { return nil }
             state = .started
             return work
@@ -55,7 +47,7 @@ struct _ProductionTask: TaskCancelling, @unchecked Sendable {
 
     /// Cancels the task if it is still pending; the identifier is unused (one state per task).
     func cancelTask(id: UInt64) -> Bool {
-        self._storage._withLock { state in
+        self._state.withLock { state in
             guard case .pending = state else { return false }
             state = .cancelled
             return true
@@ -64,7 +56,7 @@ struct _ProductionTask: TaskCancelling, @unchecked Sendable {
 
     /// Whether the task was cancelled before it started.
     func isTaskCancelled(id: UInt64) -> Bool {
-        self._storage._withLock { state in
+        self._state.withLock { state in
             if case .cancelled = state { return true }
             return false
         }
