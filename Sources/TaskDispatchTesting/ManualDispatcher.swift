@@ -54,12 +54,15 @@ public import TaskDispatch
 /// need the main actor for a foreground task), so it throws ``ManualDispatcherError/Kind/concurrentRun``.
 ///
 /// Deinitializing a dispatcher that still holds tasks never crashes: it writes the pending tasks to
-/// standard error. A pending task whose closure captures an object that holds the dispatcher keeps the
-/// dispatcher alive, so end each test with ``verifyIdle()``.
 public final class ManualDispatcher: TaskDispatcher {
-    let _state: LockedValue<_State>
+    /// The schedule, behind the lock every operation takes once.
+    let monitor: Monitor<Schedule>
 
-    /// The default bound on the number of tasks one call to a draining method may run.
+    /// The default bound on the tasks a draining method may run beyond those pending when it is called.
+    ///
+    /// A drain called without `maxTasks` runs every task pending when it starts, plus at most this many tasks
+    /// that those tasks (or other threads) dispatch while it runs: a bulk of a million one-shot tasks drains,
+    /// and a task that keeps rescheduling itself is stopped. Auto-drain stops after this many tasks in one go.
     public static let defaultMaxTasks = 100_000
 
     /// Creates a dispatcher that holds every task until the test runs it.
@@ -69,21 +72,21 @@ public final class ManualDispatcher: TaskDispatcher {
     ///   - autoDrain: Whether each dispatch runs the task at once (see ``isAutoDrainEnabled``).
     ///   - historyLimit: How many runs ``history`` keeps, most recent last; 0 (or a negative value) keeps none.
     public init(order: Order = .dispatch, autoDrain: Bool = false, historyLimit: Int = 1_000) {
-        self._state = LockedValue(_State(order: order, autoDrain: autoDrain, historyLimit: Swift.max(0, historyLimit)))
+        self.monitor = Monitor(Schedule(order: order, autoDrain: autoDrain, historyLimit: historyLimit))
     }
 
     deinit {
-        let report = self._state.withLock { state -> String? in
-            guard state.pendingCount > 0 else { return nil }
-            let tasks = state.pendingTasks
-            let seed = state.order.seed.map { " (random order seed \($0))" } ?? ""
-            return "ManualDispatcher\(seed) was deinitialized with \(_count(tasks.count, "pending task")); they never "
-                + "ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n"
-                + tasks.prefix(50).map { "  \($0)\n" }.joined()
+        let snapshot = self.monitor.withLock { schedule -> Snapshot? in
+            schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil
         }
-        if let report {
-            _writeToStandardError(report)
-        }
+        guard let snapshot else { return }
+        let seed = snapshot.seed.map { " (random order seed \($0))" } ?? ""
+        let listing = snapshot.pending.map { "  \(PendingTask($0, callSites: snapshot.callSites))\n" }.joined()
+        let hidden = snapshot.pendingCount - snapshot.pending.count
+        let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
+        writeToStandardError(
+            "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); they never ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
+        )
     }
 
     // MARK: - Dispatching
@@ -95,29 +98,32 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let (sequence, drain) = self._state.withLock { state -> (UInt64, Bool) in
-            let sequence = state.accept(task)
-            guard state.autoDrain, state.activeRun == nil, state.hasDueTask else { return (sequence, false) }
-            state.activeRun = _ActiveRun(method: "auto-drain", thread: _currentThreadID())
-            return (sequence, true)
+        let (scheduled, drain) = self.monitor.withLock { schedule in
+            let scheduled = schedule.accept(task)
+            return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()))
         }
         if drain {
-            self._drainAutomatically()
+            self.drainAutomatically()
         }
-        return TaskHandle(id: sequence, canceller: _ManualCanceller(state: self._state))
+        return TaskHandle(
+            id: scheduled.key.sequence, canceller: ManualCanceller(monitor: self.monitor, task: scheduled))
     }
 
     // MARK: - Observing
 
     /// The virtual time: zero when the dispatcher was created, moved only by ``advance(by:maxTasks:)``,
     /// ``advance(to:maxTasks:)`` and the draining methods that jump to the next delayed task.
+    ///
+    /// The clock counts nanoseconds in 64 bits, so it stops at `Duration.nanoseconds(Int64.max - 1)`, about
+    /// 292 years: moving it further leaves it there. A task whose delay reaches past that never falls due: it
+    /// stays pending, so ``verifyIdle()`` reports it, and no amount of advancing runs it early.
     public var now: Duration {
-        .nanoseconds(self._state.withLock { $0.now })
+        .nanoseconds(self.monitor.withLock { $0.now })
     }
 
     /// The number of tasks that have not run and were not cancelled, due or delayed, in both contexts.
     public var pendingCount: Int {
-        self._state.withLock { $0.pendingCount }
+        self.monitor.withLock { $0.pendingCount }
     }
 
     /// The number of pending tasks in one context, due or delayed.
@@ -125,36 +131,30 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Parameter context: The context to count.
     /// - Returns: The number of tasks of that context that have not run and were not cancelled.
     public func pendingCount(in context: TaskContext) -> Int {
-        self._state.withLock { state in
-            switch context {
-            case .foreground: state.dueForeground + state.delayedForeground
-            case .background: state.dueBackground + state.delayedBackground
-            }
-        }
+        self.monitor.withLock { $0.pendingCount(in: context) }
     }
 
     /// The pending tasks, in the order dispatch order would run them: by due time, then by sequence.
     ///
     /// - Complexity: O(n log n) in the number of pending tasks.
     public var pendingTasks: [PendingTask] {
-        self._state.withLock { $0.pendingTasks }
+        let (tasks, callSites) = self.monitor.withLock { ($0.allPendingTasks, $0.callSites.sites) }
+        return tasks.map { PendingTask($0, callSites: callSites) }
     }
 
     /// The most recent runs, oldest first, at most the `historyLimit` given at creation.
     public var history: [TaskRun] {
-        self._state.withLock { $0.historyArray }
+        let (runs, callSites) = self.monitor.withLock { (Array($0.history), $0.callSites.sites) }
+        return runs.map { TaskRun($0, callSites: callSites) }
     }
 
     /// How the dispatcher chooses among due tasks. Setting it takes effect at the next step; setting a
     /// random order restarts its generator from the seed.
+    ///
+    /// - Complexity: Setting it is O(n log n) in the due background tasks, which move to the new order's queues.
     public var order: Order {
-        get { self._state.withLock { $0.order } }
-        set {
-            self._state.withLock { state in
-                state.order = newValue
-                state.random = _SplitMix64(seed: newValue.seed ?? 0)
-            }
-        }
+        get { self.monitor.withLock { $0.order } }
+        set { self.monitor.withLock { $0.setOrder(newValue) } }
     }
 
     /// Whether each dispatch runs its task at once, on the dispatching thread.
@@ -173,17 +173,15 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - A drain that passes ``defaultMaxTasks`` stops, writes the runaway tasks to standard error, and the
     ///   next run method or ``verifyIdle()`` throws ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``.
     public var isAutoDrainEnabled: Bool {
-        get { self._state.withLock { $0.autoDrain } }
+        get { self.monitor.withLock { $0.autoDrain } }
         set {
-            let thread = _currentThreadID()
-            let drain = self._state.withLock { state -> Bool in
-                state.autoDrain = newValue
-                guard newValue, state.activeRun == nil, state.hasDueTask else { return false }
-                state.activeRun = _ActiveRun(method: "auto-drain", thread: thread)
-                return true
+            let thread = currentThreadIdentity()
+            let drain = self.monitor.withLock { schedule in
+                schedule.autoDrain = newValue
+                return schedule.claimForAutoDrain(thread: thread)
             }
             if drain {
-                self._drainAutomatically()
+                self.drainAutomatically()
             }
         }
     }
@@ -194,183 +192,33 @@ public final class ManualDispatcher: TaskDispatcher {
     ///
     /// Call it at the end of a test to prove the code under test left no work behind.
     ///
-    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing every
-    ///   pending task with its label and call site; or the runaway error of an earlier auto-drain.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing the
+    ///   pending tasks with their labels and call sites; or the runaway error of an earlier auto-drain.
     public func verifyIdle() throws(ManualDispatcherError) {
-        let failure = self._state.withLock { state -> ManualDispatcherError? in
-            if let error = state.deferredError {
-                state.deferredError = nil
-                return error
+        let failure = self.monitor.withLock { schedule -> Failure? in
+            if let failure = schedule.deferredFailure {
+                schedule.deferredFailure = nil
+                return failure
             }
-            guard state.pendingCount > 0 else { return nil }
-            return state.makeError(
-                .pendingTasks,
-                "expected no pending tasks, but \(_count(state.pendingCount, "task")) never ran. Run them "
-                    + "(runUntilIdle()), cancel them, or fix the code that dispatched them"
-            )
+            return schedule.pendingCount > 0 ? schedule.failure(.pendingTasks) : nil
         }
-        if let failure { throw failure }
+        if let failure { throw ManualDispatcherError(failure) }
     }
 }
 
-/// The canceller behind a ``ManualDispatcher``'s handles: the dispatcher's state and a sequence number.
+/// The canceller behind a ``ManualDispatcher``'s handles: the dispatcher's lock and the task.
 ///
-/// A struct around the state's reference fits in the handle's inline existential buffer, so handing out a
-/// handle allocates nothing.
-struct _ManualCanceller: TaskCancelling {
-    let state: LockedValue<_State>
+/// Two references fit in the handle's inline existential buffer, so handing out a handle allocates nothing.
+struct ManualCanceller: TaskCancelling {
+    let monitor: Monitor<Schedule>
+    let task: ScheduledTask
 
     func cancelTask(id: UInt64) -> Bool {
-        self.state.withLock { $0.cancel(id) }
+        let released: DispatchedTask.Work? = self.monitor.withLock { $0.cancel(self.task) }
+        return released != nil  // the closure, and what it captured, go here: outside the lock
     }
 
     func isTaskCancelled(id: UInt64) -> Bool {
-        self.state.withLock { $0.cancelled.contains(id) }
-    }
-}
-
-extension ManualDispatcher {
-    // MARK: - Internal machinery shared by the run methods
-
-    /// Claims the right to run tasks for `method`, or throws if the call is re-entrant.
-    func _beginRun(_ method: String) throws(ManualDispatcherError) {
-        let thread = _currentThreadID()
-        while true {
-            let outcome = self._state.withLock { state -> Result<Bool, ManualDispatcherError> in
-                guard let active = state.activeRun else {
-                    if let error = state.deferredError {
-                        state.deferredError = nil
-                        return .failure(error)
-                    }
-                    state.activeRun = _ActiveRun(method: method, thread: thread)
-                    return .success(true)
-                }
-                let onMainActor = _MainActorExecution.isOnMainActor
-                let fromRunningTask = active.thread == thread || (active.executing == .foreground && onMainActor)
-                if !fromRunningTask && onMainActor {
-                    // Waiting here could deadlock: the other run needs the main actor for its foreground tasks.
-                    return .failure(
-                        state.makeError(
-                            .concurrentRun,
-                            "\(method) was called on the main actor while another thread is running tasks with "
-                                + "\(active.method); waiting would deadlock, because that run needs the main actor "
-                                + "for foreground tasks. Run tasks from one place at a time"
-                        )
-                    )
-                }
-                guard fromRunningTask else { return .success(false) }
-                let culprit =
-                    active.executing == nil ? "" : state.historyArray.last.map { " (inside task \($0))" } ?? ""
-                return .failure(
-                    state.makeError(
-                        .reentrantRun,
-                        "\(method) was called while \(active.method) is running tasks\(culprit). A task must not "
-                            + "run other tasks: dispatch the work instead, and let the test run it"
-                    )
-                )
-            }
-            switch outcome {
-            case .success(true): return
-            case .success(false): _yieldThread()  // another thread's run is in progress; wait for its end
-            case .failure(let error): throw error
-            }
-        }
-    }
-
-    /// Releases the run, first draining due tasks if auto-drain is on.
-    func _endRun() {
-        let drain = self._state.withLock { state -> Bool in
-            if state.autoDrain && state.hasDueTask {
-                state.activeRun?.method = "auto-drain"
-                return true
-            }
-            state.activeRun = nil
-            return false
-        }
-        if drain {
-            self._drainAutomatically()
-        }
-    }
-
-    /// Runs one entry outside the lock: background work inline, foreground work on the main actor.
-    @inline(__always)
-    func _execute(_ entry: _Entry) {
-        switch entry.work {
-        case .background(let work): work()
-        case .foreground(let work): _MainActorExecution.runAndWait(work)
-        }
-    }
-
-    /// Pops the next entry under the lock and marks it executing; clears the previous one in the same section.
-    @inline(__always)
-    func _popNext(_ scope: _Scope, sequenceLimit: UInt64 = .max, jumpClockUntil limit: Int64? = nil) -> _Entry? {
-        self._state.withLock { state in
-            var entry = state.popNext(scope, sequenceLimit: sequenceLimit)
-            if entry == nil, let limit, state.jumpToNextDelayed(notAfter: limit) {
-                entry = state.popNext(scope, sequenceLimit: sequenceLimit)
-            }
-            state.activeRun?.executing = entry?.context
-            return entry
-        }
-    }
-
-    /// Whether a drain would run another task, jumping the clock no further than `limit`; used to tell a
-    /// finished drain from a runaway one.
-    func _hasMoreWork(jumpClockUntil limit: Int64) -> Bool {
-        self._state.withLock { state in
-            state.activeRun?.executing = nil
-            if state.hasDueTask { return true }
-            guard let next = state.nextDelayedDueTime() else { return false }
-            return next <= limit
-        }
-    }
-
-    /// The auto-drain loop: runs due tasks until none is left, then releases the run in the same critical section.
-    func _drainAutomatically() {
-        var ran = 0
-        while true {
-            let entry = self._state.withLock { state -> _Entry? in
-                state.activeRun?.executing = nil
-                guard ran < Self.defaultMaxTasks else {
-                    let error = state.makeError(
-                        .runawayTasks(maxTasks: Self.defaultMaxTasks),
-                        "auto-drain ran \(ran) tasks in one go and tasks kept falling due; "
-                            + Self._describeRunaway(state.historyArray, ran: ran)
-                    )
-                    state.deferredError = error
-                    state.activeRun = nil
-                    _writeToStandardError("\(error)\n")
-                    return nil
-                }
-                guard let entry = state.popNext(.any) else {
-                    state.activeRun = nil
-                    return nil
-                }
-                state.activeRun?.executing = entry.context
-                return entry
-            }
-            guard let entry else { return }
-            self._execute(entry)
-            ran += 1
-        }
-    }
-
-    /// Names the tasks that ran most often among the last `ran` runs: the ones that keep coming back.
-    static func _describeRunaway(_ history: [TaskRun], ran: Int) -> String {
-        let recent = history.suffix(ran)
-        guard !recent.isEmpty else {
-            return "raise maxTasks if that many tasks are expected, or stop the task that reschedules itself"
-        }
-        var counts: [String: Int] = [:]
-        var order: [String] = []
-        for run in recent {
-            let key = (run.label.map { "\"\($0)\"" } ?? "(no label)") + " from \(run.callSite)"
-            if counts[key] == nil { order.append(key) }
-            counts[key, default: 0] += 1
-        }
-        let top = order.sorted { counts[$0, default: 0] > counts[$1, default: 0] }.prefix(3)
-        let names = top.map { "\($0) (\(counts[$0, default: 0]) of the last \(recent.count) runs)" }
-        return "the tasks that keep coming back are " + names.joined(separator: ", ")
-            + ". Stop the task that reschedules itself, or raise maxTasks if that many tasks are expected"
+        self.monitor.withLock { _ in self.task.state == .cancelled }
     }
 }

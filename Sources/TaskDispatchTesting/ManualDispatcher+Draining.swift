@@ -1,0 +1,229 @@
+import TaskDispatch
+
+extension ManualDispatcher {
+    /// Runs the tasks that are due now and were pending when called, not those they dispatch.
+    ///
+    /// Use it to run one "turn" of work: everything the previous step queued, and nothing more.
+    ///
+    /// - Returns: The number of tasks that ran (zero is not an error).
+    /// - Throws: ``ManualDispatcherError/Kind/reentrantRun`` when called from inside a task.
+    /// - Complexity: O(k) for k tasks, in every order.
+    @discardableResult
+    public func runCurrent() throws(ManualDispatcherError) -> Int {
+        let start = try self.claimRun("runCurrent()")
+        defer { self.endRun() }
+        var ran = 0
+        while let step = self.monitor.withLock({ $0.next(in: .any, jumpingClockTo: nil, before: start.firstSequence) })
+        {
+            self.execute(step.work)
+            ran += 1
+        }
+        return ran
+    }
+
+    /// Runs tasks until none is pending, including the tasks they dispatch, moving the clock to each delayed
+    /// task as it becomes the next one.
+    ///
+    /// ```swift
+    /// service.load()
+    /// try dispatcher.runUntilIdle()
+    /// #expect(service.state == .loaded)
+    /// ```
+    ///
+    /// Tasks that never fall due (their delay reaches past the clock's range) stay pending.
+    ///
+    /// - Parameter maxTasks: The most tasks to run before giving up on a task that keeps rescheduling. By
+    ///   default, every task pending when the call starts, plus at most ``defaultMaxTasks`` more.
+    /// - Returns: The number of tasks that ran.
+    /// - Throws: ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)`` when more tasks would run than the bound
+    ///   allows (its message tells a task that keeps coming back from a large batch), or
+    ///   ``ManualDispatcherError/Kind/reentrantRun``.
+    /// - Complexity: O(k) for k immediate tasks, O(k log n) when they are delayed.
+    @discardableResult
+    public func runUntilIdle(maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
+        let method = "runUntilIdle(maxTasks: \(maxTasks ?? Self.defaultMaxTasks))"
+        let start = try self.claimRun(method)
+        defer { self.endRun() }
+        return try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: TaskKey.latestTime)
+    }
+
+    /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, in
+    /// (due time, dispatch order), including tasks those tasks schedule inside the window.
+    ///
+    /// ```swift
+    /// model.searchTextChanged("swi")
+    /// try dispatcher.advance(by: .milliseconds(299))
+    /// #expect(model.searchCount == 0)        // still debouncing
+    /// try dispatcher.advance(by: .milliseconds(1))
+    /// #expect(model.searchCount == 1)
+    /// ```
+    ///
+    /// Due tasks run first, at the current time; then the clock jumps to each delayed task in turn; at the
+    /// end it stands at the target time, or at the end of the clock's range (about 292 years) if the target
+    /// lies beyond it. The clock is read, checked and moved while this call holds the run, so a run on another
+    /// thread cannot slip in between.
+    ///
+    /// - Parameters:
+    ///   - duration: How far to move the clock; zero runs what is due now.
+    ///   - maxTasks: The most tasks to run before giving up on a task that keeps rescheduling; by default,
+    ///     every task pending when the call starts, plus at most ``defaultMaxTasks`` more.
+    /// - Returns: The number of tasks that ran.
+    /// - Throws: ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative duration,
+    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    @discardableResult
+    public func advance(by duration: Duration, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
+        let nanoseconds = duration.nanosecondsSaturated
+        return try self.advance(method: "advance(by: \(duration))", maxTasks: maxTasks) { now in
+            let (target, overflow) = now.addingReportingOverflow(nanoseconds)
+            return overflow ? (nanoseconds < 0 ? .min : .max) : target
+        }
+    }
+
+    /// Moves the virtual clock to `time`, running every task that falls due on the way.
+    ///
+    /// - Parameters:
+    ///   - time: The new time, measured from the dispatcher's creation; not earlier than ``now``.
+    ///   - maxTasks: The most tasks to run before giving up on a task that keeps rescheduling; by default,
+    ///     every task pending when the call starts, plus at most ``defaultMaxTasks`` more.
+    /// - Returns: The number of tasks that ran.
+    /// - Throws: ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` when `time` is before ``now``,
+    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    @discardableResult
+    public func advance(to time: Duration, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
+        let nanoseconds = time.nanosecondsSaturated
+        return try self.advance(method: "advance(to: \(time))", maxTasks: maxTasks) { _ in nanoseconds }
+    }
+
+    private func advance(
+        method: String,
+        maxTasks: Int?,
+        target: (_ now: Int64) -> Int64
+    ) throws(ManualDispatcherError) -> Int {
+        var targetTime: Int64 = 0
+        let start = try self.claimRun(method) { schedule in
+            targetTime = target(schedule.now)
+            guard targetTime < schedule.now else { return nil }
+            return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
+        }
+        let ran: Int
+        do {
+            ran = try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: targetTime)
+        } catch {
+            self.endRun()
+            throw error
+        }
+        self.endRun(movingClockTo: targetTime)
+        return ran
+    }
+
+    /// Runs tasks, jumping the clock up to `clockLimit`, until none is left or `stop` says so. The caller holds
+    /// the claim.
+    func drain(
+        _ method: String,
+        from start: RunStart,
+        maxTasks: Int?,
+        clockLimit: Int64,
+        stop: ((RunRecord) -> Bool)? = nil
+    ) throws(ManualDispatcherError) -> Int {
+        let (sum, overflow) = start.pendingCount.addingReportingOverflow(Self.defaultMaxTasks)
+        let bound = maxTasks ?? (overflow ? .max : sum)
+        var ran = 0
+        while true {
+            if ran >= bound {
+                let failure = self.monitor.withLock { schedule -> Failure? in
+                    guard schedule.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
+                    let misuse = Failure.Misuse.runawayTasks(
+                        method: method,
+                        maxTasks: bound,
+                        ran: ran,
+                        firstSequence: start.firstSequence
+                    )
+                    return schedule.failure(misuse)
+                }
+                guard let failure else { return ran }
+                throw ManualDispatcherError(failure)
+            }
+            guard let step = self.monitor.withLock({ $0.next(in: .any, jumpingClockTo: clockLimit) }) else {
+                return ran
+            }
+            self.execute(step.work)
+            ran += 1
+            if let stop, stop(step.run) { return ran }
+        }
+    }
+
+    // MARK: - Running until something happens
+
+    /// Runs tasks, as ``runUntilIdle(maxTasks:)`` does, until a task labeled `label` has run.
+    ///
+    /// ```swift
+    /// service.refresh()
+    /// try dispatcher.run(untilTaskLabeled: "parse")
+    /// #expect(service.parsedCount == 3)      // "deliver" has not run yet
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - label: The label to wait for.
+    ///   - maxTasks: The most tasks to run before giving up; by default, every task pending when the call
+    ///     starts, plus at most ``defaultMaxTasks`` more.
+    /// - Returns: The run of the labeled task.
+    /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first,
+    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    @discardableResult
+    public func run(untilTaskLabeled label: String, maxTasks: Int? = nil) throws(ManualDispatcherError) -> TaskRun {
+        let method = "run(untilTaskLabeled: \"\(label)\")"
+        let start = try self.claimRun(method)
+        defer { self.endRun() }
+        var found: RunRecord?
+        let ran = try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: TaskKey.latestTime) { run in
+            guard run.task.label == label else { return false }
+            found = run
+            return true
+        }
+        let (failure, callSites) = self.monitor.withLock { schedule -> (Failure?, [CallSite]) in
+            (
+                found == nil ? schedule.failure(.labelNotFound(method: method, label: label, ran: ran)) : nil,
+                schedule.callSites.sites
+            )
+        }
+        if let found { return TaskRun(found, callSites: callSites) }
+        throw ManualDispatcherError(failure.unsafelyUnwrapped)  // set whenever `found` is nil
+    }
+
+    /// Runs tasks, as ``runUntilIdle(maxTasks:)`` does, until `condition` holds.
+    ///
+    /// The condition is checked before the first task and after each task, on the calling thread. When the
+    /// tasks run out, the call returns if the last check held, and throws otherwise.
+    ///
+    /// ```swift
+    /// try dispatcher.run(until: { service.retryCount == 2 })
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - condition: The state to reach.
+    ///   - maxTasks: The most tasks to run before giving up; by default, every task pending when the call
+    ///     starts, plus at most ``defaultMaxTasks`` more.
+    /// - Returns: The number of tasks that ran.
+    /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first,
+    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    @discardableResult
+    public func run(until condition: () -> Bool, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
+        let method = "run(until:)"
+        if condition() { return 0 }
+        return try withoutActuallyEscaping(condition) { condition throws(ManualDispatcherError) in
+            let start = try self.claimRun(method)
+            defer { self.endRun() }
+            var satisfied = false
+            let ran = try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: TaskKey.latestTime) { _ in
+                satisfied = condition()
+                return satisfied
+            }
+            guard satisfied else {
+                throw ManualDispatcherError(
+                    self.monitor.withLock { $0.failure(.conditionNotMet(method: method, ran: ran)) }
+                )
+            }
+            return ran
+        }
+    }
+}

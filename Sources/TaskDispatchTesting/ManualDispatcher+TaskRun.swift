@@ -1,0 +1,34 @@
+public import TaskDispatch
+
+extension ManualDispatcher {
+    /// A task the dispatcher ran, as kept in its ``ManualDispatcher/history``.
+    ///
+    /// Only the dispatcher creates these: they describe its own runs.
+    public struct TaskRun: Sendable, Hashable, CustomStringConvertible {
+        /// The task as it was pending.
+        public let task: PendingTask
+        /// The virtual time at which it started.
+        public let startTime: Duration
+
+        init(_ record: RunRecord, callSites: [CallSite]) {
+            self.task = PendingTask(record.task, callSites: callSites)
+            self.startTime = .nanoseconds(record.start)
+        }
+
+        /// The task's dispatch order, starting at 1.
+        public var sequence: UInt64 { self.task.sequence }
+        /// Where the task ran.
+        public var context: TaskContext { self.task.context }
+        /// The task's label, if any.
+        public var label: String? { self.task.label }
+        /// Where the task was dispatched.
+        public var callSite: CallSite { self.task.callSite }
+
+        /// Like `#4 background "parse" at FeedExample/FeedService.swift:31, ran at 0 s`.
+        public var description: String {
+            let name = self.task.label.map { "\"\($0)\"" } ?? "(no label)"
+            return
+                "#\(self.task.sequence) \(self.task.context) \(name) at \(self.task.callSite), ran at \(formatTime(self.startTime.nanosecondsSaturated))"
+        }
+    }
+}

@@ -1,0 +1,209 @@
+public import TaskDispatch
+
+/// A misuse of ``ManualDispatcher`` or a test scenario that went wrong, with everything needed to see why.
+///
+/// Thrown by the run methods and ``ManualDispatcher/verifyIdle()``. A thrown error fails the test in both
+/// Swift Testing and XCTest; its ``description`` says what happened, lists the pending tasks with their
+/// call sites, shows the tail of the run history, and prints the random seed when one is in use.
+///
+/// ```swift
+/// #expect(throws: ManualDispatcherError.self) { try dispatcher.runNextBackground() }
+/// ```
+///
+/// Only the dispatcher creates these errors.
+public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Sendable, Hashable {
+        /// A step found no due task in the context it was asked to run (`nil`: in either context).
+        case noTaskToRun(TaskContext?)
+        /// A run method reached its `maxTasks` bound while tasks kept falling due.
+        case runawayTasks(maxTasks: Int)
+        /// ``ManualDispatcher/verifyIdle()`` found pending tasks.
+        case pendingTasks
+        /// The clock was asked to move backwards.
+        case clockMovedBackwards(from: Duration, to: Duration)
+        /// A run method was called from inside a task the dispatcher was running.
+        case reentrantRun
+        /// A run method was called on the main actor while another thread was running tasks.
+        case concurrentRun
+        /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
+        case conditionNotMet
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// What happened and what to do: the description's first line, after its `ManualDispatcher: ` prefix.
+    public let summary: String
+    /// The earliest pending tasks when the error was thrown, in the order dispatch order would run them: at most
+    /// 50; ``pendingTaskCount`` counts them all.
+    public let pendingTasks: [ManualDispatcher.PendingTask]
+    /// The number of tasks pending when the error was thrown, including those ``pendingTasks`` leaves out.
+    public let pendingTaskCount: Int
+    /// The most recent runs, oldest first (bounded by the dispatcher's history limit; the description shows the
+    /// last 10).
+    public let recentRuns: [ManualDispatcher.TaskRun]
+    /// The seed of the random order in force, if any.
+    public let seed: UInt64?
+
+    init(_ failure: Failure) {
+        let snapshot = failure.snapshot
+        (self.kind, self.summary) = Self.message(failure.misuse, snapshot)
+        self.pendingTasks = snapshot.pending.map { ManualDispatcher.PendingTask($0, callSites: snapshot.callSites) }
+        self.pendingTaskCount = snapshot.pendingCount
+        self.recentRuns = snapshot.recentRuns.map { ManualDispatcher.TaskRun($0, callSites: snapshot.callSites) }
+        self.seed = snapshot.seed
+    }
+
+    /// The summary, then the pending tasks (at most 20 shown), the last runs (at most 10) and the seed.
+    public var description: String {
+        var text = "ManualDispatcher: \(self.summary)"
+        if let seed = self.seed {
+            text += "\nRandom order seed: \(seed) (replay with ManualDispatcher(order: .random(seed: \(seed))))"
+        }
+        if self.pendingTaskCount > 0 {
+            text += "\nPending tasks (\(self.pendingTaskCount)):"
+            for task in self.pendingTasks.prefix(20) { text += "\n  \(task)" }
+            let hidden = self.pendingTaskCount - Swift.min(20, self.pendingTasks.count)
+            if hidden > 0 { text += "\n  … and \(hidden) more" }
+        }
+        if !self.recentRuns.isEmpty {
+            let shown = self.recentRuns.suffix(10)
+            text += "\nLast \(shown.count) runs, oldest first:"
+            for run in shown { text += "\n  \(run)" }
+        }
+        return text
+    }
+}
+
+extension ManualDispatcherError {
+    /// The kind and the summary of each failure: every message of the dispatcher, one literal each.
+    private static func message(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> (Kind, String) {
+        switch misuse {
+        case .noTaskToRun(let method, let scope):
+            let (context, what): (TaskContext?, String) =
+                switch scope {
+                case .foreground: (.foreground, "foreground task")
+                case .background: (.background, "background task")
+                case .any: (nil, "task")
+                }
+            let otherWork = Self.otherWork(besides: scope, snapshot)
+            return (
+                .noTaskToRun(context),
+                "\(method) found no \(what) due at \(formatTime(snapshot.now)); \(otherWork)"
+            )
+        case .reentrantRun(let method, let running, let culprit):
+            let inside =
+                culprit.map { " (inside task \(ManualDispatcher.TaskRun($0, callSites: snapshot.callSites)))" } ?? ""
+            return (
+                .reentrantRun,
+                "\(method) was called while \(running) is running tasks\(inside). A task must not run other tasks: dispatch the work instead, and let the test run it"
+            )
+        case .concurrentRun(let method, let running):
+            return (
+                .concurrentRun,
+                "\(method) was called on the main actor while another thread is running tasks with \(running); waiting would deadlock, because that run needs the main actor for foreground tasks. Run tasks from one place at a time"
+            )
+        case .clockMovedBackwards(let method, let from, let to):
+            return (
+                .clockMovedBackwards(from: .nanoseconds(from), to: .nanoseconds(to)),
+                "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
+            )
+        case .runawayTasks(let method, let maxTasks, let ran, let firstSequence):
+            let window = snapshot.recentRuns.suffix(ran)
+            if !window.isEmpty && window.allSatisfy({ $0.task.key.sequence < firstSequence }) {
+                let due = snapshot.dueForeground + snapshot.dueBackground
+                return (
+                    .runawayTasks(maxTasks: maxTasks),
+                    "\(method) ran \(ran) tasks, every one dispatched before the call, and \(count(due, "more task")) \(due == 1 ? "is" : "are") due: this is a large batch of distinct tasks, not a task that reschedules itself. Raise maxTasks to at least \(ran + due), or leave it out: the default bound covers every task pending when the call starts"
+                )
+            }
+            return (
+                .runawayTasks(maxTasks: maxTasks),
+                "\(method) ran \(ran) tasks and tasks keep falling due; \(Self.recurringTasks(window, snapshot))"
+            )
+        case .autoDrainRunaway(let ran):
+            let window = snapshot.recentRuns.suffix(ran)
+            return (
+                .runawayTasks(maxTasks: ManualDispatcher.defaultMaxTasks),
+                "auto-drain ran \(ran) tasks in one go and tasks kept falling due; \(Self.recurringTasks(window, snapshot))"
+            )
+        case .pendingTasks:
+            return (
+                .pendingTasks,
+                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran. Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
+            )
+        case .labelNotFound(let method, let label, let ran):
+            return (
+                .conditionNotMet,
+                "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more. Check the label, and that the code under test dispatched that task"
+            )
+        case .conditionNotMet(let method, let ran):
+            return (
+                .conditionNotMet,
+                "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
+            )
+        }
+    }
+
+    /// Names the call sites that ran most often in `window`: the tasks that keep coming back.
+    private static func recurringTasks(_ window: ArraySlice<RunRecord>, _ snapshot: Snapshot) -> String {
+        guard !window.isEmpty else {
+            return "raise maxTasks if that many tasks are expected, or stop the task that reschedules itself"
+        }
+        var counts: [String: Int] = [:]
+        var firstSeen: [String] = []
+        for run in window {
+            let key = "\(run.task.quotedLabel) from \(snapshot.callSites[Int(run.task.callSite)])"
+            if counts[key] == nil { firstSeen.append(key) }
+            counts[key, default: 0] += 1
+        }
+        let top = firstSeen.enumerated()
+            .sorted { (counts[$0.element, default: 0], -$0.offset) > (counts[$1.element, default: 0], -$1.offset) }
+            .prefix(3)
+            .map { "\($0.element) (\(counts[$0.element, default: 0]) of the last \(window.count) runs)" }
+        return
+            "the tasks that keep coming back are \(top.joined(separator: ", ")). Stop the task that reschedules itself, or raise maxTasks if that many tasks are expected"
+    }
+
+    /// A sentence about what is pending besides `scope`, with the next step to take.
+    private static func otherWork(besides scope: Schedule.Scope, _ snapshot: Snapshot) -> String {
+        func list(_ tasks: [ScheduledTask], total: Int) -> String {
+            let named = tasks.prefix(3).map { "\($0.quotedLabel) from \(snapshot.callSites[Int($0.callSite)])" }
+            return named.joined(separator: ", ") + (total > 3 ? ", …" : "")
+        }
+        let due = snapshot.pending.filter { $0.key.due <= snapshot.now }
+        let waiting = snapshot.pending.filter { $0.key.due > snapshot.now }
+        let waitingCount = snapshot.pendingCount - snapshot.dueForeground - snapshot.dueBackground
+        var parts: [String] = []
+        if scope == .background && snapshot.dueForeground > 0 {
+            let count = snapshot.dueForeground
+            let tasks = due.filter { $0.context == .foreground }
+            parts.append(
+                "\(TaskDispatchTesting.count(count, "foreground task")) \(count == 1 ? "is" : "are") due (\(list(tasks, total: count))): run it with runNextForeground() or runNext()"
+            )
+        }
+        if scope == .foreground && snapshot.dueBackground > 0 {
+            let count = snapshot.dueBackground
+            let tasks = due.filter { $0.context == .background }
+            parts.append(
+                "\(TaskDispatchTesting.count(count, "background task")) \(count == 1 ? "is" : "are") due (\(list(tasks, total: count))): run it with runNextBackground() or runNext()"
+            )
+        }
+        if let first = waiting.first {
+            if first.key.due == TaskKey.never {
+                parts.append(
+                    "\(TaskDispatchTesting.count(waitingCount, "delayed task")) never \(waitingCount == 1 ? "falls" : "fall") due, the first (\(list([first], total: 1))): its delay reaches past the clock's range of about 292 years. Cancel it, or give it a shorter delay"
+                )
+            } else {
+                parts.append(
+                    "\(TaskDispatchTesting.count(waitingCount, "delayed task")) \(waitingCount == 1 ? "waits" : "wait") for the clock, the first (\(list([first], total: 1))) due at \(formatTime(first.key.due)): move the clock with advance(by:) or advance(to:), or use runUntilIdle()"
+                )
+            }
+        }
+        if parts.isEmpty {
+            return
+                "nothing else is pending either: check that the code under test was given this dispatcher and dispatched its work"
+        }
+        return parts.joined(separator: "; ")
+    }
+}

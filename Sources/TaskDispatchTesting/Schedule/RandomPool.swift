@@ -1,0 +1,64 @@
+/// The due background tasks under random order: an array to draw from uniformly in O(1).
+///
+/// Removal moves the last element into the hole. A boundary remembers which tasks were in the pool when
+/// ``markCurrent()`` was last called, so `runCurrent()` can draw among those alone while the tasks they dispatch
+/// collect behind it: a removal before the boundary first fills the hole from the boundary's edge.
+struct RandomPool {
+    private(set) var tasks: ContiguousArray<ScheduledTask> = []
+    private var boundary = 0
+
+    var count: Int { self.tasks.count }
+
+    /// The number of tasks a draw may choose from: all of them, or only those before the boundary.
+    func candidates(currentOnly: Bool) -> Int {
+        currentOnly ? self.boundary : self.tasks.count
+    }
+
+    subscript(index: Int) -> ScheduledTask {
+        self.tasks[index]
+    }
+
+    mutating func append(_ task: ScheduledTask) {
+        self.tasks.append(task)
+    }
+
+    /// Marks every task now in the pool as current.
+    mutating func markCurrent() {
+        self.boundary = self.tasks.count
+    }
+
+    /// Removes and returns the task at `index`.
+    ///
+    /// - Complexity: O(1).
+    mutating func remove(at index: Int) -> ScheduledTask {
+        let last = self.tasks.count - 1
+        if index < self.boundary {
+            let edge = self.boundary - 1
+            self.tasks.swapAt(index, edge)
+            self.tasks.swapAt(edge, last)
+            self.boundary = edge
+        } else {
+            self.tasks.swapAt(index, last)
+        }
+        return self.tasks.removeLast()
+    }
+
+    /// Removes the tasks for which `shouldBeRemoved` is true, keeping the current ones before the boundary.
+    ///
+    /// - Complexity: O(n).
+    mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
+        let current = self.tasks[..<self.boundary].filter { !shouldBeRemoved($0) }
+        let later = self.tasks[self.boundary...].filter { !shouldBeRemoved($0) }
+        self.tasks = ContiguousArray(current + later)
+        self.boundary = current.count
+    }
+
+    /// Empties the pool and returns its tasks.
+    mutating func removeAll() -> ContiguousArray<ScheduledTask> {
+        defer {
+            self.tasks = []
+            self.boundary = 0
+        }
+        return self.tasks
+    }
+}

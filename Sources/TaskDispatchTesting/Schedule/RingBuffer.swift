@@ -1,0 +1,109 @@
+/// A growable FIFO ring buffer: O(1) amortized append, O(1) removal from the front.
+///
+/// `Array.removeFirst()` is O(n); a test double that drains a million tasks through it is quadratic.
+/// Slots hold optionals so a removed element is released at once.
+struct RingBuffer<Element> {
+    private var slots: ContiguousArray<Element?> = []
+    private var head = 0
+    private(set) var count = 0
+
+    var isEmpty: Bool { self.count == 0 }
+
+    /// The oldest element, or `nil` when empty.
+    @inline(__always)
+    var first: Element? {
+        self.count == 0 ? nil : self.slots[self.head]
+    }
+
+    /// The newest element, or `nil` when empty.
+    var last: Element? {
+        self.count == 0 ? nil : self.slots[self.slot(self.count - 1)]
+    }
+
+    @inline(__always)
+    private func slot(_ offset: Int) -> Int {
+        let index = self.head + offset
+        return index >= self.slots.count ? index - self.slots.count : index
+    }
+
+    /// The element `offset` places from the front.
+    subscript(offset: Int) -> Element {
+        precondition(offset >= 0 && offset < self.count, "ring buffer index \(offset) out of 0..<\(self.count)")
+        // Occupied slots are never nil.
+        return self.slots[self.slot(offset)].unsafelyUnwrapped
+    }
+
+    /// Appends `element` at the back.
+    ///
+    /// - Complexity: O(1) amortized.
+    @inline(__always)
+    mutating func append(_ element: Element) {
+        if self.count == self.slots.count {
+            self.grow()
+        }
+        self.slots[self.slot(self.count)] = element
+        self.count += 1
+    }
+
+    /// Removes and returns the oldest element.
+    ///
+    /// - Complexity: O(1).
+    @inline(__always)
+    mutating func removeFirst() -> Element {
+        precondition(self.count > 0, "removeFirst() on an empty ring buffer")
+        let element = self.slots[self.head].take().unsafelyUnwrapped
+        self.head += 1
+        if self.head == self.slots.count { self.head = 0 }
+        self.count -= 1
+        return element
+    }
+
+    /// Removes the elements for which `shouldBeRemoved` is true, keeping the others in order.
+    ///
+    /// - Complexity: O(`count`).
+    mutating func removeAll(where shouldBeRemoved: (Element) -> Bool) {
+        var kept = ContiguousArray<Element?>()
+        kept.reserveCapacity(Swift.max(16, self.count))
+        while !self.isEmpty {
+            let element = self.removeFirst()
+            if !shouldBeRemoved(element) { kept.append(element) }
+        }
+        self.count = kept.count
+        self.head = 0
+        if kept.count < kept.capacity {
+            kept.append(contentsOf: repeatElement(nil, count: kept.capacity - kept.count))
+        }
+        self.slots = kept
+    }
+
+    private mutating func grow() {
+        let capacity = Swift.max(16, self.slots.count * 2)
+        var slots = ContiguousArray<Element?>(repeating: nil, count: capacity)
+        // Swap the elements over: a move, where copying them would retain each one here and release it again
+        // when the old storage goes.
+        for offset in 0..<self.count {
+            swap(&slots[offset], &self.slots[self.slot(offset)])
+        }
+        self.slots = slots
+        self.head = 0
+    }
+}
+
+extension RingBuffer: Sequence {
+    struct Iterator: IteratorProtocol {
+        let buffer: RingBuffer
+        var offset = 0
+
+        mutating func next() -> Element? {
+            guard self.offset < self.buffer.count else { return nil }
+            defer { self.offset += 1 }
+            return self.buffer[self.offset]
+        }
+    }
+
+    func makeIterator() -> Iterator {
+        Iterator(buffer: self)
+    }
+}
+
+extension RingBuffer: Sendable where Element: Sendable {}

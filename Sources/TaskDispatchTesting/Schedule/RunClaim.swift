@@ -1,0 +1,88 @@
+import TaskDispatch
+
+/// The run method in progress: which one, on which thread, and what it is executing right now.
+///
+/// One run method runs at a time. The claim tells a second call from the same thread or from inside a running
+/// foreground task (re-entrant: refused) from a call on another thread (it waits its turn).
+struct RunClaim: Sendable {
+    var method: String
+    var thread: UInt
+    /// The context of the task being executed right now, if any.
+    var executing: TaskContext?
+}
+
+extension Schedule {
+    /// What a request for the claim on running got.
+    enum ClaimOutcome {
+        /// The caller holds the claim now.
+        case claimed
+        /// Another thread holds it: wait for its release, then ask again.
+        case mustWait
+        /// The call is refused: re-entrant, or a wait that could deadlock, or a failure left by an auto-drain.
+        case refused(Failure)
+    }
+
+    /// Claims the right to run tasks for `method`.
+    mutating func claim(_ method: String, thread: UInt, onMainActor: Bool) -> ClaimOutcome {
+        guard let active = self.claim else {
+            if let failure = self.deferredFailure {
+                self.deferredFailure = nil
+                return .refused(failure)
+            }
+            self.claim = RunClaim(method: method, thread: thread)
+            return .claimed
+        }
+        let fromRunningTask = active.thread == thread || (active.executing == .foreground && onMainActor)
+        if fromRunningTask {
+            let culprit = active.executing == nil ? nil : self.history.last
+            return .refused(self.failure(.reentrantRun(method: method, running: active.method, culprit: culprit)))
+        }
+        if onMainActor {
+            // Waiting here could deadlock: the other run needs the main actor for its foreground tasks.
+            return .refused(self.failure(.concurrentRun(method: method, running: active.method)))
+        }
+        return .mustWait
+    }
+
+    /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks and a task is due.
+    mutating func claimForAutoDrain(thread: UInt) -> Bool {
+        guard self.autoDrain, self.claim == nil, self.hasDueTask else { return false }
+        self.claim = RunClaim(method: "auto-drain", thread: thread)
+        return true
+    }
+
+    /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
+    ///
+    /// - Returns: Whether the caller must now drain automatically.
+    mutating func release() -> Bool {
+        self.claim?.executing = nil
+        if self.autoDrain && self.hasDueTask {
+            self.claim?.method = "auto-drain"
+            return true
+        }
+        self.claim = nil
+        return false
+    }
+
+    /// One step of an auto-drain: the next task, or the end of the drain (releasing the claim), or a runaway
+    /// (releasing the claim and keeping the failure for the next run method to throw).
+    mutating func autoDrainStep(ran: Int, maxTasks: Int) -> AutoDrainStep {
+        guard ran < maxTasks || !self.hasDueTask else {
+            let failure = self.failure(.autoDrainRunaway(ran: ran))
+            self.deferredFailure = failure
+            self.claim = nil
+            return .runaway(failure)
+        }
+        guard let step = self.next(in: .any, jumpingClockTo: nil) else {
+            self.claim = nil
+            return .finished
+        }
+        return .run(step)
+    }
+
+    enum AutoDrainStep {
+        case run(Step)
+        case finished
+        case runaway(Failure)
+    }
+}

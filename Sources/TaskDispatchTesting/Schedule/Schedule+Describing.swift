@@ -1,0 +1,110 @@
+import TaskDispatch
+
+/// What the schedule looked like when something went wrong, taken under the lock in O(n) at worst and turned
+/// into text outside it.
+///
+/// The task objects it holds are read only through their `let` fields, which never change, so reading them
+/// outside the lock is safe.
+struct Snapshot {
+    /// How many pending tasks a snapshot lists, earliest first; the counts cover the rest.
+    static let listingLimit = 50
+
+    var now: Int64
+    /// The earliest pending tasks in key order, at most ``listingLimit``.
+    var pending: [ScheduledTask]
+    var pendingCount: Int
+    var dueForeground: Int
+    var dueBackground: Int
+    /// The most recent runs, oldest first.
+    var recentRuns: [RunRecord]
+    var callSites: [CallSite]
+    var seed: UInt64?
+}
+
+/// A misuse or a failed scenario: the facts its message needs, and the snapshot its listing comes from.
+struct Failure {
+    enum Misuse {
+        case noTaskToRun(method: String, scope: Schedule.Scope)
+        case reentrantRun(method: String, running: String, culprit: RunRecord?)
+        case concurrentRun(method: String, running: String)
+        case clockMovedBackwards(method: String, from: Int64, to: Int64)
+        case runawayTasks(method: String, maxTasks: Int, ran: Int, firstSequence: UInt64)
+        case autoDrainRunaway(ran: Int)
+        case pendingTasks
+        case labelNotFound(method: String, label: String, ran: Int)
+        case conditionNotMet(method: String, ran: Int)
+    }
+
+    var misuse: Misuse
+    var snapshot: Snapshot
+}
+
+extension Schedule {
+    /// A failure with a snapshot that lists the earliest pending tasks and the history.
+    ///
+    /// - Complexity: O(n) in the pending tasks (the delay heap is scanned, not sorted), plus the history.
+    func failure(_ misuse: Failure.Misuse) -> Failure {
+        Failure(misuse: misuse, snapshot: self.snapshot())
+    }
+
+    func snapshot(recentRuns: Int = .max) -> Snapshot {
+        var earliest = EarliestTasks(limit: Snapshot.listingLimit)
+        earliest.consider(sorted: self.foreground)
+        for queue in self.background { earliest.consider(sorted: queue) }
+        for task in self.pool.tasks where task.isPending { earliest.insert(task) }
+        for element in self.delayed.elements where element.task.isPending { earliest.insert(element.task) }
+        let runs = Swift.min(recentRuns, self.history.count)
+        return Snapshot(
+            now: self.now,
+            pending: earliest.tasks,
+            pendingCount: self.pendingCount,
+            dueForeground: self.dueForeground,
+            dueBackground: self.dueBackground,
+            recentRuns: (self.history.count - runs..<self.history.count).map { self.history[$0] },
+            callSites: self.callSites.sites,
+            seed: self.order.seed
+        )
+    }
+
+    /// Every pending task, in key order.
+    ///
+    /// - Complexity: O(n log n).
+    var allPendingTasks: [ScheduledTask] {
+        var tasks = self.foreground.filter(\.isPending)
+        for queue in self.background { tasks += queue.filter(\.isPending) }
+        tasks += self.pool.tasks.filter(\.isPending)
+        tasks += self.delayed.elements.lazy.map(\.task).filter(\.isPending)
+        return tasks.sorted { $0.key < $1.key }
+    }
+}
+
+/// The `limit` earliest tasks seen, kept sorted: O(1) for a task later than all of them once full.
+private struct EarliestTasks {
+    let limit: Int
+    private(set) var tasks: [ScheduledTask] = []
+
+    init(limit: Int) {
+        self.limit = limit
+        self.tasks.reserveCapacity(limit)
+    }
+
+    mutating func insert(_ task: ScheduledTask) {
+        if self.tasks.count == self.limit {
+            guard let last = self.tasks.last, task.key < last.key else { return }
+            self.tasks.removeLast()
+        }
+        var index = self.tasks.count
+        while index > 0 && task.key < self.tasks[index - 1].key { index -= 1 }
+        self.tasks.insert(task, at: index)
+    }
+
+    /// Considers a queue already in key order: only its first `limit` pending tasks can be among the earliest.
+    mutating func consider(sorted queue: RingBuffer<ScheduledTask>) {
+        var taken = 0
+        for task in queue where task.isPending {
+            self.insert(task)
+            taken += 1
+            if taken == self.limit { return }
+        }
+    }
+}

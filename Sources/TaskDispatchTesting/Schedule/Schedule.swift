@@ -1,0 +1,200 @@
+import TaskDispatch
+
+/// Everything a ``ManualDispatcher`` knows, as one single-threaded value: the due queues, the delay heap, the
+/// virtual clock, the order and its generator, the history, cancellation and the claim on running.
+///
+/// `ManualDispatcher` is a lock around one of these: it locks, calls one operation, unlocks, and runs the
+/// closure the operation handed out. The operations are ``accept(_:)``, ``cancel(_:)``,
+/// ``claim(_:thread:onMainActor:)``, ``next(in:jumpingClockTo:currentOnly:)``, ``release()`` and
+/// ``snapshot()``; the engine's own tests drive them directly, with no threads.
+///
+/// Invariants between operations:
+/// - Every task in ``delayed`` is due after ``now``; every task in a due queue is due at or before it. Moving the
+///   clock moves the tasks it reaches into the due queues, in key order, so each due queue stays in key order.
+/// - A cancelled task may stay referenced from a queue or the heap (it is skipped when it comes up);
+///   ``staleEntries`` counts those references, and the queues are compacted once they outnumber the pending
+///   tasks, so memory follows the pending work.
+struct Schedule {
+    /// Which due tasks a step may choose from.
+    enum Scope: Sendable {
+        case foreground
+        case background
+        case any
+    }
+
+    /// The virtual time, in nanoseconds since the dispatcher was created; at most ``TaskKey/latestTime``.
+    var now: Int64 = 0
+    /// The sequence number the next accepted task gets.
+    private(set) var nextSequence: UInt64 = 1
+
+    var foreground = RingBuffer<ScheduledTask>()
+    /// Due background tasks in dispatch order (one queue) or priority order (one queue per priority, lowest
+    /// first); empty in random order, where ``pool`` holds them.
+    var background: [RingBuffer<ScheduledTask>]
+    var pool = RandomPool()
+    var delayed = DelayHeap()
+    var callSites = CallSiteTable()
+
+    var dueForeground = 0
+    var dueBackground = 0
+    var waitingForeground = 0
+    var waitingBackground = 0
+    /// References to cancelled tasks still held by a queue or the heap.
+    private(set) var staleEntries = 0
+
+    var history = RingBuffer<RunRecord>()
+    let historyLimit: Int
+    private(set) var order: ManualDispatcher.Order
+    var random: SplitMix64
+
+    var autoDrain: Bool
+    /// The run method in progress, if any.
+    var claim: RunClaim?
+    /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
+    var deferredFailure: Failure?
+
+    init(order: ManualDispatcher.Order, autoDrain: Bool, historyLimit: Int) {
+        self.order = order
+        self.random = SplitMix64(seed: order.seed ?? 0)
+        self.autoDrain = autoDrain
+        self.historyLimit = Swift.max(0, historyLimit)
+        self.background = Self.backgroundQueues(for: order)
+    }
+
+    var pendingCount: Int {
+        self.dueForeground + self.dueBackground + self.waitingForeground + self.waitingBackground
+    }
+
+    var hasDueTask: Bool {
+        self.dueForeground + self.dueBackground > 0
+    }
+
+    func pendingCount(in context: TaskContext) -> Int {
+        switch context {
+        case .foreground: self.dueForeground + self.waitingForeground
+        case .background: self.dueBackground + self.waitingBackground
+        }
+    }
+
+    // MARK: - Accepting and cancelling
+
+    /// Takes `task` in: due at once, or into the delay heap until the clock reaches its due time.
+    ///
+    /// A due time past the clock's range is ``TaskKey/never``: the task stays pending for good.
+    ///
+    /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
+    mutating func accept(_ task: DispatchedTask) -> ScheduledTask {
+        let sequence = self.nextSequence
+        self.nextSequence += 1
+        let callSite = self.callSites.index(of: task.callSite)
+        // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
+        guard task.delay > .zero else {
+            let scheduled = ScheduledTask(
+                task, key: TaskKey(due: self.now, sequence: sequence), callSite: callSite, state: .due)
+            self.enqueueDue(scheduled)
+            return scheduled
+        }
+        let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsSaturated)
+        let due = overflow || sum > TaskKey.latestTime ? TaskKey.never : sum
+        let scheduled = ScheduledTask(
+            task, key: TaskKey(due: due, sequence: sequence), callSite: callSite, state: .waiting)
+        self.delayed.insert(scheduled)
+        if scheduled.context == .foreground { self.waitingForeground += 1 } else { self.waitingBackground += 1 }
+        return scheduled
+    }
+
+    /// Cancels `task` if it has not started, and hands out its closure so that the caller releases it (and
+    /// whatever it captured) at once, outside the lock: a captured object's `deinit` may dispatch again.
+    ///
+    /// - Returns: The closure of the task this call stopped, or `nil` if it had started or was cancelled.
+    /// - Complexity: O(1) amortized (the compaction it may trigger is paid for by the cancellations before it).
+    mutating func cancel(_ task: ScheduledTask) -> DispatchedTask.Work? {
+        switch (task.state, task.context) {
+        case (.due, .foreground): self.dueForeground -= 1
+        case (.due, .background): self.dueBackground -= 1
+        case (.waiting, .foreground): self.waitingForeground -= 1
+        case (.waiting, .background): self.waitingBackground -= 1
+        case (.started, _), (.cancelled, _): return nil
+        }
+        task.state = .cancelled
+        let work = task.work.take()
+        self.staleEntries += 1
+        if self.staleEntries > self.pendingCount + 1_024 {
+            self.compact()
+        }
+        return work
+    }
+
+    /// Drops every reference to a cancelled task from the queues and the heap.
+    ///
+    /// - Complexity: O(n log n) in the tasks the queues and the heap hold.
+    mutating func compact() {
+        let isStale = { (task: ScheduledTask) in task.state == .cancelled }
+        self.foreground.removeAll(where: isStale)
+        for index in self.background.indices { self.background[index].removeAll(where: isStale) }
+        self.pool.removeAll(where: isStale)
+        self.delayed.removeAll(where: isStale)
+        self.staleEntries = 0
+    }
+
+    /// Notes that a queue or the heap let go of a cancelled task.
+    @inline(__always)
+    mutating func dropStale() {
+        self.staleEntries -= 1
+    }
+
+    @inline(__always)
+    mutating func enqueueDue(_ task: ScheduledTask) {
+        if task.context == .foreground {
+            self.foreground.append(task)
+            self.dueForeground += 1
+            return
+        }
+        self.dueBackground += 1
+        switch self.order {
+        case .dispatch: self.background[0].append(task)
+        case .priority: self.background[task.priority.rawValue].append(task)
+        case .random: self.pool.append(task)
+        }
+    }
+
+    // MARK: - Order
+
+    /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
+    /// generator from its seed.
+    ///
+    /// - Complexity: O(n log n) in the due background tasks.
+    mutating func setOrder(_ order: ManualDispatcher.Order) {
+        var due: [ScheduledTask] = []
+        for queue in self.background { due.append(contentsOf: queue.lazy.filter(\.isPending)) }
+        due.append(contentsOf: self.pool.removeAll().lazy.filter(\.isPending))
+        due.sort { $0.key < $1.key }
+        self.order = order
+        self.random = SplitMix64(seed: order.seed ?? 0)
+        self.background = Self.backgroundQueues(for: order)
+        self.dueBackground -= due.count
+        for task in due { self.enqueueDue(task) }
+        self.compact()
+    }
+
+    private static func backgroundQueues(for order: ManualDispatcher.Order) -> [RingBuffer<ScheduledTask>] {
+        switch order {
+        case .dispatch: [RingBuffer()]
+        case .priority: Array(repeating: RingBuffer(), count: BackgroundPriority.allCases.count)
+        case .random: []
+        }
+    }
+}
+
+/// One run in the history: the task, and the virtual time it started.
+struct RunRecord {
+    var task: ScheduledTask
+    var start: Int64
+}
+
+extension ManualDispatcher.Order {
+    var seed: UInt64? {
+        if case .random(let seed) = self { return seed }
+        return nil
+    }
+}

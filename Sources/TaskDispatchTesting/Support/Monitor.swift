@@ -1,0 +1,69 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Bionic)
+    import Bionic
+#endif
+
+/// A value guarded by a mutex, with a condition variable to wait on for changes to it.
+///
+/// ``ManualDispatcher`` keeps its schedule in one: dispatches and run steps lock it briefly, and a run method
+/// that must wait for another thread's run blocks on the condition until that run ends, instead of spinning.
+/// (`Mutex` from Synchronization needs macOS 15 and has no condition; `os_unfair_lock` has none either.)
+///
+/// `@unchecked Sendable`: the value is read and written only between `pthread_mutex_lock` and
+/// `pthread_mutex_unlock` on `mutex`; the three pointers are allocated in `init`, before the monitor is shared,
+/// and freed in `deinit`, when no other reference exists.
+final class Monitor<Value>: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+
+    init(_ value: Value) {
+        self.value.initialize(to: value)
+        self.mutex.initialize(to: pthread_mutex_t())
+        self.condition.initialize(to: pthread_cond_t())
+        let locked = pthread_mutex_init(self.mutex, nil)
+        precondition(locked == 0, "pthread_mutex_init failed with \(locked)")
+        let conditioned = pthread_cond_init(self.condition, nil)
+        precondition(conditioned == 0, "pthread_cond_init failed with \(conditioned)")
+    }
+
+    deinit {
+        pthread_cond_destroy(self.condition)
+        pthread_mutex_destroy(self.mutex)
+        self.value.deinitialize(count: 1)
+        self.value.deallocate()
+        self.condition.deallocate()
+        self.mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    ///
+    /// - Complexity: O(1) beyond `body`. Not recursive: `body` must not lock again.
+    @inline(__always)
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(self.mutex)
+        defer { pthread_mutex_unlock(self.mutex) }
+        return try body(&self.value.pointee)
+    }
+
+    /// Runs `body` with exclusive access to the value until it returns a result; while it returns `nil`, waits
+    /// for ``broadcast()`` (the lock released during the wait) and runs it again.
+    func waitForResult<Result>(_ body: (inout Value) -> Result?) -> Result {
+        pthread_mutex_lock(self.mutex)
+        defer { pthread_mutex_unlock(self.mutex) }
+        while true {
+            if let result = body(&self.value.pointee) { return result }
+            pthread_cond_wait(self.condition, self.mutex)
+        }
+    }
+
+    /// Wakes every thread waiting in ``waitForResult(_:)``.
+    func broadcast() {
+        pthread_cond_broadcast(self.condition)
+    }
+}

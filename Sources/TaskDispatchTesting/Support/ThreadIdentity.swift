@@ -1,0 +1,31 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Bionic)
+    import Bionic
+#endif
+
+/// The calling thread, as a number that tells a re-entrant call from another thread's.
+func currentThreadIdentity() -> UInt {
+    #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+    #else
+        UInt(pthread_self())
+    #endif
+}
+
+/// Writes `text` to standard error in one call, so reports from parallel tests do not interleave mid-line.
+func writeToStandardError(_ text: String) {
+    var bytes = Array(text.utf8)
+    bytes.withUnsafeMutableBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(2, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            guard written > 0 else { return }
+            offset += written
+        }
+    }
+}
