@@ -1,0 +1,182 @@
+import Dispatch
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// An object whose lifetime a test watches through a weak reference.
+private final class Witness: Sendable {}
+
+/// Cancelling releases the task's closure, and what it captured, at once; huge delays never run early; a bulk of
+/// one-shot tasks is not mistaken for a runaway.
+@Suite struct ManualDispatcherReleaseTests {
+    @Test func cancellingAnImmediateTaskReleasesWhatItCapturedAtOnce() throws {
+        let dispatcher = ManualDispatcher()
+        weak var watched: Witness?
+        let handle: TaskHandle
+        do {
+            let witness = Witness()
+            watched = witness
+            dispatcher.background(label: "before") {}
+            handle = dispatcher.background(label: "captures") { _ = witness }
+            dispatcher.background(label: "after") {}
+        }
+        #expect(watched != nil)
+        #expect(handle.cancel())
+        #expect(watched == nil)  // released by cancel(), with tasks still queued before and after it
+        #expect(handle.isCancelled)
+        try dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func cancellingADelayedTaskReleasesWhatItCapturedAtOnce() throws {
+        let dispatcher = ManualDispatcher()
+        weak var watched: Witness?
+        let handle: TaskHandle
+        do {
+            let witness = Witness()
+            watched = witness
+            handle = dispatcher.foreground(after: .seconds(60), label: "debounced") { _ = witness }
+            dispatcher.background(after: .seconds(120)) {}
+        }
+        #expect(handle.cancel())
+        #expect(watched == nil)
+        #expect(dispatcher.pendingCount == 1)
+        try dispatcher.advance(by: .seconds(120))
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aHandleStillAnswersAfterItsTaskIsLongGone() throws {
+        let dispatcher = ManualDispatcher()
+        let cancelled = dispatcher.background {}
+        let ran = dispatcher.background {}
+        #expect(cancelled.cancel())
+        try dispatcher.runUntilIdle()
+        for _ in 0..<5_000 {
+            dispatcher.background {}.cancel()  // churn: the dispatcher compacts its queues meanwhile
+        }
+        try dispatcher.runUntilIdle()
+        #expect(cancelled.isCancelled)
+        #expect(!ran.isCancelled)
+        #expect(!cancelled.cancel())
+        #expect(!ran.cancel())
+    }
+
+    @Test func aDebounceThatCancelsAndRedispatchesKeepsOnlyTheLastModelAlive() throws {
+        let dispatcher = ManualDispatcher()
+        var handle: TaskHandle?
+        var watched: [() -> Witness?] = []
+        for _ in 0..<100 {
+            let witness = Witness()
+            watched.append { [weak witness] in witness }
+            handle?.cancel()
+            handle = dispatcher.background(after: .milliseconds(300), label: "search") { _ = witness }
+        }
+        #expect(watched.dropLast().allSatisfy { $0() == nil })
+        #expect(watched.last?() != nil)
+        #expect(dispatcher.pendingCount == 1)
+        try dispatcher.advance(by: .milliseconds(300))
+        try dispatcher.verifyIdle()
+    }
+
+    // MARK: - The clock's range
+
+    @Test func aDelayBeyondTheClocksRangeNeverRuns() throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        dispatcher.background(after: .seconds(Int64.max), label: "someday") { log.record("someday") }
+        try dispatcher.advance(by: .seconds(1_000 * 365 * 24 * 3_600))  // 1,000 years
+        #expect(log.events.isEmpty)
+        #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
+        #expect(dispatcher.pendingTasks.map(\.dueTime) == [.nanoseconds(Int64.max)])
+        #expect(try dispatcher.runUntilIdle() == 0)
+        #expect(log.events.isEmpty)
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.kind == .pendingTasks)
+        #expect(error.description.contains("\"someday\" at TaskDispatchTestingTests/"))
+        #expect(error.description.contains(", due never"))
+    }
+
+    @Test func aDelayThatOverflowsFromALaterTimeNeverRunsEither() throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        try dispatcher.advance(by: .seconds(3_600))
+        dispatcher.foreground(after: .nanoseconds(Int64.max - 10), label: "overflow") { log.record("ran") }
+        try dispatcher.advance(to: .nanoseconds(Int64.max))
+        #expect(log.events.isEmpty)
+        #expect(dispatcher.pendingCount == 1)
+        let step = try #require(throws: ManualDispatcherError.self) { try dispatcher.runNext() }
+        #expect(step.summary.contains("1 delayed task never falls due, the first (\"overflow\" from TaskDispatchTestingTests/"))
+        #expect(step.summary.contains("its delay reaches past the clock's range of about 292 years"))
+    }
+
+    @Test func theLatestTimeTheClockShowsIsStillReachable() throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        dispatcher.background(after: .nanoseconds(Int64.max - 1), label: "last") { log.record("last") }
+        try dispatcher.runUntilIdle()
+        #expect(log.events == ["last"])
+        #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
+    }
+
+    // MARK: - Bulk work is not a runaway
+
+    @Test func aBulkOfOneShotTasksDrainsWithTheDefaultBound() throws {
+        let dispatcher = ManualDispatcher(historyLimit: 0)
+        let total = ManualDispatcher.defaultMaxTasks + 50_000
+        for _ in 0..<total { dispatcher.background(label: "item") {} }
+        #expect(try dispatcher.runUntilIdle() == total)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func theDefaultBoundStillStopsATaskThatReschedulesItself() throws {
+        let dispatcher = ManualDispatcher()
+        for _ in 0..<10 { dispatcher.background(label: "one-shot") {} }
+        @Sendable func poll() {
+            dispatcher.background(label: "poll") { poll() }
+        }
+        poll()
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
+        // 11 tasks were pending at the call; the bound lets 100,000 more run.
+        #expect(error.kind == .runawayTasks(maxTasks: 11 + ManualDispatcher.defaultMaxTasks))
+        #expect(error.summary.contains("the tasks that keep coming back are \"poll\" from TaskDispatchTestingTests/"))
+        #expect(dispatcher.pendingCount == 1)
+    }
+
+    @Test func anExplicitBoundOnABatchSaysItIsABatchNotARunaway() throws {
+        let dispatcher = ManualDispatcher()
+        for index in 0..<150 { dispatcher.background(label: "item-\(index)") {} }
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle(maxTasks: 100) }
+        #expect(error.kind == .runawayTasks(maxTasks: 100))
+        #expect(
+            error.summary
+                == "runUntilIdle(maxTasks: 100) ran 100 tasks, every one dispatched before the call, and 50 more tasks are due: this is a large batch of distinct tasks, not a task that reschedules itself. Raise maxTasks to at least 150, or leave it out: the default bound covers every task pending when the call starts"
+        )
+        #expect(!error.summary.contains("keep coming back"))
+        #expect(try dispatcher.runUntilIdle() == 50)  // nothing was lost
+    }
+
+    // MARK: - The clock under concurrent runs
+
+    @Test func advancesFromTwoThreadsNeverLoseTimeOrSeeItRunBackwards() async throws {
+        let dispatcher = ManualDispatcher()
+        let group = DispatchGroup()
+        let failures = EventLog()
+        for _ in 0..<2 {
+            DispatchQueue.global().async(group: group) {
+                for _ in 0..<500 {
+                    do {
+                        try dispatcher.advance(by: .milliseconds(1))
+                    } catch {
+                        failures.record("\(error)")
+                    }
+                }
+            }
+        }
+        let finished = await withCheckedContinuation { continuation in
+            group.notify(queue: .global()) { continuation.resume(returning: true) }
+        }
+        #expect(finished)
+        #expect(failures.events.isEmpty)
+        #expect(dispatcher.now == .seconds(1))
+    }
+}
