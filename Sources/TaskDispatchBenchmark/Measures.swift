@@ -16,6 +16,8 @@ struct Configuration {
     /// At least this many tasks per repetition at small sizes: several fresh dispatchers, times summed.
     var minimumTasksPerRepetition: Int
     var memoryTasks: Int
+    /// Dispatch-and-cancel cycles, and as many dispatch-and-run cycles, for the resident-growth row.
+    var churnTasks: Int
     var listingTasks: Int
     /// Longest wait for one batch of production tasks before it counts as failed.
     var batchTimeout: Double
@@ -23,13 +25,13 @@ struct Configuration {
     static let quick = Configuration(
         name: "quick", repetitions: 3, dispatchTasks: 20_000, operationTasks: 5_000, operationWidths: [3],
         manualSizes: [1_000, 10_000, 100_000], minimumTasksPerRepetition: 20_000, memoryTasks: 1_000_000,
-        listingTasks: 100_000, batchTimeout: 20
+        churnTasks: 1_000_000, listingTasks: 100_000, batchTimeout: 20
     )
 
     static let full = Configuration(
         name: "full", repetitions: 5, dispatchTasks: 200_000, operationTasks: 50_000, operationWidths: [1, 3],
         manualSizes: [1_000, 10_000, 100_000, 1_000_000], minimumTasksPerRepetition: 200_000,
-        memoryTasks: 1_000_000, listingTasks: 100_000, batchTimeout: 120
+        memoryTasks: 1_000_000, churnTasks: 10_000_000, listingTasks: 100_000, batchTimeout: 120
     )
 }
 
@@ -152,144 +154,6 @@ func productionRows(_ configuration: Configuration) -> [Row] {
         } catch {
             rows.append(
                 .failure("OperationQueueDispatcher, width \(width)", size: formatCount(operationCount), "\(error)"))
-        }
-    }
-    return rows
-}
-
-// MARK: - ManualDispatcher
-
-/// Runs `body` on fresh state until at least `minimum` tasks were measured; returns nanoseconds per task.
-///
-/// `body(size)` returns the nanoseconds its measured part took for `size` tasks.
-func perTask(size: Int, minimum: Int, _ body: (Int) throws -> Double) rethrows -> Double {
-    let rounds = max(1, minimum / size)
-    var total = 0.0
-    for _ in 0..<rounds { total += try body(size) }
-    return total / Double(rounds * size)
-}
-
-func checkCount(_ counter: Counter, _ expected: Int) throws {
-    guard counter.value == expected else {
-        throw BenchmarkError(description: "ran \(counter.value) tasks of \(expected)")
-    }
-}
-
-/// Dispatch `size` immediate background tasks, then `runUntilIdle`.
-func manualImmediate(_ size: Int) throws -> Double {
-    let dispatcher = ManualDispatcher()
-    let counter = Counter()
-    let elapsed = try time {
-        for _ in 0..<size { dispatcher.background { counter.value &+= 1 } }
-        try dispatcher.runUntilIdle(maxTasks: size)
-    }
-    try checkCount(counter, size)
-    return elapsed
-}
-
-func floorImmediate(_ size: Int) throws -> Double {
-    let fifo = BareFIFO()
-    let counter = Counter()
-    let elapsed = time {
-        for _ in 0..<size { fifo.dispatch { counter.value &+= 1 } }
-        fifo.runAll()
-    }
-    try checkCount(counter, size)
-    return elapsed
-}
-
-/// Dispatch `size` background tasks with random delays up to 1 ms, then `advance(by: 1 ms)`.
-func manualDelayed(_ delays: [Int64]) throws -> Double {
-    let dispatcher = ManualDispatcher()
-    let counter = Counter()
-    let elapsed = try time {
-        for delay in delays { dispatcher.background(after: .nanoseconds(delay)) { counter.value &+= 1 } }
-        try dispatcher.advance(by: .milliseconds(1), maxTasks: delays.count)
-    }
-    try checkCount(counter, delays.count)
-    return elapsed
-}
-
-func floorDelayed(_ delays: [Int64]) throws -> Double {
-    let heap = BareHeap()
-    let counter = Counter()
-    let elapsed = time {
-        for delay in delays { heap.dispatch(after: delay) { counter.value &+= 1 } }
-        heap.advance(by: 1_000_000)
-    }
-    try checkCount(counter, delays.count)
-    return elapsed
-}
-
-/// Dispatch `size` tasks one by one in auto-drain mode: each runs before its dispatch returns.
-func manualAutoDrain(_ size: Int) throws -> Double {
-    let dispatcher = ManualDispatcher(autoDrain: true)
-    let counter = Counter()
-    let elapsed = time {
-        for _ in 0..<size { dispatcher.background { counter.value &+= 1 } }
-    }
-    try checkCount(counter, size)
-    return elapsed
-}
-
-func floorAutoDrain(_ size: Int) throws -> Double {
-    let fifo = BareFIFO()
-    let counter = Counter()
-    let elapsed = time {
-        for _ in 0..<size {
-            fifo.dispatch { counter.value &+= 1 }
-            fifo.runAll()
-        }
-    }
-    try checkCount(counter, size)
-    return elapsed
-}
-
-func manualRows(_ configuration: Configuration) -> [Row] {
-    var rows: [Row] = []
-    let minimum = configuration.minimumTasksPerRepetition
-    let repetitions = configuration.repetitions
-
-    typealias Measure = (Int) throws -> Double
-    let kinds: [(name: String, ours: Measure, floor: Measure, floorName: String)] = [
-        ("ManualDispatcher immediate: dispatch + runUntilIdle", manualImmediate, floorImmediate, "FIFO"),
-        (
-            "ManualDispatcher delayed (random ≤ 1 ms): dispatch + advance",
-            { try manualDelayed(randomDelays($0)) }, { try floorDelayed(randomDelays($0)) }, "heap"
-        ),
-        ("ManualDispatcher auto-drain: dispatch (runs at once)", manualAutoDrain, floorAutoDrain, "FIFO"),
-    ]
-    for kind in kinds {
-        var perSize: [(size: Int, ours: Double, floor: Double)] = []
-        for size in configuration.manualSizes {
-            progress("\(kind.name), \(formatCount(size))")
-            do {
-                let result = try compare(repetitions: repetitions) {
-                    try perTask(size: size, minimum: minimum, kind.ours)
-                } baseline: {
-                    try perTask(size: size, minimum: minimum, kind.floor)
-                }
-                perSize.append((size, result.ours, result.baseline))
-                rows.append(ratioRow(kind.name + " vs bare " + kind.floorName, size: size, result, target: 2.0))
-            } catch {
-                rows.append(.failure(kind.name, size: formatCount(size), "\(error)"))
-            }
-        }
-        if let first = perSize.first, let last = perSize.last, last.size > first.size {
-            let ours = last.ours / first.ours
-            let floor = last.floor / first.floor
-            let isAutoDrain = kind.name.contains("auto-drain")
-            rows.append(
-                Row(
-                    measure: "  scaling: per task at \(formatCount(last.size)) ÷ at \(formatCount(first.size))",
-                    size: "\(formatCount(last.size)) ÷ \(formatCount(first.size))",
-                    ours: String(format: "%.2f", ours),
-                    baseline: String(format: "%.2f (bare)", floor),
-                    ratio: nil,
-                    target: isAutoDrain ? "-" : "≤ 1.50",
-                    met: isAutoDrain ? nil : ours <= 1.5
-                )
-            )
         }
     }
     return rows
