@@ -105,7 +105,10 @@ private final class Witness: Sendable {}
         #expect(log.events.isEmpty)
         #expect(dispatcher.pendingCount == 1)
         let step = try #require(throws: ManualDispatcherError.self) { try dispatcher.runNext() }
-        #expect(step.summary.contains("1 delayed task never falls due, the first (\"overflow\" from TaskDispatchTestingTests/"))
+        #expect(
+            step.summary.contains(
+                "1 delayed task never falls due, the first (\"overflow\" from TaskDispatchTestingTests/")
+        )
         #expect(step.summary.contains("its delay reaches past the clock's range of about 292 years"))
     }
 

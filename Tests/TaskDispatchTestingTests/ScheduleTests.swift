@@ -16,7 +16,11 @@ import Testing
         return DispatchedTask(work, label: label, delay: delay, priority: priority, callSite: CallSite(line: line))
     }
 
-    private static func drainLabels(_ schedule: inout Schedule, scope: Schedule.Scope = .any, clock: Int64? = nil) -> [String] {
+    private static func drainLabels(
+        _ schedule: inout Schedule,
+        scope: Schedule.Scope = .any,
+        clock: Int64? = nil
+    ) -> [String] {
         var labels: [String] = []
         while let step = schedule.next(in: scope, jumpingClockTo: clock) {
             labels.append(step.run.task.label ?? "-")
@@ -90,7 +94,9 @@ import Testing
         var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
         _ = schedule.accept(Self.task("far future", after: .seconds(1_000_000)))
         for index in 0..<100_000 {
-            let task = schedule.accept(Self.task("churn", index.isMultiple(of: 2) ? .foreground : .background, after: index.isMultiple(of: 3) ? .seconds(5) : .zero))
+            let context: TaskContext = index.isMultiple(of: 2) ? .foreground : .background
+            let task = schedule.accept(
+                Self.task("churn", context, after: index.isMultiple(of: 3) ? .seconds(5) : .zero))
             _ = schedule.cancel(task)
             #expect(schedule.staleEntries <= schedule.pendingCount + 1_024)
         }
@@ -185,7 +191,9 @@ import Testing
 
     @Test func aSnapshotListsTheEarliestFiftyInKeyOrder() {
         var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
-        for index in (0..<200).reversed() { _ = schedule.accept(Self.task("d\(index)", after: .seconds(Int64(index) + 1))) }
+        for index in (0..<200).reversed() {
+            _ = schedule.accept(Self.task("d\(index)", after: .seconds(Int64(index) + 1)))
+        }
         for index in 0..<30 { _ = schedule.accept(Self.task("f\(index)", .foreground)) }
         let snapshot = schedule.snapshot()
         #expect(snapshot.pendingCount == 230)
