@@ -96,6 +96,11 @@ extension TaskDispatcher {
     /// dispatcher.foreground(label: "show") { view.items = items }
     /// ```
     ///
+    /// To check inside `work` that it runs on the main actor, use `MainActor.assertIsolated()` or
+    /// `MainActor.assumeIsolated { }`, never `Thread.isMainThread`: under `swift test` on Linux the main queue,
+    /// and with it the main actor, is drained by a thread that is not the process's first thread, so
+    /// `Thread.isMainThread` reads `false` there in every dispatcher, even though the task runs on the main queue.
+    ///
     /// - Parameters:
     ///   - delay: The minimum wait before the work may run. Zero or negative means now.
     ///   - label: A short name shown in diagnostics.
