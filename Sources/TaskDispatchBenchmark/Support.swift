@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TaskDispatchTesting
 
 #if canImport(Darwin)
     import Darwin
@@ -73,24 +74,8 @@ final class Counter: @unchecked Sendable {
     var value = 0
 }
 
-/// SplitMix64, for reproducible random delays.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        self.state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// `count` delays in 1...1,000,000 ns, the same for every run.
+/// `count` delays in 1...1,000,000 ns, the same for every run (the generator `ManualDispatcher`'s random order
+/// uses).
 func randomDelays(_ count: Int) -> [Int64] {
     var generator = SplitMix64(seed: 42)
     return (0..<count).map { _ in Int64(generator.next() % 1_000_000) + 1 }

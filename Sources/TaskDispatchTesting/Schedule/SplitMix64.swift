@@ -1,12 +1,14 @@
 /// SplitMix64: a small, fast generator whose whole state is its seed, so a seed replays an order exactly.
-struct SplitMix64: Sendable {
+///
+/// `package`: the benchmark draws its reproducible delays from it too.
+package struct SplitMix64: Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         self.state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         self.state &+= 0x9E37_79B9_7F4A_7C15
         var z = self.state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
