@@ -59,6 +59,9 @@ public import TaskDispatch
 public final class ManualDispatcher: TaskDispatcher {
     let _state: LockedValue<_State>
 
+    /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
+    let registration: ManualDispatcherRegistry.Registration?
+
     /// The default bound on the number of tasks one call to a draining method may run.
     public static let defaultMaxTasks = 100_000
 
@@ -68,8 +71,18 @@ public final class ManualDispatcher: TaskDispatcher {
     ///   - order: How to choose among due tasks; ``Order/dispatch`` by default.
     ///   - autoDrain: Whether each dispatch runs the task at once (see ``isAutoDrainEnabled``).
     ///   - historyLimit: How many runs ``history`` keeps, most recent last; 0 (or a negative value) keeps none.
-    public init(order: Order = .dispatch, autoDrain: Bool = false, historyLimit: Int = 1_000) {
+    ///   - fileID: The creating file, reported by ``ManualDispatcherRegistry``; leave the default.
+    ///   - line: The creating line, reported by ``ManualDispatcherRegistry``; leave the default.
+    public init(
+        order: Order = .dispatch,
+        autoDrain: Bool = false,
+        historyLimit: Int = 1_000,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) {
         self._state = LockedValue(_State(order: order, autoDrain: autoDrain, historyLimit: Swift.max(0, historyLimit)))
+        self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
+        self.registration?.attach(self)
     }
 
     deinit {
@@ -81,6 +94,7 @@ public final class ManualDispatcher: TaskDispatcher {
                 + "ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n"
                 + tasks.prefix(50).map { "  \($0)\n" }.joined()
         }
+        self.registration?.dispatcherReleased(pendingTasksReport: report)
         if let report {
             _writeToStandardError(report)
         }
