@@ -3,13 +3,15 @@ import Foundation
 import TaskDispatch
 import TaskDispatchTesting
 
-/// Dispatchers that each break one rule of the contract on purpose, to prove that the contract check catches it.
+/// Dispatchers that each break one rule of the contract on purpose, to prove that the contract check catches it:
+/// the five of issue 13, and one that ignores delays.
 enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case runsInline
     case runsATaskTwice
     case dropsEvery100thTask
     case runsForegroundWorkOffTheMainThread
     case ignoresCancel
+    case ignoresDelays
 
     var description: String { self.rawValue }
 
@@ -21,6 +23,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .dropsEvery100thTask: .exactlyOnce
         case .runsForegroundWorkOffTheMainThread: .foregroundOnMainActorInOrder
         case .ignoresCancel: .cancellationIsAllOrNothing
+        case .ignoresDelays: .delayIsLowerBound
         }
     }
 
@@ -32,6 +35,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .dropsEvery100thTask: "never ran within"
         case .runsForegroundWorkOffTheMainThread: "ran off the main actor"
         case .ignoresCancel: "ran although cancel() had returned true"
+        case .ignoresDelays: "before its delay had passed"
         }
     }
 
@@ -42,6 +46,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .dropsEvery100thTask: DroppingDispatcher()
         case .runsForegroundWorkOffTheMainThread: OffMainDispatcher()
         case .ignoresCancel: CancelIgnoringDispatcher()
+        case .ignoresDelays: DelayIgnoringDispatcher()
         }
     }
 }
@@ -113,6 +118,17 @@ struct CancelIgnoringDispatcher: TaskDispatcher {
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
         return TaskHandle(id: UInt64(self.count.next()), canceller: self.canceller)
+    }
+}
+
+/// Forwards to a `QueueDispatcher` with every delay dropped.
+struct DelayIgnoringDispatcher: TaskDispatcher {
+    let base = QueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        var now = task
+        now.delay = .zero
+        return self.base.dispatch(now)
     }
 }
 

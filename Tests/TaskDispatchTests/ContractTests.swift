@@ -83,6 +83,13 @@ import Testing
         )
     }
 
+    @Test func anErrorFromTheFactoryPassesThroughUnchanged() async {
+        struct FactoryFailed: Error {}
+        await #expect(throws: FactoryFailed.self) {
+            try await DispatcherContract.check { throw FactoryFailed() }
+        }
+    }
+
     @Test func theCheckRunsOnlyTheRulesItIsGiven() async throws {
         // The inline dispatcher breaks only "never inline"; without that rule it passes.
         let rules = DispatcherContract.Rule.allCases.filter { $0 != .neverInline }
