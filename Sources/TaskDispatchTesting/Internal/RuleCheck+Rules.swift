@@ -46,7 +46,9 @@ extension RuleCheck {
             throw self.violation(
                 "\(self.log.describe(inline.task)) ran inline, inside dispatch(_:), on the caller's stack")
         }
-        if let early = runs.first(where: { !$0.dispatcherMovedOn }) {
+        // Only a run on the main actor can tell: a task run elsewhere (which breaks the foreground rule, checked
+        // next) races the dispatching code by nature.
+        if let early = runs.first(where: { $0.onMainActor && !$0.dispatcherMovedOn }) {
             throw self.violation(
                 "\(self.log.describe(early.task)) started before the dispatching code on the main actor had moved past its dispatch call"
             )
