@@ -31,10 +31,13 @@ import TaskDispatch
 ///
 /// ## Run time
 ///
-/// Every wait is bounded in real time by `timeLimitPerRule` (5 seconds by default), and never blocks a
-/// thread: a dispatcher that drops a task fails within that bound instead of hanging the test. A dispatcher
-/// that keeps the contract passes all rules in well under a second; the delays the check uses are at most
-/// 50 ms.
+/// Each rule's waits together are bounded in real time by `timeLimitPerRule` (5 seconds by default), and no
+/// wait blocks a thread: a dispatcher that drops a task fails within that bound instead of hanging the test,
+/// so the whole check ends within about `rules.count × timeLimitPerRule`. A dispatcher that keeps the
+/// contract passes all rules in well under a second; the delays the check uses are at most 50 ms.
+///
+/// The check runs off the main actor and needs the main actor free, as it is in any `async` test of Swift
+/// Testing or XCTest: foreground tasks run there, and it dispatches some tasks from there.
 ///
 /// ## What is not checked yet
 ///
@@ -47,7 +50,8 @@ public enum DispatcherContract {
     ///
     /// - Parameters:
     ///   - rules: The rules to check; all of them by default.
-    ///   - timeLimitPerRule: The real-time bound on each wait of each rule.
+    ///   - timeLimitPerRule: The real-time bound on the waits of each rule; zero or less ends every wait at
+    ///     once, so a task that has not run by then is reported as never run.
     ///   - fileID: The calling file, printed in a violation; leave the default.
     ///   - line: The calling line, printed in a violation; leave the default.
     ///   - makeSubject: Makes the dispatcher under test. Called once per rule.

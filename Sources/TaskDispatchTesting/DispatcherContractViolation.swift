@@ -5,8 +5,9 @@ public import TaskDispatch
 ///
 /// ```
 /// DispatcherContract: DroppingDispatcher broke the rule "exactly once" (checked at MyTests/MyTests.swift:9):
-/// task 99 (background, immediate) never ran within 5.0 s; 594 of 600 tasks ran. The rule: Each task accepted
-/// by dispatch(_:) runs at most once. … Fix the dispatcher, then run the check again.
+/// task 99 (background, immediate) never ran within the rule's time limit of 5000 ms (and 5 more, such as task
+/// 199); 494 of 500 tasks ran. The rule: Each task accepted by dispatch(_:) runs at most once. … Fix the
+/// dispatcher, then run the check again.
 /// ```
 public struct DispatcherContractViolation: Error, Sendable, CustomStringConvertible {
     /// The rule the dispatcher broke.

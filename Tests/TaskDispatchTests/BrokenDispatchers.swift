@@ -4,7 +4,7 @@ import TaskDispatch
 import TaskDispatchTesting
 
 /// Dispatchers that each break one rule of the contract on purpose, to prove that the contract check catches it:
-/// the five of issue 13, and one that ignores delays.
+/// the five of issue 13, one that ignores delays, and one whose `cancel()` always claims success.
 enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case runsInline
     case runsATaskTwice
@@ -12,6 +12,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case runsForegroundWorkOffTheMainThread
     case ignoresCancel
     case ignoresDelays
+    case cancelAlwaysSucceeds
 
     var description: String { self.rawValue }
 
@@ -24,6 +25,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .runsForegroundWorkOffTheMainThread: .foregroundOnMainActorInOrder
         case .ignoresCancel: .cancellationIsAllOrNothing
         case .ignoresDelays: .delayIsLowerBound
+        case .cancelAlwaysSucceeds: .cancellationIsAllOrNothing
         }
     }
 
@@ -36,6 +38,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .runsForegroundWorkOffTheMainThread: "ran off the main actor"
         case .ignoresCancel: "ran although cancel() had returned true"
         case .ignoresDelays: "before its delay had passed"
+        case .cancelAlwaysSucceeds: "cancel() returned true twice"
         }
     }
 
@@ -47,6 +50,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .runsForegroundWorkOffTheMainThread: OffMainDispatcher()
         case .ignoresCancel: CancelIgnoringDispatcher()
         case .ignoresDelays: DelayIgnoringDispatcher()
+        case .cancelAlwaysSucceeds: AlwaysCancellingDispatcher()
         }
     }
 }
@@ -129,6 +133,24 @@ struct DelayIgnoringDispatcher: TaskDispatcher {
         var now = task
         now.delay = .zero
         return self.base.dispatch(now)
+    }
+}
+
+/// Forwards to a `QueueDispatcher` and cancels through it, but its `cancel()` always claims success.
+struct AlwaysCancellingDispatcher: TaskDispatcher {
+    struct BoastingCanceller: TaskCancelling {
+        let base: TaskHandle
+        func cancelTask(id: UInt64) -> Bool {
+            self.base.cancel()
+            return true
+        }
+        func isTaskCancelled(id: UInt64) -> Bool { self.base.isCancelled }
+    }
+
+    let base = QueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        TaskHandle(id: 0, canceller: BoastingCanceller(base: self.base.dispatch(task)))
     }
 }
 

@@ -20,9 +20,19 @@ final class MovedOnFlag: Sendable {
 struct RuleCheck: Sendable {
     let rule: DispatcherContract.Rule
     let subject: DispatcherContract.Subject
+    /// The real-time bound on the whole rule: every wait of the rule ends by `deadline`.
     let timeLimit: Duration
+    let deadline: ContinuousClock.Instant
     let callSite: CallSite
     let log = ContractLog()
+
+    init(rule: DispatcherContract.Rule, subject: DispatcherContract.Subject, timeLimit: Duration, callSite: CallSite) {
+        self.rule = rule
+        self.subject = subject
+        self.timeLimit = timeLimit
+        self.deadline = ContinuousClock.now + timeLimit
+        self.callSite = callSite
+    }
 
     func run() async throws {
         switch self.rule {
@@ -82,16 +92,17 @@ struct RuleCheck: Sendable {
         try self.subject.advance?(duration)
     }
 
-    /// Waits, bounded by the time limit, for `indices` to start; throws a violation naming the first that did not.
+    /// Waits, until the rule's deadline at most, for `indices` to start; throws a violation naming the first that did not.
     func waitForStarts(of indices: [Int], reason: String = "") async throws(DispatcherContractViolation) {
-        guard await !self.log.waitForStarts(of: indices, timeLimit: self.timeLimit) else { return }
+        let remaining = self.deadline - ContinuousClock.now
+        guard await !self.log.waitForStarts(of: indices, timeLimit: remaining) else { return }
         let counts = self.log.runCounts
         let missing = indices.filter { counts[$0] == 0 }
         guard let first = missing.first else { return }
         let started = indices.count - missing.count
         let others = missing.count > 1 ? " (and \(missing.count - 1) more, such as task \(missing[1]))" : ""
         throw self.violation(
-            "\(self.log.describe(first)) never ran within \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
+            "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
         )
     }
 
