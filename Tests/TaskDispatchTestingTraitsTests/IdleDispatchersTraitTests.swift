@@ -105,6 +105,36 @@ import Testing
     }
 }
 
+/// The trait on a suite checks each test, and each case of a parameterized test, on its own.
+@Suite(.expectsLeftoverIssue, .verifiesIdleDispatchers)
+struct IdleDispatchersTraitOnASuiteTests {
+    @Test func aTestThatLeavesWorkIsReported() throws {
+        let expectation = try #require(LeftoverExpectation.current)
+        let (dispatcher, line) = (ManualDispatcher(), #line)
+        dispatcher.background(label: "suite leftover") {}
+        expectation.expect(label: "suite leftover", line: line)
+        expectation.keepAlive(dispatcher)
+    }
+
+    @Test func anIdleTestInTheSameSuiteIsNot() throws {
+        let dispatcher = ManualDispatcher()
+        dispatcher.background(label: "drained") {}
+        try dispatcher.runUntilIdle()
+    }
+
+    /// Random-order exploration: one case per seed, each checked alone; the seed is the failing case's argument.
+    @Test(arguments: 0..<8 as Range<UInt64>)
+    func eachRandomOrderSeedIsCheckedAlone(seed: UInt64) throws {
+        let dispatcher = ManualDispatcher(order: .random(seed: seed))
+        let log = Box<[String]>()
+        for name in ["a", "b", "c"] {
+            dispatcher.background(label: name) { log.update { ($0 ?? []) + [name] } }
+        }
+        try dispatcher.runUntilIdle()
+        #expect(log.value?.sorted() == ["a", "b", "c"])
+    }
+}
+
 /// Code under test that creates its own dispatcher.
 final class ServiceThatMakesItsOwnDispatcher: Sendable {
     static let creationLine = #line + 1
@@ -129,7 +159,9 @@ final class LeftoverExpectation: Sendable {
 }
 
 /// Wraps a test case in `withKnownIssue` that accepts only the idle issue its body announced, once.
-struct LeftoverExpectationTrait: TestTrait, TestScoping {
+struct LeftoverExpectationTrait: TestTrait, SuiteTrait, TestScoping {
+    var isRecursive: Bool { true }
+
     func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         testCase == nil ? nil : self
     }
