@@ -21,7 +21,7 @@ extension DispatcherContract {
 
         /// Foreground tasks run on the main actor, one at a time, in dispatch order among equal delays.
         ///
-        /// Checked with a burst of immediate foreground tasks, a burst with one equal delay, and a mix of delays
+        /// Checked with a burst of immediate foreground tasks, four bursts with one equal delay, and a mix of delays
         /// in which the later-due task is dispatched first: each group of equal delays must run in dispatch
         /// order, and every task on the main queue.
         case foregroundOnMainActorInOrder
