@@ -16,12 +16,19 @@ let package = Package(
     products: [
         .library(name: "TaskDispatch", targets: ["TaskDispatch"]),
         .library(name: "TaskDispatchTesting", targets: ["TaskDispatchTesting"]),
+        .library(name: "TaskDispatchTestingTraits", targets: ["TaskDispatchTestingTraits"]),
         .executable(name: "feed-demo", targets: ["FeedDemo"]),
         .executable(name: "task-dispatch-benchmark", targets: ["TaskDispatchBenchmark"]),
     ],
     targets: [
         .target(name: "TaskDispatch", swiftSettings: strictSettings),
         .target(name: "TaskDispatchTesting", dependencies: ["TaskDispatch"], swiftSettings: strictSettings),
+        // Imports Testing, which ships with the toolchain: no package dependency.
+        .target(
+            name: "TaskDispatchTestingTraits",
+            dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
         .target(name: "FeedExample", dependencies: ["TaskDispatch"], swiftSettings: strictSettings),
         .executableTarget(
             name: "FeedDemo",
@@ -42,6 +49,11 @@ let package = Package(
         .testTarget(
             name: "TaskDispatchTestingTests",
             dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "TaskDispatchTestingTraitsTests",
+            dependencies: ["TaskDispatch", "TaskDispatchTesting", "TaskDispatchTestingTraits"],
             swiftSettings: strictSettings
         ),
         .testTarget(

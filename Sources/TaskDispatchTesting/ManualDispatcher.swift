@@ -54,9 +54,15 @@ public import TaskDispatch
 /// need the main actor for a foreground task), so it throws ``ManualDispatcherError/Kind/concurrentRun``.
 ///
 /// Deinitializing a dispatcher that still holds tasks never crashes: it writes the pending tasks to
+/// standard error. A pending task whose closure captures an object that holds the dispatcher keeps the
+/// dispatcher alive, so end each test with ``verifyIdle()``, or put the `verifiesIdleDispatchers` trait from
+/// `TaskDispatchTestingTraits` on the suite.
 public final class ManualDispatcher: TaskDispatcher {
     /// The schedule, behind the lock every operation takes once.
     let monitor: Monitor<Schedule>
+
+    /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
+    let registration: ManualDispatcherRegistry.Registration?
 
     /// The default bound on the tasks a draining method may run beyond those pending when it is called.
     ///
@@ -71,22 +77,36 @@ public final class ManualDispatcher: TaskDispatcher {
     ///   - order: How to choose among due tasks; ``Order/dispatch`` by default.
     ///   - autoDrain: Whether each dispatch runs the task at once (see ``isAutoDrainEnabled``).
     ///   - historyLimit: How many runs ``history`` keeps, most recent last; 0 (or a negative value) keeps none.
-    public init(order: Order = .dispatch, autoDrain: Bool = false, historyLimit: Int = 1_000) {
+    ///   - fileID: The creating file, reported by ``ManualDispatcherRegistry``; leave the default.
+    ///   - line: The creating line, reported by ``ManualDispatcherRegistry``; leave the default.
+    public init(
+        order: Order = .dispatch,
+        autoDrain: Bool = false,
+        historyLimit: Int = 1_000,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) {
         self.monitor = Monitor(Schedule(order: order, autoDrain: autoDrain, historyLimit: historyLimit))
+        self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
+        self.registration?.attach(self)
     }
 
     deinit {
         let snapshot = self.monitor.withLock { schedule -> Snapshot? in
             schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil
         }
-        guard let snapshot else { return }
+        guard let snapshot else {
+            self.registration?.dispatcherReleased(pendingTasksReport: nil)
+            return
+        }
         let seed = snapshot.seed.map { " (random order seed \($0))" } ?? ""
         let listing = snapshot.pending.map { "  \(PendingTask($0, callSites: snapshot.callSites))\n" }.joined()
         let hidden = snapshot.pendingCount - snapshot.pending.count
         let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
-        writeToStandardError(
+        let report =
             "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); they never ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
-        )
+        self.registration?.dispatcherReleased(pendingTasksReport: report)
+        writeToStandardError(report)
     }
 
     // MARK: - Dispatching

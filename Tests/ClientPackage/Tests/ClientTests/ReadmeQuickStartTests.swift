@@ -1,6 +1,6 @@
+import TaskDispatchTesting
 // Only the imports the README's quick start shows for a test.
 import Testing
-import TaskDispatchTesting
 
 /// The service from the README's quick start, written as a user would, against the public API only.
 @MainActor

@@ -1,0 +1,83 @@
+public import TaskDispatch
+
+extension DispatcherContract {
+    /// A dispatcher under test, and how the check lets its time pass.
+    ///
+    /// A dispatcher that runs tasks on its own threads needs nothing else: ``realTime(_:)``. A test dispatcher
+    /// that holds tasks until the test runs them also needs a driver: ``manual(_:)`` for a ``ManualDispatcher``,
+    /// ``init(_:runsTasksInline:now:advance:)`` for a test dispatcher of your own.
+    ///
+    /// ```swift
+    /// try await DispatcherContract.check { .realTime(LoggingDispatcher(base: QueueDispatcher())) }
+    /// try await DispatcherContract.check { .manual(ManualDispatcher()) }
+    /// ```
+    public struct Subject: Sendable {
+        /// The dispatcher under test.
+        public let dispatcher: any TaskDispatcher
+
+        /// Whether the dispatcher runs tasks inside `dispatch(_:)` by design (as ``ManualDispatcher`` does in
+        /// auto-drain mode); the ``Rule/neverInline`` rule is then skipped.
+        public let runsTasksInline: Bool
+
+        /// The dispatcher's time since the subject was created.
+        let now: @Sendable () -> Duration
+
+        /// Lets `duration` of the dispatcher's time pass, running the tasks that fall due; `nil` when time
+        /// passes on its own.
+        let advance: (@Sendable (Duration) throws -> Void)?
+
+        /// Creates a subject with a driver: the check calls `advance` after it dispatches each batch of tasks.
+        ///
+        /// - Parameters:
+        ///   - dispatcher: The dispatcher under test.
+        ///   - runsTasksInline: Whether `dispatch(_:)` runs tasks at once by design; skips ``Rule/neverInline``.
+        ///   - now: The dispatcher's clock, read by the tasks to check that a delay is a lower bound.
+        ///   - advance: Lets the given duration of the dispatcher's time pass, running every task that falls
+        ///     due, including tasks those tasks dispatch. Called from a background thread, never inside a task.
+        public init(
+            _ dispatcher: any TaskDispatcher,
+            runsTasksInline: Bool = false,
+            now: @escaping @Sendable () -> Duration,
+            advance: @escaping @Sendable (Duration) throws -> Void
+        ) {
+            self.dispatcher = dispatcher
+            self.runsTasksInline = runsTasksInline
+            self.now = now
+            self.advance = advance
+        }
+
+        private init(realTime dispatcher: any TaskDispatcher) {
+            let clock = ContinuousClock()
+            let start = clock.now
+            self.dispatcher = dispatcher
+            self.runsTasksInline = false
+            self.now = { clock.now - start }
+            self.advance = nil
+        }
+
+        /// A dispatcher that runs its tasks on its own, in real time, such as `QueueDispatcher` or a decorator
+        /// around one.
+        ///
+        /// - Parameter dispatcher: The dispatcher under test.
+        /// - Returns: A subject measured on `ContinuousClock`.
+        public static func realTime(_ dispatcher: any TaskDispatcher) -> Subject {
+            Subject(realTime: dispatcher)
+        }
+
+        /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:maxTasks:)`` on its virtual clock.
+        ///
+        /// In auto-drain mode (``ManualDispatcher/isAutoDrainEnabled``) it runs tasks inside `dispatch(_:)` by
+        /// design, so ``Rule/neverInline`` is skipped.
+        ///
+        /// - Parameter dispatcher: The dispatcher under test.
+        /// - Returns: A subject measured on the dispatcher's virtual clock.
+        public static func manual(_ dispatcher: ManualDispatcher) -> Subject {
+            Subject(
+                dispatcher,
+                runsTasksInline: dispatcher.isAutoDrainEnabled,
+                now: { dispatcher.now },
+                advance: { duration in try dispatcher.advance(by: duration) }
+            )
+        }
+    }
+}

@@ -1,0 +1,43 @@
+public import TaskDispatch
+
+/// The error ``DispatcherContract/check(rules:timeLimitPerRule:fileID:line:_:)`` throws when a dispatcher
+/// breaks a rule of the `TaskDispatcher` contract: which rule, what was seen, and what the rule says.
+///
+/// ```
+/// DispatcherContract: DroppingDispatcher broke the rule "exactly once" (checked at MyTests/MyTests.swift:9):
+/// task 99 (background, immediate) never ran within the rule's time limit of 5000 ms (and 5 more, such as task
+/// 199); 494 of 500 tasks ran. The rule: Each task accepted by dispatch(_:) runs at most once. … Fix the
+/// dispatcher, then run the check again.
+/// ```
+public struct DispatcherContractViolation: Error, Sendable, CustomStringConvertible {
+    /// The rule the dispatcher broke.
+    public let rule: DispatcherContract.Rule
+
+    /// What the check saw, such as `"task 17 (background, immediate) ran 2 times"`.
+    public let evidence: String
+
+    /// The type of the dispatcher under test.
+    public let dispatcherType: String
+
+    /// Where the check was called.
+    public let callSite: CallSite
+
+    /// Creates a violation.
+    ///
+    /// - Parameters:
+    ///   - rule: The broken rule.
+    ///   - evidence: What the check saw.
+    ///   - dispatcherType: The type of the dispatcher under test.
+    ///   - callSite: Where the check was called.
+    public init(rule: DispatcherContract.Rule, evidence: String, dispatcherType: String, callSite: CallSite) {
+        self.rule = rule
+        self.evidence = evidence
+        self.dispatcherType = dispatcherType
+        self.callSite = callSite
+    }
+
+    /// The rule's name, the evidence, the rule's text, and what to do next, in one paragraph.
+    public var description: String {
+        "DispatcherContract: \(self.dispatcherType) broke the rule \"\(self.rule.name)\" (checked at \(self.callSite)): \(self.evidence). The rule: \(self.rule.text) Fix the dispatcher, then run the check again."
+    }
+}

@@ -1,0 +1,231 @@
+import TaskDispatch
+
+extension RuleCheck {
+    // MARK: - Exactly once
+
+    func checkExactlyOnce() async throws {
+        var indices: [Int] = []
+        for _ in 0..<300 { indices.append(self.dispatch(.background).index) }
+        for _ in 0..<100 { indices.append(self.dispatch(.foreground).index) }
+        for step in 0..<60 { indices.append(self.dispatch(.background, delay: .milliseconds(1 + step % 3)).index) }
+        for step in 0..<40 { indices.append(self.dispatch(.foreground, delay: .milliseconds(1 + step % 3)).index) }
+        try self.letTimePass(.milliseconds(3))
+        try await self.waitForStarts(of: indices)
+        try self.checkNoTaskRanTwice()
+        try await self.waitForLateRuns()
+        try self.checkNoTaskRanTwice()
+    }
+
+    // MARK: - Never inline
+
+    func checkNeverInline() async throws {
+        var indices: [Int] = []
+        InsideDispatch.$isSet.withValue(true) {
+            for _ in 0..<50 { indices.append(self.dispatch(.background).index) }
+            for _ in 0..<50 { indices.append(self.dispatch(.foreground).index) }
+        }
+        let fromMainActor = await MainActor.run { () -> [Int] in
+            var indices: [Int] = []
+            InsideDispatch.$isSet.withValue(true) {
+                for _ in 0..<10 {
+                    let movedOn = MovedOnFlag()
+                    indices.append(
+                        self.dispatch(.foreground, note: "dispatched from the main actor", movedOn: movedOn).index
+                    )
+                    movedOn.set()
+                    indices.append(self.dispatch(.background, note: "dispatched from the main actor").index)
+                }
+            }
+            return indices
+        }
+        indices += fromMainActor
+        try self.letTimePass(.zero)
+        try await self.waitForStarts(of: indices)
+        let runs = self.log.runs
+        if let inline = runs.first(where: \.inline) {
+            throw self.violation(
+                "\(self.log.describe(inline.task)) ran inline, inside dispatch(_:), on the caller's stack")
+        }
+        // Only a run on the main actor can tell: a task run elsewhere (which breaks the foreground rule, checked
+        // next) races the dispatching code by nature.
+        if let early = runs.first(where: { $0.onMainActor && !$0.dispatcherMovedOn }) {
+            throw self.violation(
+                "\(self.log.describe(early.task)) started before the dispatching code on the main actor had moved past its dispatch call"
+            )
+        }
+    }
+
+    // MARK: - Foreground on the main actor, in order
+
+    func checkForegroundOrder() async throws {
+        // Immediate tasks, dispatched in a burst from one thread.
+        let immediate = (0..<300).map { _ in self.dispatch(.foreground).index }
+        try self.letTimePass(.zero)
+        try await self.waitForStarts(of: immediate)
+        try self.checkOnMainActor()
+        try self.checkOrder(of: immediate, "immediate foreground tasks")
+
+        // Equal delays, dispatched in a burst; a few rounds, since a dispatcher that races its timers may keep the
+        // order in one round and break it in the next.
+        for round in 1...4 {
+            let equal = (0..<500).map { _ in self.dispatch(.foreground, delay: .milliseconds(20)).index }
+            try self.letTimePass(.milliseconds(20))
+            try await self.waitForStarts(of: equal)
+            try self.checkOnMainActor()
+            try self.checkOrder(
+                of: equal,
+                "foreground tasks with equal delays (20 ms) dispatched in a burst (round \(round) of 4)"
+            )
+        }
+
+        // A mix of delays, the later-due task dispatched first each time.
+        var later: [Int] = []
+        var sooner: [Int] = []
+        for _ in 0..<150 {
+            later.append(self.dispatch(.foreground, delay: .milliseconds(30)).index)
+            sooner.append(self.dispatch(.foreground, delay: .milliseconds(10)).index)
+        }
+        try self.letTimePass(.milliseconds(30))
+        try await self.waitForStarts(of: later + sooner)
+        try self.checkOnMainActor()
+        try self.checkOrder(of: sooner, "foreground tasks with a 10 ms delay, each dispatched after one with 30 ms")
+        try self.checkOrder(of: later, "foreground tasks with a 30 ms delay, each dispatched before one with 10 ms")
+        try self.checkNoTaskRanTwice()
+    }
+
+    private func checkOnMainActor() throws(DispatcherContractViolation) {
+        let offMain = self.log.runs.filter { !$0.onMainActor }
+        guard let first = offMain.first else { return }
+        throw self.violation(
+            "\(self.log.describe(first.task)) ran off the main actor (not on the main queue); \(offMain.count) foreground runs did"
+        )
+    }
+
+    /// Throws unless the first starts of `indices` came in dispatch order.
+    private func checkOrder(of indices: [Int], _ group: String) throws(DispatcherContractViolation) {
+        let members = Set(indices)
+        var seen = Set<Int>()
+        var order: [Int] = []
+        for run in self.log.runs where members.contains(run.task) && seen.insert(run.task).inserted {
+            order.append(run.task)
+        }
+        let expected = indices.sorted()
+        guard order != expected else { return }
+        let inversions = zip(order, order.dropFirst()).filter { $0 > $1 }.count
+        let position = zip(order, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+        throw self.violation(
+            "\(group) ran out of dispatch order: position \(position) ran \(self.log.describe(order[position])) where \(self.log.describe(expected[position])) was due; \(inversions) inversions in \(indices.count) tasks"
+        )
+    }
+
+    // MARK: - A delay is a lower bound
+
+    func checkDelayIsLowerBound() async throws {
+        let delays: [Duration] = [
+            .milliseconds(-50), .zero, .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50),
+        ]
+        var indices: [Int] = []
+        for delay in delays {
+            for _ in 0..<3 {
+                indices.append(self.dispatch(.background, delay: delay).index)
+                indices.append(self.dispatch(.foreground, delay: delay).index)
+            }
+        }
+        try self.letTimePass(.milliseconds(50))
+        try await self.waitForStarts(of: indices, reason: " (zero and negative delays mean as soon as possible)")
+        let tasks = self.log.tasks
+        for run in self.log.runs {
+            let task = tasks[run.task]
+            let waited = run.startTime - task.dispatchTime
+            guard task.delay > .zero, waited < task.delay else { continue }
+            throw self.violation(
+                "\(self.log.describe(run.task)) started \(waited.millisecondsText) after it was dispatched, before its delay had passed"
+            )
+        }
+    }
+
+    // MARK: - Cancellation is all or nothing
+
+    func checkCancellation() async throws {
+        try await self.checkCancellingBeforeTheStart()
+        try await self.checkCancellingRacingTheStart()
+        try await self.checkCancellingAfterTheRun()
+    }
+
+    /// Delayed tasks of both contexts, every other one cancelled before it is due.
+    private func checkCancellingBeforeTheStart() async throws {
+        var dispatched: [(index: Int, handle: TaskHandle)] = []
+        for _ in 0..<60 {
+            dispatched.append(self.dispatch(.background, delay: .milliseconds(30)))
+            dispatched.append(self.dispatch(.foreground, delay: .milliseconds(30)))
+        }
+        var cancelled: Set<Int> = []
+        for (offset, task) in dispatched.enumerated() where offset % 4 < 2 {
+            let first = task.handle.cancel()
+            let second = task.handle.cancel()
+            if second {
+                throw self.violation("cancel() returned true twice for \(self.log.describe(task.index))")
+            }
+            if task.handle.isCancelled != first {
+                throw self.violation(
+                    "isCancelled is \(task.handle.isCancelled) for \(self.log.describe(task.index)) after cancel() returned \(first)"
+                )
+            }
+            if first { cancelled.insert(task.index) }
+        }
+        // A foreground task with the same delay, dispatched after all of them, runs after every one of them that
+        // runs; waiting for it lets a cancelled task that still runs show itself.
+        let last = self.dispatch(.foreground, delay: .milliseconds(30), note: "dispatched last").index
+        try self.letTimePass(.milliseconds(30))
+        try await self.waitForStarts(of: dispatched.map(\.index).filter { !cancelled.contains($0) } + [last])
+        try await self.waitForLateRuns()
+        try self.checkCancelledTasksDidNotRun(cancelled)
+    }
+
+    /// Immediate background tasks, each cancelled right after its dispatch, racing its start.
+    private func checkCancellingRacingTheStart() async throws {
+        var expected: [Int] = []
+        var cancelled: Set<Int> = []
+        for _ in 0..<500 {
+            let task = self.dispatch(.background, note: "cancelled right after dispatch")
+            if task.handle.cancel() {
+                cancelled.insert(task.index)
+                if !task.handle.isCancelled {
+                    throw self.violation(
+                        "isCancelled is false for \(self.log.describe(task.index)) after cancel() returned true"
+                    )
+                }
+            } else {
+                expected.append(task.index)
+            }
+        }
+        try self.letTimePass(.zero)
+        try await self.waitForStarts(of: expected, reason: "; cancel() had returned false for each of them")
+        try await self.waitForLateRuns()
+        try self.checkCancelledTasksDidNotRun(cancelled)
+    }
+
+    /// A task that ran cannot be cancelled.
+    private func checkCancellingAfterTheRun() async throws {
+        let task = self.dispatch(.background, note: "cancelled after it ran")
+        try self.letTimePass(.zero)
+        try await self.waitForStarts(of: [task.index])
+        if task.handle.cancel() {
+            throw self.violation("cancel() returned true for \(self.log.describe(task.index)), which had already run")
+        }
+        if task.handle.isCancelled {
+            throw self.violation("isCancelled is true for \(self.log.describe(task.index)), which had already run")
+        }
+    }
+
+    private func checkCancelledTasksDidNotRun(_ cancelled: Set<Int>) throws(DispatcherContractViolation) {
+        try self.checkNoTaskRanTwice()
+        let counts = self.log.runCounts
+        let ran = cancelled.sorted().filter { counts[$0] > 0 }
+        guard let first = ran.first else { return }
+        throw self.violation(
+            "\(self.log.describe(first)) ran although cancel() had returned true; \(ran.count) of \(cancelled.count) cancelled tasks ran"
+        )
+    }
+}

@@ -1,0 +1,133 @@
+import TaskDispatch
+
+/// Set only while a contract check is inside a `dispatch` call. A task-local value is visible to code that runs
+/// synchronously inside `withValue`, and never to a Dispatch or OperationQueue thread, so a task sees it exactly
+/// when the dispatcher ran it on the caller's stack.
+enum InsideDispatch {
+    @TaskLocal static var isSet = false
+}
+
+/// A flag set by the dispatching code right after its `dispatch` call returns. `Sendable` through its lock.
+final class MovedOnFlag: Sendable {
+    private let state = LockedValue(false)
+
+    func set() { self.state.withLock { $0 = true } }
+    var isSet: Bool { self.state.withLock { $0 } }
+}
+
+/// The check of one rule against one dispatcher: dispatches recorded tasks, lets time pass, waits with a bound,
+/// and turns what it saw into a ``DispatcherContractViolation``.
+struct RuleCheck: Sendable {
+    let rule: DispatcherContract.Rule
+    let subject: DispatcherContract.Subject
+    /// The real-time bound on the whole rule: every wait of the rule ends by `deadline`.
+    let timeLimit: Duration
+    let deadline: ContinuousClock.Instant
+    let callSite: CallSite
+    let log = ContractLog()
+
+    init(rule: DispatcherContract.Rule, subject: DispatcherContract.Subject, timeLimit: Duration, callSite: CallSite) {
+        self.rule = rule
+        self.subject = subject
+        self.timeLimit = timeLimit
+        self.deadline = ContinuousClock.now + timeLimit
+        self.callSite = callSite
+    }
+
+    func run() async throws {
+        switch self.rule {
+        case .exactlyOnce: try await self.checkExactlyOnce()
+        case .neverInline: try await self.checkNeverInline()
+        case .foregroundOnMainActorInOrder: try await self.checkForegroundOrder()
+        case .delayIsLowerBound: try await self.checkDelayIsLowerBound()
+        case .cancellationIsAllOrNothing: try await self.checkCancellation()
+        }
+    }
+
+    // MARK: - Dispatching recorded tasks
+
+    /// Dispatches one recorded task and returns its number and handle.
+    ///
+    /// - Parameters:
+    ///   - context: Where the task runs.
+    ///   - delay: The task's delay.
+    ///   - note: A detail for the evidence.
+    ///   - movedOn: A flag the dispatching code sets after `dispatch` returns; the task records whether it was set.
+    ///   - body: Extra work the task does after recording its start.
+    /// - Returns: The task's number in the log, and the dispatcher's handle.
+    @discardableResult
+    func dispatch(
+        _ context: TaskContext,
+        delay: Duration = .zero,
+        note: String = "",
+        movedOn: MovedOnFlag? = nil,
+        body: (@Sendable () -> Void)? = nil
+    ) -> (index: Int, handle: TaskHandle) {
+        let log = self.log
+        let now = self.subject.now
+        let index = log.add(ContractTask(context: context, delay: delay, dispatchTime: now(), note: note))
+        let record: @Sendable () -> Void = {
+            log.record(
+                ContractRun(
+                    task: index,
+                    onMainActor: _MainActorExecution.isOnMainActor,
+                    inline: InsideDispatch.isSet,
+                    startTime: now(),
+                    dispatcherMovedOn: movedOn?.isSet ?? true
+                )
+            )
+            body?()
+        }
+        let work: DispatchedTask.Work =
+            switch context {
+            case .foreground: .foreground { record() }
+            case .background: .background { record() }
+            }
+        let task = DispatchedTask(work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
+        return (index, self.subject.dispatcher.dispatch(task))
+    }
+
+    /// Lets `duration` of a driven dispatcher's time pass; nothing for a dispatcher that runs tasks on its own.
+    func letTimePass(_ duration: Duration) throws {
+        try self.subject.advance?(duration)
+    }
+
+    /// Waits, until the rule's deadline at most, for `indices` to start; throws a violation naming the first that did not.
+    func waitForStarts(of indices: [Int], reason: String = "") async throws(DispatcherContractViolation) {
+        let remaining = self.deadline - ContinuousClock.now
+        guard await !self.log.waitForStarts(of: indices, timeLimit: remaining) else { return }
+        let counts = self.log.runCounts
+        let missing = indices.filter { counts[$0] == 0 }
+        guard let first = missing.first else { return }
+        let started = indices.count - missing.count
+        let others = missing.count > 1 ? " (and \(missing.count - 1) more, such as task \(missing[1]))" : ""
+        throw self.violation(
+            "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
+        )
+    }
+
+    /// Throws a violation for the first task that started more than once.
+    func checkNoTaskRanTwice() throws(DispatcherContractViolation) {
+        let counts = self.log.runCounts
+        guard let twice = counts.indices.first(where: { counts[$0] > 1 }) else { return }
+        throw self.violation("\(self.log.describe(twice)) ran \(counts[twice]) times")
+    }
+
+    /// Dispatches one immediate task of each context after everything else and waits for them, so that work the
+    /// dispatcher still runs late (a duplicate, a task it was told to cancel) has had its turn.
+    func waitForLateRuns() async throws {
+        let foreground = self.dispatch(.foreground, note: "dispatched last").index
+        let background = self.dispatch(.background, note: "dispatched last").index
+        try self.letTimePass(.zero)
+        try await self.waitForStarts(of: [foreground, background])
+    }
+
+    func violation(_ evidence: String) -> DispatcherContractViolation {
+        DispatcherContractViolation(
+            rule: self.rule,
+            evidence: evidence,
+            dispatcherType: String(describing: type(of: self.subject.dispatcher)),
+            callSite: self.callSite
+        )
+    }
+}

@@ -1,0 +1,201 @@
+public import TaskDispatch
+
+/// Collects every ``ManualDispatcher`` created while a scope runs, so a test can check at its end that each one
+/// is idle, including dispatchers that the code under test created itself.
+///
+/// Tracking is scoped by a task-local value, not a global: a dispatcher registers with the registry of the
+/// task that creates it (and of the tasks that task's child tasks and `Task {}` blocks inherit it), so tests
+/// that run in parallel never see each other's dispatchers. Scopes nest; a dispatcher registers with the
+/// innermost one only.
+///
+/// The registry holds each dispatcher weakly: it never keeps a dispatcher, or what its pending tasks capture,
+/// alive. A dispatcher released with pending tasks before the check hands its report to the registry as it
+/// goes, so the most common leak (a local dispatcher that dies with the test's scope) is still reported.
+///
+/// In Swift Testing, the `.verifiesIdleDispatchers` trait of the `TaskDispatchTestingTraits` module does all
+/// of this for you. In XCTest, or anywhere else, wrap the code yourself:
+///
+/// ```swift
+/// final class FeedModelTests: XCTestCase {
+///     private let dispatchers = ManualDispatcherRegistry()
+///
+///     override func invokeTest() {
+///         dispatchers.track { super.invokeTest() }           // tracks setUp, the test and tearDown
+///     }
+///
+///     override func tearDown() async throws {
+///         try dispatchers.verifyIdle()                         // fails the test with the creation line
+///     }
+/// }
+/// ```
+///
+/// For one dispatcher the test creates itself, a single line does: `addTeardownBlock { try dispatcher.verifyIdle() }`.
+public final class ManualDispatcherRegistry: Sendable {
+    /// The registry that dispatchers created in the current task register with.
+    @TaskLocal static var current: ManualDispatcherRegistry?
+
+    private let registrations: LockedValue<Registrations>
+
+    /// Creates an empty registry; it tracks nothing until ``track(_:)`` runs code with it.
+    public init() {
+        self.registrations = LockedValue(Registrations())
+    }
+
+    /// Runs `body`, registering with this registry every ``ManualDispatcher`` created inside it.
+    ///
+    /// Dispatchers created by code that `body` calls synchronously register too.
+    ///
+    /// - Parameter body: The code to track.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    public func track<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try Self.$current.withValue(self, operation: body)
+    }
+
+    /// Runs `body`, registering with this registry every ``ManualDispatcher`` created inside it, in its child
+    /// tasks, and in the unstructured tasks it creates.
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor `body` runs on; leave the default.
+    ///   - body: The code to track.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    public func track<Result>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        try await Self.$current.withValue(self, operation: body, isolation: isolation)
+    }
+
+    /// How many dispatchers registered with this registry so far.
+    public var createdCount: Int {
+        self.registrations.withLock { $0.createdCount }
+    }
+
+    /// One failure for each registered dispatcher that holds work: still alive with pending tasks (or an
+    /// unreported runaway auto-drain), or released with pending tasks. In creation order.
+    ///
+    /// A live dispatcher is checked with ``ManualDispatcher/verifyIdle()``, so a failure carries that error's
+    /// full text; checking consumes a deferred runaway error the way `verifyIdle()` does.
+    ///
+    /// - Returns: The failures, empty when every dispatcher is idle.
+    /// - Complexity: O(n) in the number of registered dispatchers, plus their pending tasks.
+    public func idleFailures() -> [IdleFailure] {
+        let registrations = self.registrations.withLock { $0.all }
+        return registrations.compactMap { $0.idleFailure() }
+    }
+
+    /// Throws the first of ``idleFailures()``, if any.
+    ///
+    /// Use it in an XCTest `tearDown`, where a thrown error fails the test.
+    ///
+    /// - Throws: ``IdleFailure`` for the first dispatcher, in creation order, that holds work.
+    public func verifyIdle() throws(IdleFailure) {
+        if let failure = self.idleFailures().first {
+            throw failure
+        }
+    }
+
+    /// Registers a dispatcher being created at `callSite`; called by ``ManualDispatcher/init(order:autoDrain:historyLimit:fileID:line:)``.
+    func register(createdAt callSite: CallSite) -> Registration {
+        let registration = Registration(createdAt: callSite)
+        self.registrations.withLock { $0.append(registration) }
+        return registration
+    }
+}
+
+extension ManualDispatcherRegistry {
+    /// A registered dispatcher that still holds work, and where it was created.
+    ///
+    /// ```
+    /// ManualDispatcher created at FeedTests/FeedTests.swift:12 still holds work at the end of the tracked scope:
+    /// ManualDispatcher: expected no pending tasks, but 1 task never ran. …
+    /// ```
+    public struct IdleFailure: Error, Sendable, CustomStringConvertible {
+        /// Where the dispatcher was created.
+        public let createdAt: CallSite
+
+        /// Whether the dispatcher was released, with pending tasks, before the check.
+        public let wasReleased: Bool
+
+        /// The creation site, then the dispatcher's full `verifyIdle()` error text (or, for a released
+        /// dispatcher, its release report).
+        public let description: String
+    }
+
+    /// One dispatcher's entry: where it was created, a weak reference to it, and its report if it was released
+    /// with pending tasks.
+    final class Registration: Sendable {
+        struct State: Sendable {
+            weak var dispatcher: ManualDispatcher?
+            var releasedReport: String?
+            var isReleased = false
+        }
+
+        let createdAt: CallSite
+        private let state = LockedValue(State())
+
+        init(createdAt: CallSite) {
+            self.createdAt = createdAt
+        }
+
+        /// Points the entry at its dispatcher, weakly; called once, at the end of the dispatcher's `init`.
+        func attach(_ dispatcher: ManualDispatcher) {
+            self.state.withLock { $0.dispatcher = dispatcher }
+        }
+
+        /// Records the release of the dispatcher and its pending-tasks report (`nil` when it was idle).
+        func dispatcherReleased(pendingTasksReport report: String?) {
+            self.state.withLock { state in
+                state.isReleased = true
+                state.releasedReport = report
+            }
+        }
+
+        /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
+        var isSettled: Bool {
+            self.state.withLock { $0.isReleased && $0.releasedReport == nil }
+        }
+
+        func idleFailure() -> IdleFailure? {
+            let (dispatcher, report) = self.state.withLock { ($0.dispatcher, $0.releasedReport) }
+            if let report {
+                return IdleFailure(
+                    createdAt: self.createdAt,
+                    wasReleased: true,
+                    description:
+                        "ManualDispatcher created at \(self.createdAt) was released with pending tasks before the end of the tracked scope: \(report)"
+                )
+            }
+            guard let dispatcher else { return nil }
+            do {
+                try dispatcher.verifyIdle()
+                return nil
+            } catch {
+                return IdleFailure(
+                    createdAt: self.createdAt,
+                    wasReleased: false,
+                    description:
+                        "ManualDispatcher created at \(self.createdAt) still holds work at the end of the tracked scope: \(error)"
+                )
+            }
+        }
+    }
+
+    /// The entries of one registry. Entries of dispatchers released idle are dropped as the list grows, so a
+    /// scope that creates many dispatchers holds memory in proportion to the ones that matter.
+    struct Registrations: Sendable {
+        private(set) var all: [Registration] = []
+        private(set) var createdCount = 0
+        private var compactionThreshold = 64
+
+        mutating func append(_ registration: Registration) {
+            self.createdCount += 1
+            if self.all.count >= self.compactionThreshold {
+                self.all.removeAll { $0.isSettled }
+                self.compactionThreshold = Swift.max(64, self.all.count * 2)
+            }
+            self.all.append(registration)
+        }
+    }
+}

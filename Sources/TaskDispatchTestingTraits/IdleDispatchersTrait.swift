@@ -1,0 +1,116 @@
+import TaskDispatch
+import TaskDispatchTesting
+public import Testing
+
+/// A Swift Testing trait that fails a test which leaves work in any `ManualDispatcher` created while it ran.
+///
+/// After the test body ends (returning or throwing), the trait checks every `ManualDispatcher` created during
+/// that test: by the test itself, by its fixtures, or by the code under test. For each one that still holds
+/// work it records an issue with the dispatcher's full `verifyIdle()` error text, at the source location where
+/// the dispatcher was created. A dispatcher released with pending tasks before the end is reported too.
+///
+/// ```swift
+/// import TaskDispatchTestingTraits
+///
+/// @Suite(.verifiesIdleDispatchers)
+/// struct FeedModelTests {
+///     @Test @MainActor func showsParsedItems() throws {
+///         let dispatcher = ManualDispatcher()            // an issue here if work is left behind
+///         let model = FeedModel(dispatcher: dispatcher)
+///         model.refresh()
+///         try dispatcher.runNextBackground()
+///         // forgot runNextForeground(): the trait records "ManualDispatcher created at
+///         // FeedTests/FeedModelTests.swift:6 still holds work at the end of the tracked scope: …"
+///     }
+/// }
+/// ```
+///
+/// On a suite it applies to every test in it, and to each case of a parameterized test separately. Tracking
+/// is scoped by a task-local value (through `ManualDispatcherRegistry`), so tests that run in parallel never
+/// see each other's dispatchers, and a dispatcher created in a child task or a `Task {}` of the test counts
+/// for that test. A dispatcher created on a thread the test does not own (a Dispatch queue, a detached task)
+/// is not tracked.
+///
+/// ## Random order
+///
+/// The trait takes no seed range: a parameterized test already runs one case per seed, in parallel, names
+/// the failing seed in its arguments, and re-runs one seed alone; the trait checks each case on its own.
+///
+/// ```swift
+/// @Test(.verifiesIdleDispatchers, arguments: 0..<20 as Range<UInt64>)
+/// func refreshIsOrderIndependent(seed: UInt64) throws {
+///     let dispatcher = ManualDispatcher(order: .random(seed: seed))
+///     // …
+/// }
+/// ```
+///
+/// ## XCTest
+///
+/// `ManualDispatcherRegistry` does the same without this module: override `invokeTest()` to run
+/// `super.invokeTest()` inside `registry.track { }`, and call `try registry.verifyIdle()` in `tearDown`.
+public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
+    /// Creates the trait; use ``Testing/Trait/verifiesIdleDispatchers`` instead.
+    public init() {}
+
+    /// `true`: on a suite, the trait applies to every test in it.
+    public var isRecursive: Bool {
+        true
+    }
+
+    /// Scopes each test case, never a whole suite or a whole parameterized test, so each case is checked
+    /// alone.
+    ///
+    /// - Parameters:
+    ///   - test: The test or suite the trait applies to.
+    ///   - testCase: The test case about to run, or `nil` for a suite or a whole test function.
+    /// - Returns: The trait for a test case, `nil` otherwise.
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil ? nil : self
+    }
+
+    /// Runs the test case while tracking the `ManualDispatcher`s it creates, then records an issue for each one
+    /// that still holds work.
+    ///
+    /// - Parameters:
+    ///   - test: The test that runs.
+    ///   - testCase: The test case that runs.
+    ///   - function: The test case's body.
+    /// - Throws: What the body throws, after the dispatchers were checked.
+    public func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let registry = ManualDispatcherRegistry()
+        do {
+            try await registry.track { try await function() }
+        } catch {
+            Self.recordIssues(of: registry)
+            throw error
+        }
+        Self.recordIssues(of: registry)
+    }
+
+    private static func recordIssues(of registry: ManualDispatcherRegistry) {
+        for failure in registry.idleFailures() {
+            let file = failure.createdAt.fileID.description
+            Issue.record(
+                Comment(rawValue: failure.description),
+                sourceLocation: SourceLocation(
+                    fileID: file, filePath: file, line: Int(failure.createdAt.line), column: 1)
+            )
+        }
+    }
+}
+
+extension Trait where Self == IdleDispatchersTrait {
+    /// Fails a test, or every test of a suite, that leaves work in a `ManualDispatcher` created while it ran.
+    ///
+    /// ```swift
+    /// @Test(.verifiesIdleDispatchers) func loadsTheFeed() throws { … }
+    /// @Suite(.verifiesIdleDispatchers) struct FeedTests { … }
+    /// ```
+    public static var verifiesIdleDispatchers: Self {
+        IdleDispatchersTrait()
+    }
+}

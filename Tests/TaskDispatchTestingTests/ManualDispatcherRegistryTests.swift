@@ -1,0 +1,130 @@
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+@Suite struct ManualDispatcherRegistryTests {
+    @Test func tracksDispatchersCreatedInsideTheScopeOnly() throws {
+        let registry = ManualDispatcherRegistry()
+        let outside = ManualDispatcher()
+        outside.background(label: "outside") {}
+        let inside = registry.track { ManualDispatcher() }
+        inside.background(label: "inside") {}
+        #expect(registry.createdCount == 1)
+        let failures = registry.idleFailures()
+        #expect(failures.count == 1)
+        #expect(failures.first?.description.contains("\"inside\"") == true)
+        #expect(failures.first?.description.contains("\"outside\"") == false)
+        try outside.runUntilIdle()
+        try inside.runUntilIdle()
+        #expect(registry.idleFailures().isEmpty)
+    }
+
+    @Test func aFailureNamesTheCreationLineAndCarriesTheFullVerifyIdleText() throws {
+        let registry = ManualDispatcherRegistry()
+        let (dispatcher, line) = registry.track { (ManualDispatcher(), #line) }
+        dispatcher.background(label: "parse") {}
+        let verifyIdleText = try #require(catchError { try dispatcher.verifyIdle() })
+        let failure = try #require(registry.idleFailures().first)
+        #expect(failure.createdAt == CallSite(fileID: #fileID, line: UInt(line)))
+        #expect(!failure.wasReleased)
+        #expect(
+            failure.description
+                == "ManualDispatcher created at TaskDispatchTestingTests/ManualDispatcherRegistryTests.swift:\(line) still holds work at the end of the tracked scope: \(verifyIdleText)"
+        )
+        #expect(throws: ManualDispatcherRegistry.IdleFailure.self) { try registry.verifyIdle() }
+        try dispatcher.runUntilIdle()
+        try registry.verifyIdle()
+    }
+
+    @Test func neverKeepsADispatcherAlive() {
+        let registry = ManualDispatcherRegistry()
+        weak var released: ManualDispatcher?
+        registry.track {
+            let dispatcher = ManualDispatcher()
+            released = dispatcher
+        }
+        #expect(released == nil)
+        #expect(registry.createdCount == 1)
+        #expect(registry.idleFailures().isEmpty)
+    }
+
+    @Test func aDispatcherReleasedWithPendingTasksLeavesItsReport() throws {
+        let registry = ManualDispatcherRegistry()
+        let line = registry.track { () -> Int in
+            let (dispatcher, line) = (ManualDispatcher(), #line)
+            dispatcher.background(label: "orphan") {}
+            return line
+        }
+        let failure = try #require(registry.idleFailures().first)
+        #expect(failure.wasReleased)
+        #expect(failure.createdAt.line == UInt(line))
+        #expect(failure.description.contains("was released with pending tasks"))
+        #expect(failure.description.contains("\"orphan\""))
+    }
+
+    @Test func childTasksAndUnstructuredTasksRegisterWithTheScope() async throws {
+        let registry = ManualDispatcherRegistry()
+        let dispatchers = await registry.track { () async -> [ManualDispatcher] in
+            async let child = ManualDispatcher()
+            let unstructured = await Task { ManualDispatcher() }.value
+            return [await child, unstructured]
+        }
+        #expect(registry.createdCount == 2)
+        for dispatcher in dispatchers { dispatcher.background {} }
+        #expect(registry.idleFailures().count == 2)
+        for dispatcher in dispatchers { try dispatcher.runUntilIdle() }
+    }
+
+    @Test func aDispatcherRegistersWithTheInnermostScopeOnly() throws {
+        let outer = ManualDispatcherRegistry()
+        let inner = ManualDispatcherRegistry()
+        let dispatchers = outer.track {
+            [ManualDispatcher(), inner.track { ManualDispatcher() }, ManualDispatcher()]
+        }
+        #expect(outer.createdCount == 2)
+        #expect(inner.createdCount == 1)
+        _ = dispatchers
+    }
+
+    @Test func parallelScopesNeverSeeEachOthersDispatchers() async throws {
+        let counts = await withTaskGroup(of: (Int, Int, Int).self) { group in
+            for index in 0..<32 {
+                group.addTask {
+                    let registry = ManualDispatcherRegistry()
+                    let dispatchers = await registry.track { () async -> [ManualDispatcher] in
+                        (0...index % 4).map { _ in ManualDispatcher() }
+                    }
+                    if index % 2 == 1 { dispatchers[0].background(label: "case \(index)") {} }
+                    return (index, registry.createdCount, registry.idleFailures().count)
+                }
+            }
+            var counts: [(Int, Int, Int)] = []
+            for await count in group { counts.append(count) }
+            return counts
+        }
+        #expect(counts.count == 32)
+        for (index, created, failures) in counts {
+            #expect(created == index % 4 + 1, "case \(index)")
+            #expect(failures == index % 2, "case \(index)")
+        }
+    }
+
+    @Test func tenThousandIdleDispatchersReportNothing() {
+        let registry = ManualDispatcherRegistry()
+        registry.track {
+            for _ in 0..<10_000 { _ = ManualDispatcher() }
+        }
+        #expect(registry.createdCount == 10_000)
+        #expect(registry.idleFailures().isEmpty)
+    }
+}
+
+/// The description of the error `body` throws, or `nil`.
+private func catchError(_ body: () throws -> Void) -> String? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return "\(error)"
+    }
+}

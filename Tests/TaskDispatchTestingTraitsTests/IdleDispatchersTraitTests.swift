@@ -1,0 +1,207 @@
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import TaskDispatchTestingTraits
+import Testing
+
+@Suite struct IdleDispatchersTraitTests {
+    @Test func aTestThatLeavesATaskPendingIsRecordedAtTheDispatchersCreationLine() async throws {
+        let test = try #require(Test.current)
+        let seen = Box<(line: Int, text: String)>()
+        let matched = Box<Int>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                let (dispatcher, line) = (ManualDispatcher(), #line)
+                dispatcher.background(label: "left behind") {}
+                do {
+                    try dispatcher.verifyIdle()
+                } catch {
+                    seen.set((line, "\(error)"))
+                }
+                seen.keepAlive(dispatcher)
+            }
+        } matching: { issue in
+            guard let expected = seen.value else { return false }
+            let text = issue.comments.map(\.rawValue).joined()
+            let isMatch =
+                issue.sourceLocation?.line == expected.line
+                && issue.sourceLocation?.fileID == "TaskDispatchTestingTraitsTests/IdleDispatchersTraitTests.swift"
+                && text
+                    == "ManualDispatcher created at TaskDispatchTestingTraitsTests/IdleDispatchersTraitTests.swift:\(expected.line) still holds work at the end of the tracked scope: \(expected.text)"
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+        #expect(seen.value?.text.contains("\"left behind\"") == true)
+    }
+
+    @Test func aDispatcherReleasedWithPendingWorkIsRecordedToo() async throws {
+        let test = try #require(Test.current)
+        let line = Box<Int>()
+        let matched = Box<Int>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                let (dispatcher, creationLine) = (ManualDispatcher(), #line)
+                line.set(creationLine)
+                dispatcher.foreground(label: "never shown") {}
+            }
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            let isMatch =
+                issue.sourceLocation?.line == line.value && text.contains("was released with pending tasks")
+                && text.contains("\"never shown\"")
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+    }
+
+    @Test func theBodysErrorIsRethrownAfterTheCheck() async throws {
+        let test = try #require(Test.current)
+        struct Expected: Error {}
+        await #expect(throws: Expected.self) {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                let dispatcher = ManualDispatcher()
+                dispatcher.background {}
+                try dispatcher.runUntilIdle()
+                throw Expected()
+            }
+        }
+    }
+
+    @Test(.verifiesIdleDispatchers)
+    func anIdleTestRecordsNothing() throws {
+        let dispatcher = ManualDispatcher()
+        let service = ServiceThatMakesItsOwnDispatcher()
+        dispatcher.background {}
+        service.start()
+        try dispatcher.runUntilIdle()
+        try service.dispatcher.runUntilIdle()
+    }
+
+    /// 64 cases in parallel, each under the real trait. Odd cases leave work: in a dispatcher they keep alive
+    /// (1 mod 4) or release (3 mod 4), or in one the code under test created in a child task (every 8th). The
+    /// outer trait turns exactly the expected issue (this case's label, at the creation line it reports) into a
+    /// known issue and counts it; any other issue fails the case.
+    @Test(.expectsLeftoverIssue, .verifiesIdleDispatchers, arguments: 0..<64)
+    func parallelTestsReportExactlyTheOnesThatLeaveWork(index: Int) async throws {
+        let expectation = try #require(LeftoverExpectation.current)
+        if index % 8 == 5 {
+            let service = await Task { ServiceThatMakesItsOwnDispatcher() }.value
+            service.start(label: "case-\(index)")
+            expectation.expect(label: "case-\(index)", line: ServiceThatMakesItsOwnDispatcher.creationLine)
+            expectation.keepAlive(service)
+            return
+        }
+        let (dispatcher, line) = (ManualDispatcher(), #line)
+        dispatcher.background(label: "case-\(index)") {}
+        dispatcher.foreground(after: .seconds(1), label: "case-\(index)") {}
+        if index % 2 == 0 {
+            try dispatcher.advance(by: .seconds(1))
+            return
+        }
+        expectation.expect(label: "case-\(index)", line: line)
+        if index % 4 == 1 { expectation.keepAlive(dispatcher) }
+    }
+}
+
+/// The trait on a suite checks each test, and each case of a parameterized test, on its own.
+@Suite(.expectsLeftoverIssue, .verifiesIdleDispatchers)
+struct IdleDispatchersTraitOnASuiteTests {
+    @Test func aTestThatLeavesWorkIsReported() throws {
+        let expectation = try #require(LeftoverExpectation.current)
+        let (dispatcher, line) = (ManualDispatcher(), #line)
+        dispatcher.background(label: "suite leftover") {}
+        expectation.expect(label: "suite leftover", line: line)
+        expectation.keepAlive(dispatcher)
+    }
+
+    @Test func anIdleTestInTheSameSuiteIsNot() throws {
+        let dispatcher = ManualDispatcher()
+        dispatcher.background(label: "drained") {}
+        try dispatcher.runUntilIdle()
+    }
+
+    /// Random-order exploration: one case per seed, each checked alone; the seed is the failing case's argument.
+    @Test(arguments: 0..<8 as Range<UInt64>)
+    func eachRandomOrderSeedIsCheckedAlone(seed: UInt64) throws {
+        let dispatcher = ManualDispatcher(order: .random(seed: seed))
+        let log = Box<[String]>()
+        for name in ["a", "b", "c"] {
+            dispatcher.background(label: name) { log.update { ($0 ?? []) + [name] } }
+        }
+        try dispatcher.runUntilIdle()
+        #expect(log.value?.sorted() == ["a", "b", "c"])
+    }
+}
+
+/// Code under test that creates its own dispatcher.
+final class ServiceThatMakesItsOwnDispatcher: Sendable {
+    static let creationLine = #line + 1
+    let dispatcher = ManualDispatcher()
+
+    func start(label: String = "service") {
+        self.dispatcher.background(label: label) {}
+    }
+}
+
+/// What one case of the parallel test expects the idle trait to report, set by the test body.
+final class LeftoverExpectation: Sendable {
+    @TaskLocal static var current: LeftoverExpectation?
+
+    private let state = Box<(label: String, line: Int)>()
+    private let kept = Box<[any Sendable]>()
+    let matched = Box<Int>()
+
+    func expect(label: String, line: Int) { self.state.set((label, line)) }
+    func keepAlive(_ value: any Sendable) { self.kept.update { ($0 ?? []) + [value] } }
+    var expected: (label: String, line: Int)? { self.state.value }
+}
+
+/// Wraps a test case in `withKnownIssue` that accepts only the idle issue its body announced, once.
+struct LeftoverExpectationTrait: TestTrait, SuiteTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil ? nil : self
+    }
+
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let expectation = LeftoverExpectation()
+        try await LeftoverExpectation.$current.withValue(expectation) {
+            try await withKnownIssue(isIntermittent: true) {
+                try await function()
+            } matching: { issue in
+                guard let expected = expectation.expected else { return false }
+                let text = issue.comments.map(\.rawValue).joined()
+                let isMatch =
+                    issue.sourceLocation?.line == expected.line && text.contains("\"\(expected.label)\"")
+                    && text.contains("ManualDispatcher created at")
+                if isMatch { expectation.matched.update { ($0 ?? 0) + 1 } }
+                return isMatch
+            }
+            let expectedCount = expectation.expected == nil ? 0 : 1
+            #expect(expectation.matched.value ?? 0 == expectedCount)
+        }
+    }
+}
+
+extension Trait where Self == LeftoverExpectationTrait {
+    static var expectsLeftoverIssue: Self { LeftoverExpectationTrait() }
+}
+
+/// A value shared between a test and the closures it hands out. `@unchecked Sendable`: `lock` guards `storage`.
+final class Box<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: Value?
+    private var retained: [AnyObject] = []
+
+    func set(_ value: Value) { self.lock.withLock { self.storage = value } }
+    func update(_ transform: (Value?) -> Value) { self.lock.withLock { self.storage = transform(self.storage) } }
+    func keepAlive(_ object: AnyObject) { self.lock.withLock { self.retained.append(object) } }
+    var value: Value? { self.lock.withLock { self.storage } }
+}

@@ -1,0 +1,61 @@
+import TaskDispatch
+import TaskDispatchTesting
+import XCTest
+
+/// The XCTest equivalent of the `.verifiesIdleDispatchers` trait: a registry around `invokeTest()`, checked in
+/// `tearDown`, with no XCTest import in the library.
+final class ManualDispatcherRegistryXCTests: XCTestCase {
+    private let dispatchers = ManualDispatcherRegistry()
+
+    override func invokeTest() {
+        self.dispatchers.track { super.invokeTest() }
+    }
+
+    override func tearDown() async throws {
+        try self.dispatchers.verifyIdle()
+        try await super.tearDown()
+    }
+
+    func testTracksTheDispatchersTheCodeUnderTestCreates() throws {
+        let model = ModelThatMakesItsOwnDispatcher()
+        model.load()
+        XCTAssertEqual(self.dispatchers.createdCount, 1)
+        XCTAssertEqual(self.dispatchers.idleFailures().count, 1)
+        try model.dispatcher.runUntilIdle()
+        // tearDown's verifyIdle() passes: the work ran.
+    }
+
+    func testAScopeWithWorkLeftBehindFailsWithTheCreationLine() throws {
+        let inner = ManualDispatcherRegistry()
+        let (dispatcher, line) = inner.track { (ManualDispatcher(), #line) }
+        dispatcher.background(label: "left behind") {}
+        XCTAssertThrowsError(try inner.verifyIdle()) { error in
+            let text = String(describing: error)
+            XCTAssert(text.contains("ManualDispatcherRegistryXCTests.swift:\(line) still holds work"), text)
+            XCTAssert(text.contains("\"left behind\""), text)
+        }
+        try dispatcher.runUntilIdle()
+    }
+
+    func testOneDispatcherNeedsOnlyATeardownBlock() {
+        let dispatcher = ManualDispatcher()
+        addTeardownBlock { try dispatcher.verifyIdle() }
+        dispatcher.background {}
+        XCTAssertEqual(dispatcher.pendingCount, 1)
+        XCTAssertNoThrow(try dispatcher.runUntilIdle())
+    }
+
+    func testTheContractCheckRunsFromXCTest() async throws {
+        try await DispatcherContract.check { .realTime(QueueDispatcher()) }
+        try await DispatcherContract.check { .manual(ManualDispatcher()) }
+    }
+}
+
+/// Code under test that creates its own dispatcher.
+final class ModelThatMakesItsOwnDispatcher: Sendable {
+    let dispatcher = ManualDispatcher()
+
+    func load() {
+        self.dispatcher.background(label: "load") {}
+    }
+}
