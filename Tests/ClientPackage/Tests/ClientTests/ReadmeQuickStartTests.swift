@@ -1,5 +1,5 @@
-import TaskDispatchTesting
 // Only the imports the README's quick start shows for a test.
+import TaskDispatchTesting
 import Testing
 
 /// The service from the README's quick start, written as a user would, against the public API only.
