@@ -145,6 +145,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         case concurrentRun
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
+        /// An async step or wait, such as ``ManualDispatcher/runNextBackground(waitingUpTo:)``, reached its
+        /// real-time limit before the work it waited for was dispatched.
+        case waitTimedOut(after: Duration)
     }
 
     /// What went wrong.

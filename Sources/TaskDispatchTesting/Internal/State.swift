@@ -75,6 +75,8 @@ struct _State: Sendable {
     var autoDrain: Bool
     var activeRun: _ActiveRun?
     var deferredError: ManualDispatcherError?
+    /// Tasks suspended in an async step or wait (ManualDispatcher+Waiting.swift); a dispatch wakes them.
+    var waiters = DispatchWaiters<WaitResumer>()
 
     init(order: ManualDispatcher.Order, autoDrain: Bool, historyLimit: Int) {
         self.order = order
