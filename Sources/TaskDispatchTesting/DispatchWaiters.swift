@@ -71,6 +71,12 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     private var waiters: [Waiter] = []
     private var lastID: UInt64 = 0
 
+    /// Called by the dispatcher, outside its lock, each time a waiter has registered.
+    ///
+    /// A seam for the package's own tests: to prove that a dispatch wakes a suspended waiter, a test must know
+    /// that the wait has begun before it dispatches, and there is no other way to know it without polling.
+    package var registrationObserver: (@Sendable () -> Void)?
+
     package init() {}
 
     /// Whether no task waits: the one check a dispatch makes when nobody waits.

@@ -127,6 +127,11 @@ extension ManualDispatcher {
         self._state.withLock { $0.waiters.count }
     }
 
+    /// Calls `observer` each time a wait registers and suspends; for the package's own tests.
+    package func observeWaiterRegistrations(_ observer: @escaping @Sendable () -> Void) {
+        self._state.withLock { $0.waiters.registrationObserver = observer }
+    }
+
     // MARK: - Machinery
 
     /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
@@ -191,12 +196,16 @@ extension ManualDispatcher {
         let state = self._state
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
-                let registered = state.withLock { state -> Bool in
-                    guard !condition.isMet(by: state.waitCounts) else { return false }
-                    state.waiters.add(id, waitingFor: condition, resumer: WaitResumer(continuation))
-                    return true
+                enum Registration {
+                    case conditionAlreadyMet
+                    case registered(observer: (@Sendable () -> Void)?)
                 }
-                guard registered else {
+                let registration = state.withLock { state -> Registration in
+                    guard !condition.isMet(by: state.waitCounts) else { return .conditionAlreadyMet }
+                    state.waiters.add(id, waitingFor: condition, resumer: WaitResumer(continuation))
+                    return .registered(observer: state.waiters.registrationObserver)
+                }
+                guard case .registered(let observer) = registration else {
                     continuation.resume(returning: .conditionMet)
                     return
                 }
@@ -210,6 +219,7 @@ extension ManualDispatcher {
                 DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
                     self?._state.withLock { $0.waiters.remove(id) }?.resume(.timedOut)
                 }
+                observer?()
             }
         } onCancel: {
             state.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
