@@ -242,6 +242,22 @@ import Testing
         try dispatcher.runUntilIdle()
     }
 
+    @Test func aWaitThatEndedKeepsNothingAliveUntilItsDeadline() async throws {
+        weak var released: ManualDispatcher?
+        do {
+            let dispatcher = ManualDispatcher()
+            released = dispatcher
+            // Called once the wait has registered and set its 600 s timer: the dispatch wakes it at once.
+            dispatcher.observeWaiterRegistrations { [weak dispatcher] in dispatcher?.background(label: "wake") {} }
+
+            try await dispatcher.runNextBackground(waitingUpTo: .seconds(600))
+
+            #expect(dispatcher.history.map(\.label) == ["wake"])
+            #expect(dispatcher.waiterCount == 0)
+        }
+        #expect(released == nil)  // the pending timer holds the dispatcher weakly
+    }
+
     // MARK: - Cancellation
 
     @Test func cancellingAWaitingStepThrowsCancellationErrorAndLeavesNothingBehind() async throws {
