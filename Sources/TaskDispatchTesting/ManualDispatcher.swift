@@ -95,14 +95,14 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let (sequence, drain, woken) = self._state.withLock { state -> (UInt64, Bool, [WaitResumer]) in
+        let (sequence, drain, woken) = self._state.withLock { state -> (UInt64, Bool, [WaitResumer]?) in
             let sequence = state.accept(task)
-            let woken = state.waiters.isEmpty ? [] : state.waitersToWake()  // async waits: ManualDispatcher+Waiting
+            let woken = state.waiters.isEmpty ? nil : state.waitersToWake()  // async waits: ManualDispatcher+Waiting
             guard state.autoDrain, state.activeRun == nil, state.hasDueTask else { return (sequence, false, woken) }
             state.activeRun = _ActiveRun(method: "auto-drain", thread: _currentThreadID())
             return (sequence, true, woken)
         }
-        WaitResumer.resumeAll(woken)
+        if let woken { WaitResumer.resumeAll(woken) }
         if drain {
             self._drainAutomatically()
         }
