@@ -126,6 +126,90 @@ public final class FeedModel {
         return await withCheckedContinuation { self.waiters.append($0) }
     }
 
+    // MARK: - Loading with Swift concurrency
+
+    /// Loads the feed with Swift concurrency, and returns how the load ended.
+    ///
+    /// The `async` sibling of ``load()``, with the same tasks, each awaited instead of chained by callbacks:
+    ///
+    /// 1. `"parse"` (background, through `runInBackground`): fetch and parse; the model waits, the main actor
+    ///    stays free.
+    /// 2. `"deliver"` (foreground, through `runOnMainActor`): publish ``title`` and ``items``, as a main-actor
+    ///    step of its own that a cancelled refresh never runs.
+    /// 3. Back in this method, on the main actor: set ``state`` to ``State/loaded`` (or ``State/failed(_:)``),
+    ///    resume the callers of ``finished()``, and return. A failed fetch is retried after the
+    ///    ``RetryPolicy``'s delay, as a `"retry"` task.
+    ///
+    /// ```swift
+    /// let state = await model.refresh()       // .loaded, .failed(error), or .idle when cancelled
+    /// ```
+    ///
+    /// Cancelling the calling task cancels the step that has not started and ends the load with
+    /// ``State/idle``; a step that started runs to the end. Calling it while a load is in progress joins that
+    /// load, like ``finished()``.
+    ///
+    /// In a test, start it in a task, step it, and await the task to see the end of the method:
+    ///
+    /// ```swift
+    /// let loading = Task { await model.refresh() }
+    /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))   // "parse"
+    /// try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))   // "deliver": items published
+    /// #expect(await loading.value == .loaded)                             // the code after the await ran
+    /// ```
+    ///
+    /// - Returns: The state the load ended in: ``State/loaded``, ``State/failed(_:)`` or ``State/idle``.
+    @discardableResult
+    public func refresh() async -> State {
+        if case .loading = self.state { return await self.finished() }
+        self.generation &+= 1
+        let generation = self.generation
+        let feedName = self.feedName
+        let source = self.source
+        var attempt = 1
+        var delay = Duration.zero
+        do {
+            while true {
+                self.state = .loading(attempt: attempt)
+                self.attempts = attempt
+                let outcome = try await self.dispatcher.runInBackground(
+                    after: delay,
+                    label: attempt == 1 ? "parse" : "retry"
+                ) {
+                    Self.fetchAndParse(feedName, from: source)
+                }
+                guard generation == self.generation else { return self.state }  // cancel() or another load took over
+                switch outcome {
+                case .parsed(let feed):
+                    try await self.dispatcher.runOnMainActor(label: "deliver") {
+                        guard generation == self.generation else { return }
+                        self.title = feed.title
+                        self.items = feed.items
+                    }
+                    guard generation == self.generation else { return self.state }
+                    self.finish(.loaded)
+                case .invalid(let reason):
+                    self.finish(.failed(.invalidFeed(feed: self.feedName, reason: reason)))
+                case .fetchFailed(let reason):
+                    guard let next = self.retryPolicy.delay(afterAttempt: attempt) else {
+                        self.finish(.failed(.unavailable(feed: self.feedName, attempts: attempt, reason: reason)))
+                        return self.state
+                    }
+                    attempt += 1
+                    delay = next
+                    continue
+                }
+                return self.state
+            }
+        } catch {
+            // Only `CancellationError` reaches here: the calling task was cancelled before a step started.
+            if generation == self.generation {
+                self.generation &+= 1
+                self.finish(.idle)
+            }
+            return self.state
+        }
+    }
+
     // MARK: - Steps
 
     /// Dispatches attempt `attempt`: fetch and parse in the background, then deliver on the main actor.

@@ -118,10 +118,12 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let (scheduled, drain) = self.monitor.withLock { schedule in
+        let (scheduled, drain, woken) = self.monitor.withLock { schedule in
             let scheduled = schedule.accept(task)
-            return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()))
+            let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()  // ManualDispatcher+Waiting
+            return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()), woken)
         }
+        if let woken { WaitResumer.resumeAll(woken) }
         if drain {
             self.drainAutomatically()
         }

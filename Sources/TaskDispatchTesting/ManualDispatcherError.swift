@@ -28,6 +28,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         case concurrentRun
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
+        /// An async step or wait, such as ``ManualDispatcher/runNextBackground(waitingUpTo:)``, reached its
+        /// real-time limit before the work it waited for was dispatched.
+        case waitTimedOut(after: Duration)
     }
 
     /// What went wrong.
@@ -141,6 +144,29 @@ extension ManualDispatcherError {
             return (
                 .conditionNotMet,
                 "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
+            )
+        case .dueTaskNotDispatched(let method, let scope, let limit):
+            let what =
+                switch scope {
+                case .foreground: "foreground task"
+                case .background: "background task"
+                case .any: "task"
+                }
+            return (
+                .waitTimedOut(after: limit),
+                "\(method) found no \(what) due within \(formatTime(limit.nanosecondsSaturated)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
+            )
+        case .pendingTasksNotReached(let method, let wanted, let context, let limit):
+            let found =
+                switch context {
+                case .foreground?: snapshot.pendingForeground
+                case .background?: snapshot.pendingCount - snapshot.pendingForeground
+                case nil: snapshot.pendingCount
+                }
+            let noun = context.map { "\($0) task" } ?? "task"
+            return (
+                .waitTimedOut(after: limit),
+                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time for \(count(wanted, "pending \(noun)")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
             )
         }
     }

@@ -15,6 +15,8 @@ struct Snapshot {
     var pendingCount: Int
     var dueForeground: Int
     var dueBackground: Int
+    /// Pending foreground tasks, due or waiting for the clock.
+    var pendingForeground: Int
     /// The most recent runs, oldest first.
     var recentRuns: [RunRecord]
     var callSites: [CallSite]
@@ -33,6 +35,8 @@ struct Failure {
         case pendingTasks
         case labelNotFound(method: String, label: String, ran: Int)
         case conditionNotMet(method: String, ran: Int)
+        case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
+        case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
     }
 
     var misuse: Misuse
@@ -60,6 +64,7 @@ extension Schedule {
             pendingCount: self.pendingCount,
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
+            pendingForeground: self.pendingCount(in: .foreground),
             recentRuns: (self.history.count - runs..<self.history.count).map { self.history[$0] },
             callSites: self.callSites.sites,
             seed: self.order.seed

@@ -52,6 +52,8 @@ struct Schedule {
     var claim: RunClaim?
     /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
     var deferredFailure: Failure?
+    /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.
+    var waiters = DispatchWaiters<WaitResumer>()
 
     init(order: ManualDispatcher.Order, autoDrain: Bool, historyLimit: Int) {
         self.order = order

@@ -1,0 +1,112 @@
+extension TaskDispatcher {
+    /// Runs `work` on a background thread through this dispatcher, and returns its result to the awaiting task.
+    ///
+    /// The awaitable form of ``background(priority:after:label:fileID:line:_:)``, named after `MainActor.run`:
+    /// it dispatches one background task with ``dispatch(_:)`` and suspends until that task has run. The
+    /// awaiting task then resumes on its own executor (the main actor, for a `@MainActor` caller).
+    ///
+    /// ```swift
+    /// @MainActor func refresh() async throws {
+    ///     let items = try await dispatcher.runInBackground(label: "parse") { try parse(data) }
+    ///     self.items = items                  // back on the main actor
+    /// }
+    /// ```
+    ///
+    /// With `ManualDispatcher` the task waits, like any other, until the test runs it, for instance with
+    /// `runNextBackground(waitingUpTo:)`.
+    ///
+    /// **Cancellation.** Cancelling the awaiting task cancels the dispatched task if it has not started, and
+    /// this method throws `CancellationError`; the closure never runs. A task that has started runs to the end,
+    /// and this method returns its result (or throws its error) even though the awaiting task is cancelled. A
+    /// call made from a task that is already cancelled dispatches nothing.
+    ///
+    /// - Parameters:
+    ///   - priority: How urgent the work is; mapped to a quality of service in production.
+    ///   - delay: The minimum wait before the work may run. Zero or negative means now.
+    ///   - label: A short name shown in diagnostics.
+    ///   - fileID: The dispatching file; leave the default.
+    ///   - line: The dispatching line; leave the default.
+    ///   - work: The work to run in the background.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
+    ///   work started.
+    public func runInBackground<Value: Sendable>(
+        priority: BackgroundPriority = .medium,
+        after delay: Duration = .zero,
+        label: String? = nil,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        try Task.checkCancellation()
+        let awaited = AwaitedDispatch<Value>()
+        let task = DispatchedTask(
+            .background { awaited.finish(Result { try work() }) },
+            label: label,
+            delay: delay,
+            priority: priority,
+            callSite: CallSite(fileID: fileID, line: line)
+        )
+        return try await self.awaitResult(of: task, through: awaited)
+    }
+
+    /// Runs `work` on the main actor through this dispatcher, and returns its result to the awaiting task.
+    ///
+    /// The awaitable form of ``foreground(after:label:fileID:line:_:)``, named after `MainActor.run`, with one
+    /// difference: `MainActor.run` hops to the main actor directly, while this method dispatches a foreground
+    /// task with ``dispatch(_:)``, so a test's `ManualDispatcher` holds it until the test runs it, and a
+    /// delay, a label and a call site come with it. The awaiting task resumes on its own executor once the
+    /// task has run: for a `@MainActor` caller that is a later turn of the main actor, not the task itself.
+    ///
+    /// ```swift
+    /// nonisolated func sync(_ store: Store, model: FeedModel) async throws {
+    ///     let feed = try await dispatcher.runInBackground(label: "parse") { try store.load() }
+    ///     try await dispatcher.runOnMainActor(label: "show") { model.show(feed) }
+    /// }
+    /// ```
+    ///
+    /// **Cancellation.** As for ``runInBackground(priority:after:label:fileID:line:_:)``: a task that has not
+    /// started is cancelled with the awaiting task and this method throws `CancellationError`; a task that
+    /// started runs to the end and its result is returned.
+    ///
+    /// - Parameters:
+    ///   - delay: The minimum wait before the work may run. Zero or negative means now.
+    ///   - label: A short name shown in diagnostics.
+    ///   - fileID: The dispatching file; leave the default.
+    ///   - line: The dispatching line; leave the default.
+    ///   - work: The work to run on the main actor.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
+    ///   work started.
+    public func runOnMainActor<Value: Sendable>(
+        after delay: Duration = .zero,
+        label: String? = nil,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        _ work: @escaping @MainActor @Sendable () throws -> Value
+    ) async throws -> Value {
+        try Task.checkCancellation()
+        let awaited = AwaitedDispatch<Value>()
+        let task = DispatchedTask(
+            .foreground { awaited.finish(Result { try work() }) },
+            label: label,
+            delay: delay,
+            callSite: CallSite(fileID: fileID, line: line)
+        )
+        return try await self.awaitResult(of: task, through: awaited)
+    }
+
+    /// Dispatches `task`, whose closure finishes `awaited`, and suspends until `awaited` is finished or cancelled.
+    private func awaitResult<Value: Sendable>(
+        of task: DispatchedTask,
+        through awaited: AwaitedDispatch<Value>
+    ) async throws -> Value {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                awaited.start(continuation) { self.dispatch(task) }
+            }
+        } onCancel: {
+            awaited.cancel()
+        }
+    }
+}

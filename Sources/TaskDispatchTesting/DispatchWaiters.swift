@@ -1,0 +1,124 @@
+package import TaskDispatch
+
+/// The tasks suspended in a ``ManualDispatcher`` wait, each with the condition it waits for.
+///
+/// A single-threaded value: the dispatcher keeps it in its state, under the lock that guards the queues, so a
+/// dispatch checks the waiters in the same critical section that records the task, and a waiter checks its
+/// condition and registers in one section too. Nothing can slip in between, so no dispatch is missed.
+///
+/// Whoever removes a waiter (a dispatch that meets its condition, its timer, its task's cancellation) owns its
+/// `Resumer` and resumes it once, after the lock is released.
+///
+/// - Complexity: Waits are few (one per test step in progress), so the waiters are kept in a plain array in
+///   registration order: O(w) per operation for w waiters, and a dispatch with no waiter checks only
+///   ``isEmpty``.
+package struct DispatchWaiters<Resumer: Sendable>: Sendable {
+    /// A waiter's identity, unique within one collection.
+    package struct ID: Hashable, Sendable {
+        let rawValue: UInt64
+    }
+
+    /// What a waiter waits for, checked against the dispatcher's ``Counts``.
+    package enum Condition: Sendable, Hashable {
+        /// A task due now in `context` (`nil`: in either context).
+        case dueTask(TaskContext?)
+        /// At least `count` pending tasks, due or delayed, in `context` (`nil`: in both together).
+        case pendingTasks(atLeast: Int, in: TaskContext?)
+
+        /// Whether `counts` meets the condition.
+        package func isMet(by counts: Counts) -> Bool {
+            switch self {
+            case .dueTask(.foreground?): counts.dueForeground > 0
+            case .dueTask(.background?): counts.dueBackground > 0
+            case .dueTask(nil): counts.dueForeground + counts.dueBackground > 0
+            case .pendingTasks(let count, let context): counts.pending(in: context) >= count
+            }
+        }
+    }
+
+    /// The numbers a condition is checked against: live tasks by context, due now or waiting for the clock.
+    package struct Counts: Sendable, Hashable {
+        package var dueForeground: Int
+        package var dueBackground: Int
+        package var delayedForeground: Int
+        package var delayedBackground: Int
+
+        package init(
+            dueForeground: Int = 0, dueBackground: Int = 0, delayedForeground: Int = 0, delayedBackground: Int = 0
+        ) {
+            self.dueForeground = dueForeground
+            self.dueBackground = dueBackground
+            self.delayedForeground = delayedForeground
+            self.delayedBackground = delayedBackground
+        }
+
+        /// Due and delayed tasks in `context`, or in both when `context` is `nil`.
+        package func pending(in context: TaskContext?) -> Int {
+            switch context {
+            case .foreground?: self.dueForeground + self.delayedForeground
+            case .background?: self.dueBackground + self.delayedBackground
+            case nil: self.dueForeground + self.delayedForeground + self.dueBackground + self.delayedBackground
+            }
+        }
+    }
+
+    private struct Waiter: Sendable {
+        var id: ID
+        var condition: Condition
+        var resumer: Resumer
+    }
+
+    private var waiters: [Waiter] = []
+    private var lastID: UInt64 = 0
+
+    /// Called by the dispatcher, outside its lock, each time a waiter has registered.
+    ///
+    /// A seam for the package's own tests: to prove that a dispatch wakes a suspended waiter, a test must know
+    /// that the wait has begun before it dispatches, and there is no other way to know it without polling.
+    package var registrationObserver: (@Sendable () -> Void)?
+
+    package init() {}
+
+    /// Whether no task waits: the one check a dispatch makes when nobody waits.
+    package var isEmpty: Bool { self.waiters.isEmpty }
+
+    /// The number of registered waiters.
+    package var count: Int { self.waiters.count }
+
+    /// A new identity, for a waiter whose cancellation handler must know it before it registers.
+    package mutating func makeID() -> ID {
+        self.lastID += 1
+        return ID(rawValue: self.lastID)
+    }
+
+    /// Registers a waiter for `condition`. The caller has just checked that `condition` does not hold yet, in
+    /// the same critical section.
+    ///
+    /// - Precondition: No waiter with identity `id` is registered.
+    package mutating func add(_ id: ID, waitingFor condition: Condition, resumer: Resumer) {
+        precondition(!self.waiters.contains { $0.id == id }, "waiter \(id.rawValue) registered twice")
+        self.waiters.append(Waiter(id: id, condition: condition, resumer: resumer))
+    }
+
+    /// Removes waiter `id` and returns its resumer, or `nil` if it is not registered (it was resumed already).
+    package mutating func remove(_ id: ID) -> Resumer? {
+        guard let index = self.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return self.waiters.remove(at: index).resumer
+    }
+
+    /// A dispatch happened and the dispatcher now holds `counts`: removes the waiters whose condition holds and
+    /// returns their resumers, oldest first, for the caller to resume once the lock is released.
+    package mutating func dispatchHappened(_ counts: Counts) -> [Resumer] {
+        var resumers: [Resumer] = []
+        var waiting: [Waiter] = []
+        for waiter in self.waiters {
+            if waiter.condition.isMet(by: counts) {
+                resumers.append(waiter.resumer)
+            } else {
+                waiting.append(waiter)
+            }
+        }
+        self.waiters = waiting
+        return resumers
+    }
+}

@@ -1,0 +1,280 @@
+import Dispatch
+public import TaskDispatch
+
+extension ManualDispatcher {
+    // MARK: - Stepping, waiting for work to arrive
+
+    /// Runs the next due background task, first waiting up to `limit` of real time for one to be dispatched.
+    ///
+    /// The async form of ``runNextBackground()``, for code under test that runs in a Swift task: when a
+    /// background task is due it runs at once, as ``runNextBackground()`` would; otherwise the call suspends
+    /// until the code under test dispatches one (the dispatch itself wakes it: nothing polls), then runs it.
+    /// A task dispatched before the call is never missed.
+    ///
+    /// ```swift
+    /// let loading = Task { await model.refresh() }      // the code under test, in its own task
+    /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))   // "parse"
+    /// #expect(model.items.isEmpty)
+    /// try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))   // "deliver"
+    /// #expect(await loading.value == .loaded)
+    /// ```
+    ///
+    /// `limit` is real time, not the virtual clock: it bounds a wait for another task to make progress, and
+    /// only the error path ever spends it. A delayed task does not fall due while the call waits; move the
+    /// clock with ``advance(by:maxTasks:)`` for that. The task runs on a thread of the global concurrent
+    /// executor, as an async function's body does. The rules for one run at a time are those of
+    /// ``runNextBackground()``.
+    ///
+    /// - Parameter limit: The longest real time to wait for a background task; zero or negative checks once.
+    /// - Returns: What ran.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
+    ///   none was due within `limit` (the message says what else is pending, with call sites),
+    ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun`` as the
+    ///   synchronous step does; `CancellationError` when the calling task is cancelled while it waits, which
+    ///   leaves nothing behind.
+    @discardableResult
+    public func runNextBackground(waitingUpTo limit: Duration) async throws -> TaskRun {
+        try await self.waitingStep(
+            "runNextBackground(waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))", .background, limit)
+    }
+
+    /// Runs the oldest due foreground task on the main actor, first waiting up to `limit` of real time for one
+    /// to be dispatched.
+    ///
+    /// The async form of ``runNextForeground()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
+    /// The task runs on the main actor before this method returns. A task that awaited it (with
+    /// `runOnMainActor`) resumes on its own executor afterwards, in a job of its own: to observe what that task
+    /// does after its `await`, await the task itself (`await loading.value`).
+    ///
+    /// - Parameter limit: The longest real time to wait for a foreground task; zero or negative checks once.
+    /// - Returns: What ran.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``,
+    ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun``; or
+    ///   `CancellationError` when the calling task is cancelled while it waits.
+    @discardableResult
+    public func runNextForeground(waitingUpTo limit: Duration) async throws -> TaskRun {
+        try await self.waitingStep(
+            "runNextForeground(waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))", .foreground, limit)
+    }
+
+    /// Runs the next due task of either context, first waiting up to `limit` of real time for one to be
+    /// dispatched.
+    ///
+    /// The async form of ``runNext()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
+    ///
+    /// - Parameter limit: The longest real time to wait for a task; zero or negative checks once.
+    /// - Returns: What ran.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``,
+    ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun``; or
+    ///   `CancellationError` when the calling task is cancelled while it waits.
+    @discardableResult
+    public func runNext(waitingUpTo limit: Duration) async throws -> TaskRun {
+        try await self.waitingStep("runNext(waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))", nil, limit)
+    }
+
+    // MARK: - Waiting without running
+
+    /// Suspends until at least `count` tasks are pending in `context`, waiting up to `limit` of real time.
+    ///
+    /// Use it to wait for the code under test, running in a Swift task, to reach a point, and then assert or
+    /// step: "the next dispatch" of an idle dispatcher is `waitForPendingTasks(1, …)`. The condition is a
+    /// level, not an edge: tasks dispatched before the call count, so a dispatch that happened just before it
+    /// is not missed. Pending means what ``pendingCount(in:)`` counts: due or delayed, not run, not cancelled.
+    ///
+    /// ```swift
+    /// let uploading = Task { try await uploader.uploadAll(files) }
+    /// try await dispatcher.waitForPendingTasks(3, in: .background, waitingUpTo: .seconds(10))
+    /// #expect(dispatcher.pendingTasks.map(\.label) == ["upload 1", "upload 2", "upload 3"])
+    /// ```
+    ///
+    /// It runs nothing, so it does not take part in the one-run-at-a-time rule. Another thread's run may
+    /// consume tasks between the wake-up and the caller's next line.
+    ///
+    /// - Parameters:
+    ///   - count: How many pending tasks to wait for; 1 by default. Zero or less returns at once.
+    ///   - context: The context to count, or `nil` (the default) to count both.
+    ///   - limit: The longest real time to wait; zero or negative checks once.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
+    ///   fewer tasks were pending at the end of `limit` (the message lists those that are); `CancellationError`
+    ///   when the calling task is cancelled while it waits, which leaves nothing behind.
+    public func waitForPendingTasks(
+        _ count: Int = 1,
+        in context: TaskContext? = nil,
+        waitingUpTo limit: Duration
+    ) async throws {
+        let place = context.map { ", in: .\($0)" } ?? ""
+        let method = "waitForPendingTasks(\(count)\(place), waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))"
+        let id = self.monitor.withLock { $0.waiters.makeID() }
+        switch await self.suspend(until: .pendingTasks(atLeast: count, in: context), id: id, limit: limit) {
+        case .conditionMet:
+            return
+        case .cancelled:
+            throw CancellationError()
+        case .timedOut:
+            let failure = self.monitor.withLock { schedule in
+                schedule.failure(
+                    .pendingTasksNotReached(method: method, count: count, context: context, limit: limit)
+                )
+            }
+            throw ManualDispatcherError(failure)
+        }
+    }
+
+    /// The number of calls suspended in a wait; for the package's own tests.
+    package var waiterCount: Int {
+        self.monitor.withLock { $0.waiters.count }
+    }
+
+    /// Calls `observer` each time a wait registers and suspends; for the package's own tests.
+    package func observeWaiterRegistrations(_ observer: @escaping @Sendable () -> Void) {
+        self.monitor.withLock { $0.waiters.registrationObserver = observer }
+    }
+
+    // MARK: - Machinery
+
+    /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
+    private func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration) async throws -> TaskRun {
+        let scope: Schedule.Scope =
+            switch context {
+            case .foreground?: .foreground
+            case .background?: .background
+            case nil: .any
+            }
+        let deadline = Self.deadline(after: limit)
+        let id = self.monitor.withLock { $0.waiters.makeID() }
+        while true {
+            try self.claimRun(method)
+            let taken = self.monitor.withLock { schedule -> (Schedule.Step, [CallSite])? in
+                schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
+            }
+            if let (step, callSites) = taken {
+                self.execute(step.work)
+                self.endRun()
+                return TaskRun(step.run, callSites: callSites)
+            }
+            self.endRun()
+            switch await self.suspend(until: .dueTask(context), id: id, deadline: deadline) {
+            case .conditionMet:
+                continue  // claim the run again and take the task, unless another run took it first
+            case .cancelled:
+                throw CancellationError()
+            case .timedOut:
+                let failure = self.monitor.withLock { schedule in
+                    schedule.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
+                }
+                throw ManualDispatcherError(failure)
+            }
+        }
+    }
+
+    private func suspend(
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        id: DispatchWaiters<WaitResumer>.ID,
+        limit: Duration
+    ) async -> WaitOutcome {
+        await self.suspend(until: condition, id: id, deadline: Self.deadline(after: limit))
+    }
+
+    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled.
+    ///
+    /// The condition is checked and the waiter registered in one critical section, the one a dispatch takes
+    /// to record its task, so a dispatch is either seen by the check or wakes the waiter. Whoever removes the
+    /// waiter (a dispatch, the timer, the cancellation handler, or this method when the task was cancelled
+    /// before it registered) resumes it, exactly once.
+    private func suspend(
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        id: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime
+    ) async -> WaitOutcome {
+        let monitor = self.monitor
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                enum Registration {
+                    case conditionAlreadyMet
+                    case registered(observer: (@Sendable () -> Void)?)
+                }
+                let registration = monitor.withLock { schedule -> Registration in
+                    guard !condition.isMet(by: schedule.waitCounts) else { return .conditionAlreadyMet }
+                    schedule.waiters.add(id, waitingFor: condition, resumer: WaitResumer(continuation))
+                    return .registered(observer: schedule.waiters.registrationObserver)
+                }
+                guard case .registered(let observer) = registration else {
+                    continuation.resume(returning: .conditionMet)
+                    return
+                }
+                // The cancellation handler runs at once if the task was cancelled before it was installed, or
+                // concurrently with this closure: one of the two sees the waiter registered.
+                if Task.isCancelled {
+                    monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
+                    return
+                }
+                // The timer holds the dispatcher weakly: a wait that ended keeps nothing alive until the deadline.
+                DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+                    self?.monitor.withLock { $0.waiters.remove(id) }?.resume(.timedOut)
+                }
+                observer?()
+            }
+        } onCancel: {
+            monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
+        }
+    }
+
+    /// `limit` from now as a Dispatch deadline; zero or negative is now, an absurd limit is forever.
+    private static func deadline(after limit: Duration) -> DispatchTime {
+        let nanoseconds = limit.nanosecondsSaturated
+        guard nanoseconds > 0 else { return .now() }
+        guard nanoseconds < 100 * 365 * 86_400 * 1_000_000_000 else { return .distantFuture }
+        return .now() + .nanoseconds(Int(nanoseconds))
+    }
+}
+
+/// How a suspended wait ended.
+enum WaitOutcome: Sendable {
+    /// A dispatch met the condition, or it held when the waiter came to register.
+    case conditionMet
+    /// The real-time limit passed first.
+    case timedOut
+    /// The waiting task was cancelled.
+    case cancelled
+}
+
+/// What a registered waiter is resumed through: its continuation.
+///
+/// Its timer is not cancelled when a dispatch or a cancellation resumes it first: when it fires, it finds the
+/// waiter gone and does nothing.
+struct WaitResumer: Sendable {
+    private let continuation: CheckedContinuation<WaitOutcome, Never>
+
+    init(_ continuation: CheckedContinuation<WaitOutcome, Never>) {
+        self.continuation = continuation
+    }
+
+    /// Resumes the waiting task. Call once, after removing the waiter, outside the lock.
+    func resume(_ outcome: WaitOutcome) {
+        self.continuation.resume(returning: outcome)
+    }
+
+    /// Resumes every waiter a dispatch woke.
+    static func resumeAll(_ resumers: [WaitResumer]) {
+        for resumer in resumers {
+            resumer.resume(.conditionMet)
+        }
+    }
+}
+
+extension Schedule {
+    /// The counts the waiters' conditions are checked against.
+    var waitCounts: DispatchWaiters<WaitResumer>.Counts {
+        DispatchWaiters.Counts(
+            dueForeground: self.dueForeground,
+            dueBackground: self.dueBackground,
+            delayedForeground: self.waitingForeground,
+            delayedBackground: self.waitingBackground
+        )
+    }
+
+    /// A task was just accepted: removes the waiters it satisfies, for the dispatch to resume after unlocking.
+    mutating func waitersToWake() -> [WaitResumer] {
+        self.waiters.dispatchHappened(self.waitCounts)
+    }
+}
