@@ -6,7 +6,7 @@ import Dispatch
 /// main actor) is drained by a thread that is not the process's main thread. A specific key set on the main
 /// queue is: `DispatchQueue.getSpecific` finds it exactly when the caller runs on the main queue, which is
 /// what main-actor isolation means here.
-package enum _MainActorExecution {
+package enum MainActorExecution {
     private static let key: DispatchSpecificKey<UInt8> = {
         let key = DispatchSpecificKey<UInt8>()
         DispatchQueue.main.setSpecific(key: key, value: 1)
@@ -32,3 +32,8 @@ package enum _MainActorExecution {
         }
     }
 }
+
+/// The former name of ``MainActorExecution``, kept until `TaskDispatchTesting` uses the new one.
+///
+/// Remove it when no module refers to it (the rename drops the leading underscore from a `package` name).
+package typealias _MainActorExecution = MainActorExecution
