@@ -1,20 +1,224 @@
 import Dispatch
+import Synchronization
 
-/// Counts background work a production dispatcher accepted and has not finished, so callers can wait for it.
-struct _BackgroundWorkTracker: Sendable {
-    let group = DispatchGroup()
+/// Counts the background tasks a production dispatcher accepted that have neither finished nor been
+/// cancelled, and wakes whoever waits for that count to reach zero.
+///
+/// A task counts from the moment it is accepted until its work returns or its cancel succeeds, so a
+/// cancelled delayed task stops counting at once, not at its deadline. The count is one atomic add and one
+/// atomic subtract per task (``OutstandingWorkCounter``); the lock that guards the list of waiters is taken
+/// only by waiters, and by a task that brings the count to zero while someone waits.
+///
+/// Waking is conservative: a waiter is woken only while the count is zero, never while work it may be
+/// waiting for is outstanding. If new work arrives between the count reaching zero and the wake-up, the
+/// waiter waits for the next time the count reaches zero (or its timeout).
+final class BackgroundWorkTracker: Sendable {
+    private enum Waiter {
+        case thread(DispatchSemaphore)
+        case task(CheckedContinuation<Bool, Never>)
+
+        func resume(finished: Bool) {
+            switch self {
+            case .thread(let semaphore): semaphore.signal()
+            case .task(let continuation): continuation.resume(returning: finished)
+            }
+        }
+    }
+
+    private struct Waiters {
+        var nextID: UInt64 = 0
+        var waiting: [UInt64: Waiter] = [:]
+
+        mutating func makeID() -> UInt64 {
+            self.nextID &+= 1
+            return self.nextID
+        }
+    }
+
+    private let counter: any OutstandingWorkCounter
+    private let waiters = LockedValue(Waiters())
+
+    init() {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            self.counter = AtomicOutstandingWorkCounter()
+        } else {
+            self.counter = LockedOutstandingWorkCounter()
+        }
+    }
+
+    /// Counts one more outstanding task.
+    @inline(__always)
+    func taskAccepted() {
+        self.counter.increment()
+    }
+
+    /// Counts one task less; wakes the waiters if that was the last one.
+    @inline(__always)
+    func taskEnded() {
+        if self.counter.decrementReachingZeroWhileWaited() {
+            self.wakeWaitersIfIdle()
+        }
+    }
+
+    /// Blocks the calling thread until the count is zero or `timeout` passes.
+    ///
+    /// - Returns: `true` if the count reached zero, `false` if the timeout passed first.
+    func wait(timeout: Duration) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        guard let id = self.register(.thread(semaphore), cancelledIfTaskIsCancelled: false) else { return true }
+        if semaphore.wait(timeout: timeout.dispatchDeadline) == .success { return true }
+        // Timed out, unless a wake-up took the waiter off the list in the meantime: then it counts as woken.
+        return self.remove(id) == nil
+    }
+
+    /// Suspends until the count is zero, `timeout` passes, or (when `isCancellable`) the calling task is
+    /// cancelled. Blocks no thread.
+    ///
+    /// - Parameters:
+    ///   - timeout: How long to wait at most; `nil` waits without a limit.
+    ///   - isCancellable: Whether cancelling the calling task ends the wait (with `false`).
+    /// - Returns: `true` if the count reached zero, `false` if the timeout passed or the task was cancelled.
+    func finished(timeout: Duration?, isCancellable: Bool) async -> Bool {
+        let id = self.waiters.withLock { $0.makeID() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                guard self.register(.task(continuation), id: id, cancelledIfTaskIsCancelled: isCancellable) else {
+                    return
+                }
+                if let timeout {
+                    DispatchQueue.global().asyncAfter(deadline: timeout.dispatchDeadline) {
+                        self.remove(id)?.resume(finished: false)
+                    }
+                }
+            }
+        } onCancel: {
+            guard isCancellable else { return }
+            // If the waiter has not registered yet, registering sees `Task.isCancelled` (set before this
+            // handler runs) under the same lock, and does not wait.
+            self.remove(id)?.resume(finished: false)
+        }
+    }
+
+    /// Adds `waiter` to the list unless the count is already zero; returns its identifier, or `nil` when the
+    /// count was zero (the waiter was not added and need not wait).
+    private func register(_ waiter: Waiter, cancelledIfTaskIsCancelled: Bool) -> UInt64? {
+        let id = self.waiters.withLock { $0.makeID() }
+        return self.register(waiter, id: id, cancelledIfTaskIsCancelled: cancelledIfTaskIsCancelled) ? id : nil
+    }
+
+    /// Adds `waiter` under `id` and returns `true`, or resumes it at once and returns `false` when the count is
+    /// zero (with `true`) or the task it belongs to was cancelled already (with `false`).
+    private func register(_ waiter: Waiter, id: UInt64, cancelledIfTaskIsCancelled: Bool) -> Bool {
+        enum Outcome { case waits, finished, cancelled }
+        let outcome = self.waiters.withLock { waiters -> Outcome in
+            if cancelledIfTaskIsCancelled && Task.isCancelled { return .cancelled }
+            waiters.waiting[id] = waiter
+            // Publish "someone waits" before reading the count: a task that brings the count to zero after
+            // this read sees the flag and wakes the list (both sides are sequentially consistent).
+            self.counter.setWaited(true)
+            guard self.counter.isZero else { return .waits }
+            waiters.waiting[id] = nil
+            if waiters.waiting.isEmpty { self.counter.setWaited(false) }
+            return .finished
+        }
+        switch outcome {
+        case .waits:
+            return true
+        case .finished:
+            if case .task = waiter { waiter.resume(finished: true) }
+            return false
+        case .cancelled:
+            waiter.resume(finished: false)
+            return false
+        }
+    }
+
+    /// Takes waiter `id` off the list; `nil` if a wake-up (or a cancel) took it first.
+    private func remove(_ id: UInt64) -> Waiter? {
+        self.waiters.withLock { waiters in
+            let waiter = waiters.waiting.removeValue(forKey: id)
+            if waiters.waiting.isEmpty { self.counter.setWaited(false) }
+            return waiter
+        }
+    }
+
+    private func wakeWaitersIfIdle() {
+        let woken = self.waiters.withLock { waiters -> [Waiter] in
+            guard self.counter.isZero, !waiters.waiting.isEmpty else { return [] }
+            let woken = Array(waiters.waiting.values)
+            waiters.waiting.removeAll()
+            self.counter.setWaited(false)
+            return woken
+        }
+        for waiter in woken { waiter.resume(finished: true) }
+    }
+}
+
+/// The count of outstanding background tasks and a "someone waits" flag.
+///
+/// Both are read and written with sequentially consistent ordering: a waiter sets the flag and then reads
+/// the count; a finishing task lowers the count and then reads the flag. So at least one of them sees the
+/// other's write, and a waiter is never left waiting for a count that already reached zero.
+protocol OutstandingWorkCounter: AnyObject, Sendable {
+    func increment()
+    /// Lowers the count by one; returns whether it reached zero while the flag said someone waits.
+    func decrementReachingZeroWhileWaited() -> Bool
+    var isZero: Bool { get }
+    func setWaited(_ isWaited: Bool)
+}
+
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class AtomicOutstandingWorkCounter: OutstandingWorkCounter {
+    private let count = Atomic<Int>(0)
+    private let isWaited = Atomic<Bool>(false)
 
     init() {}
 
-    /// Waits until every tracked task has finished or was cancelled, or until `timeout` passes.
-    func wait(timeout: Duration) -> Bool {
-        self.group.wait(timeout: timeout._dispatchDeadline) == .success
+    func increment() {
+        self.count.wrappingAdd(1, ordering: .sequentiallyConsistent)
     }
 
-    /// Suspends until every tracked task has finished or was cancelled.
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            self.group.notify(queue: .global()) { continuation.resume() }
+    func decrementReachingZeroWhileWaited() -> Bool {
+        let remaining = self.count.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue
+        return remaining == 0 && self.isWaited.load(ordering: .sequentiallyConsistent)
+    }
+
+    var isZero: Bool {
+        self.count.load(ordering: .sequentiallyConsistent) == 0
+    }
+
+    func setWaited(_ isWaited: Bool) {
+        self.isWaited.store(isWaited, ordering: .sequentiallyConsistent)
+    }
+}
+
+/// The count behind the package's lock, for systems without `Synchronization.Atomic`.
+final class LockedOutstandingWorkCounter: OutstandingWorkCounter {
+    private struct State {
+        var count = 0
+        var isWaited = false
+    }
+
+    private let state = LockedValue(State())
+
+    init() {}
+
+    func increment() {
+        self.state.withLock { $0.count += 1 }
+    }
+
+    func decrementReachingZeroWhileWaited() -> Bool {
+        self.state.withLock { state in
+            state.count -= 1
+            return state.count == 0 && state.isWaited
         }
+    }
+
+    var isZero: Bool {
+        self.state.withLock { $0.count == 0 }
+    }
+
+    func setWaited(_ isWaited: Bool) {
+        self.state.withLock { $0.isWaited = isWaited }
     }
 }

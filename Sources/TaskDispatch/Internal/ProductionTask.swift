@@ -1,76 +1,97 @@
-import Dispatch
-
-/// One task accepted by a production dispatcher: its work and whether it started or was cancelled.
+/// What the task objects of both production dispatchers share: the work, the state that decides between
+/// running and cancelling, and the tracker of outstanding background work.
 ///
-/// The state and its lock share one allocation (a ``LockedValue``); this struct is the handle's canceller,
-/// stored inline in the handle's existential, so a dispatch allocates nothing more. `start()` and
-/// `cancelTask(id:)` both move the state out of `.pending` under the lock, so exactly one of them wins: a
-/// task runs completely or not at all.
-struct _ProductionTask: TaskCancelling {
-    enum State: Sendable {
-        case pending(DispatchedTask.Work)
-        case started
-        case cancelled
-    }
+/// A task leaves ``TaskState/pending`` by one compare-and-exchange, so exactly one of "run" and "cancel" wins
+/// and the task runs completely or not at all. The winner owns ``work`` from then on (the loser never touches
+/// it) and clears it, so a cancelled or finished task no longer keeps its closure's captures alive, and it
+/// settles the task's count in ``tracker``: at once when cancelling, after the work when running.
+protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
+    /// The closure; `nil` once claimed by the run or by the cancel that won.
+    var work: DispatchedTask.Work? { get set }
 
-    private let _state: LockedValue<State>
+    /// The tracker of the dispatcher's outstanding background work; `nil` for foreground tasks.
+    var tracker: BackgroundWorkTracker? { get }
 
-    init(_ work: DispatchedTask.Work) {
-        self._state = LockedValue(.pending(work))
-    }
+    /// Moves the state from `expected` to `desired` if it is `expected`; returns whether it did.
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool
 
-    /// Marks the task started and hands out its work, or returns `nil` if it was cancelled.
+    /// The current state.
+    func loadState() -> TaskState
+}
+
+extension ProductionTaskLifecycle {
+    /// Claims the task for running and hands out its work, or returns `nil` if it was cancelled.
     @inline(__always)
-    func start() -> DispatchedTask.Work? {
-        self._state.withLock { state in
-            guard case .pending(let work) = state else { return nil }
-            state = .started
-            return work
-        }
+    func claimWork() -> DispatchedTask.Work? {
+        guard self.exchangeState(.pending, for: .started) else { return nil }
+        let work = self.work
+        self.work = nil
+        return work
     }
 
-    /// Runs a background task unless it was cancelled.
+    /// Runs the task in its context unless it was cancelled. A foreground task must be run on the main queue.
     @inline(__always)
-    func runBackground() {
-        if case .background(let work) = self.start() {
+    func run() {
+        switch self.claimWork() {
+        case .background(let work)?:
             work()
-        }
-    }
-
-    /// Runs a foreground task unless it was cancelled. Call on the main queue only.
-    @inline(__always)
-    func runForeground() {
-        if case .foreground(let work) = self.start() {
+            self.tracker?.taskEnded()
+        case .foreground(let work)?:
             MainActor.assumeIsolated(work)
+        case nil:
+            return
         }
     }
 
-    /// Cancels the task if it is still pending; the identifier is unused (one state per task).
-    func cancelTask(id: UInt64) -> Bool {
-        self._state.withLock { state in
-            guard case .pending = state else { return false }
-            state = .cancelled
-            return true
-        }
+    /// Cancels the task if it is still pending: drops its work and stops counting it as outstanding.
+    ///
+    /// - Returns: `true` if the task will now never run.
+    @inline(__always)
+    func cancelIfPending() -> Bool {
+        guard self.exchangeState(.pending, for: .cancelled) else { return false }
+        self.work = nil
+        self.tracker?.taskEnded()
+        return true
     }
 
-    /// Whether the task was cancelled before it started.
+    /// Whether the task was cancelled before it started; the identifier is unused (one object per task).
     func isTaskCancelled(id: UInt64) -> Bool {
-        self._state.withLock { state in
-            if case .cancelled = state { return true }
-            return false
-        }
+        self.loadState() == .cancelled
     }
 }
 
-extension Duration {
-    /// The duration as a Dispatch deadline from now; zero or negative durations mean now.
-    var _dispatchDeadline: DispatchTime {
-        let (seconds, attoseconds) = self.components
-        guard seconds >= 0, self > .zero else { return .now() }
-        let maxSeconds = Int64(Int.max / 1_000_000_000) - 1
-        guard seconds < maxSeconds else { return .distantFuture }
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        return .now() + .nanoseconds(nanoseconds)
+/// One task accepted by ``QueueDispatcher``: its work and its state in one object, which is also the
+/// handle's canceller and the only thing the Dispatch block captures, so a dispatch allocates this object
+/// and Dispatch's block, nothing more (with ``AtomicTaskStateCell``).
+///
+/// `@unchecked Sendable` is sound: `cell` and `tracker` are immutable and themselves thread-safe; `work` is
+/// written by the dispatching thread before the task is published (to a queue, through Dispatch), and after
+/// that only by the single winner of the state exchange (see ``ProductionTaskLifecycle``).
+final class ProductionTask<Cell: TaskStateCell & ~Copyable>: ProductionTaskLifecycle, @unchecked Sendable {
+    private let cell: Cell
+    var work: DispatchedTask.Work?
+    let tracker: BackgroundWorkTracker?
+
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
+    @inline(__always)
+    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
+        self.cell = Cell()
+        self.work = work
+        self.tracker = tracker
+        tracker?.taskAccepted()
+    }
+
+    @inline(__always)
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
+        self.cell.exchange(expected, for: desired)
+    }
+
+    @inline(__always)
+    func loadState() -> TaskState {
+        self.cell.load()
+    }
+
+    func cancelTask(id: UInt64) -> Bool {
+        self.cancelIfPending()
     }
 }
