@@ -86,18 +86,18 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            self.enqueue(task, as: TaskOperation<AtomicTaskStateCell>.self)
+            self.enqueue(task, as: AtomicTaskOperation.self)
         } else {
-            self.enqueue(task, as: TaskOperation<LockedTaskStateCell>.self)
+            self.enqueue(task, as: LockedTaskOperation.self)
         }
     }
 
     @inline(__always)
-    private func enqueue<Cell: TaskStateCell & ~Copyable>(
+    private func enqueue<TaskOperation: Operation & ProductionTaskLifecycle>(
         _ task: DispatchedTask,
-        as _: TaskOperation<Cell>.Type
+        as _: TaskOperation.Type
     ) -> TaskHandle {
-        let operation: TaskOperation<Cell>
+        let operation: TaskOperation
         switch task.work {
         case .foreground:
             operation = TaskOperation(task.work, tracker: nil)
@@ -195,21 +195,22 @@ public enum DispatcherConfigurationError: Error, Sendable, Hashable, CustomStrin
 /// An operation that runs one dispatched task unless it was cancelled first: the work, its state and the
 /// operation in one object, which is also the handle's canceller.
 ///
-/// `@unchecked Sendable` is sound: `cell` and `tracker` are immutable and themselves thread-safe; `work` is
+/// The state is a `Synchronization.Atomic`; ``LockedTaskOperation`` is the same for systems without it (two
+/// concrete classes, not one generic class, so creating an operation needs no generic metadata).
+///
+/// `@unchecked Sendable` is sound: `state` and `tracker` are immutable and themselves thread-safe; `work` is
 /// written by the dispatching thread before the operation is added to a queue (which publishes it to the
 /// queue's threads), and after that only by the single winner of the state exchange (see
 /// ``ProductionTaskLifecycle``). The tracker is the dispatcher's: a background task counts in it from
 /// dispatch until its work returns or its cancel succeeds (``ProductionTaskLifecycle/run()``,
 /// ``ProductionTaskLifecycle/cancelIfPending()``), not until the queue starts or drops the operation.
-final class TaskOperation<Cell: TaskStateCell & ~Copyable>: Operation, ProductionTaskLifecycle, @unchecked Sendable {
-    private let cell: Cell
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
-    let tracker: BackgroundWorkTracker?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
 
-    /// Creates a pending operation; a background task counts in `tracker` from now until it ends or is
-    /// cancelled.
     init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
-        self.cell = Cell()
         self.work = work
         self.tracker = tracker
         super.init()
@@ -218,12 +219,12 @@ final class TaskOperation<Cell: TaskStateCell & ~Copyable>: Operation, Productio
 
     @inline(__always)
     func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
-        self.cell.exchange(expected, for: desired)
+        self.state.exchange(expected, for: desired)
     }
 
     @inline(__always)
     func loadState() -> TaskState {
-        self.cell.load()
+        self.state.load()
     }
 
     override func main() {
@@ -232,6 +233,40 @@ final class TaskOperation<Cell: TaskStateCell & ~Copyable>: Operation, Productio
 
     /// Cancels the task if it is still pending, and then its operation, so the queue finishes it without
     /// running it as soon as it would have started it.
+    func cancelTask(id: UInt64) -> Bool {
+        guard self.cancelIfPending() else { return false }
+        self.cancel()
+        return true
+    }
+}
+
+/// ``AtomicTaskOperation`` for systems without `Synchronization.Atomic` (before macOS 15 / iOS 18): the state
+/// sits behind the package's lock, in a second allocation. Same soundness argument.
+final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = LockedTaskStateCell()
+    var work: DispatchedTask.Work?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
+
+    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
+        self.work = work
+        self.tracker = tracker
+        super.init()
+        tracker?.taskAccepted()
+    }
+
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
+        self.state.exchange(expected, for: desired)
+    }
+
+    func loadState() -> TaskState {
+        self.state.load()
+    }
+
+    override func main() {
+        self.run()
+    }
+
+    /// Cancels the task if it is still pending, and then its operation (see ``AtomicTaskOperation``).
     func cancelTask(id: UInt64) -> Bool {
         guard self.cancelIfPending() else { return false }
         self.cancel()

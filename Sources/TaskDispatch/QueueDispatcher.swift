@@ -53,28 +53,25 @@ public struct QueueDispatcher: TaskDispatcher {
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            self.enqueue(task, as: ProductionTask<AtomicTaskStateCell>.self)
+            self.enqueue(task, as: AtomicProductionTask.self)
         } else {
-            self.enqueue(task, as: ProductionTask<LockedTaskStateCell>.self)
+            self.enqueue(task, as: LockedProductionTask.self)
         }
     }
 
     @inline(__always)
-    private func enqueue<Cell: TaskStateCell & ~Copyable>(
-        _ task: DispatchedTask,
-        as _: ProductionTask<Cell>.Type
-    ) -> TaskHandle {
-        let state: ProductionTask<Cell>
+    private func enqueue<Task: ProductionTaskLifecycle>(_ task: DispatchedTask, as _: Task.Type) -> TaskHandle {
+        let state: Task
         switch task.work {
         case .foreground:
-            state = ProductionTask(task.work, tracker: nil)
+            state = Task(task.work, tracker: nil)
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) { state.run() }
             } else {
                 DispatchQueue.main.async { state.run() }
             }
         case .background:
-            state = ProductionTask(task.work, tracker: self.tracker)
+            state = Task(task.work, tracker: self.tracker)
             let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
             if task.isDelayed {
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }

@@ -9,6 +9,14 @@ import Synchronization
 /// atomic subtract per task (``OutstandingWorkCounter``); the lock that guards the list of waiters is taken
 /// only by waiters, and by a task that brings the count to zero while someone waits.
 ///
+/// Tasks refer to their tracker without retaining it (`unowned(unsafe)`), which saves two contended
+/// reference-count operations per task. Instead the tracker keeps itself alive while any task counts: the
+/// task that raises the count from zero retains it, and the task that brings the count back to zero releases
+/// it, after its last use of the tracker. That is sound because a count is raised only by a dispatch, whose
+/// caller holds the dispatcher and with it the tracker, and only in the task's initializer, before the task
+/// can run or be cancelled; so every task that reads its tracker is counted, and a counted task keeps the
+/// count above zero, so the retain taken when it last left zero is still held.
+///
 /// Waking is conservative: a waiter is woken only while the count is zero, never while work it may be
 /// waiting for is outstanding. If new work arrives between the count reaching zero and the wake-up, the
 /// waiter waits for the next time the count reaches zero (or its timeout).
@@ -46,17 +54,26 @@ final class BackgroundWorkTracker: Sendable {
         }
     }
 
-    /// Counts one more outstanding task.
+    /// Counts one more outstanding task. Call only from the task's initializer, with the dispatcher held.
     @inline(__always)
     func taskAccepted() {
-        self.counter.increment()
+        if self.counter.incrementLeavingZero() {
+            _ = Unmanaged.passUnretained(self).retain()
+        }
     }
 
-    /// Counts one task less; wakes the waiters if that was the last one.
+    /// Counts one task less; wakes the waiters if that was the last one. The caller must not use the tracker
+    /// afterwards (this call may release it).
     @inline(__always)
     func taskEnded() {
-        if self.counter.decrementReachingZeroWhileWaited() {
+        switch self.counter.decrement() {
+        case .stillOutstanding:
+            return
+        case .reachedZero:
+            Unmanaged.passUnretained(self).release()
+        case .reachedZeroWhileWaited:
             self.wakeWaitersIfIdle()
+            Unmanaged.passUnretained(self).release()
         }
     }
 
@@ -160,11 +177,19 @@ final class BackgroundWorkTracker: Sendable {
 /// the count; a finishing task lowers the count and then reads the flag. So at least one of them sees the
 /// other's write, and a waiter is never left waiting for a count that already reached zero.
 protocol OutstandingWorkCounter: AnyObject, Sendable {
-    func increment()
-    /// Lowers the count by one; returns whether it reached zero while the flag said someone waits.
-    func decrementReachingZeroWhileWaited() -> Bool
+    /// Raises the count by one; returns whether it was zero.
+    func incrementLeavingZero() -> Bool
+    /// Lowers the count by one, and says whether it reached zero and whether the flag said someone waits.
+    func decrement() -> CountAfterDecrement
     var isZero: Bool { get }
     func setWaited(_ isWaited: Bool)
+}
+
+/// What lowering the count of outstanding work led to.
+enum CountAfterDecrement {
+    case stillOutstanding
+    case reachedZero
+    case reachedZeroWhileWaited
 }
 
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
@@ -174,13 +199,15 @@ final class AtomicOutstandingWorkCounter: OutstandingWorkCounter {
 
     init() {}
 
-    func increment() {
-        self.count.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    func incrementLeavingZero() -> Bool {
+        self.count.wrappingAdd(1, ordering: .sequentiallyConsistent).oldValue == 0
     }
 
-    func decrementReachingZeroWhileWaited() -> Bool {
-        let remaining = self.count.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue
-        return remaining == 0 && self.isWaited.load(ordering: .sequentiallyConsistent)
+    func decrement() -> CountAfterDecrement {
+        guard self.count.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue == 0 else {
+            return .stillOutstanding
+        }
+        return self.isWaited.load(ordering: .sequentiallyConsistent) ? .reachedZeroWhileWaited : .reachedZero
     }
 
     var isZero: Bool {
@@ -203,14 +230,18 @@ final class LockedOutstandingWorkCounter: OutstandingWorkCounter {
 
     init() {}
 
-    func increment() {
-        self.state.withLock { $0.count += 1 }
+    func incrementLeavingZero() -> Bool {
+        self.state.withLock { state in
+            state.count += 1
+            return state.count == 1
+        }
     }
 
-    func decrementReachingZeroWhileWaited() -> Bool {
+    func decrement() -> CountAfterDecrement {
         self.state.withLock { state in
             state.count -= 1
-            return state.count == 0 && state.isWaited
+            guard state.count == 0 else { return .stillOutstanding }
+            return state.isWaited ? .reachedZeroWhileWaited : .reachedZero
         }
     }
 

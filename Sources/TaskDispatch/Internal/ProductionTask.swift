@@ -6,10 +6,14 @@
 /// it) and clears it, so a cancelled or finished task no longer keeps its closure's captures alive, and it
 /// settles the task's count in ``tracker``: at once when cancelling, after the work when running.
 protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
+    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?)
+
     /// The closure; `nil` once claimed by the run or by the cancel that won.
     var work: DispatchedTask.Work? { get set }
 
-    /// The tracker of the dispatcher's outstanding background work; `nil` for foreground tasks.
+    /// The tracker of the dispatcher's outstanding background work, not retained (the tracker keeps itself
+    /// alive while this task counts, see ``BackgroundWorkTracker``); `nil` for foreground tasks.
     var tracker: BackgroundWorkTracker? { get }
 
     /// Moves the state from `expected` to `desired` if it is `expected`; returns whether it did.
@@ -37,7 +41,7 @@ extension ProductionTaskLifecycle {
             work()
             self.tracker?.taskEnded()
         case .foreground(let work)?:
-            MainActor.assumeIsolated(work)
+            MainActorExecution.runOnMainQueue(work)
         case nil:
             return
         }
@@ -62,20 +66,25 @@ extension ProductionTaskLifecycle {
 
 /// One task accepted by ``QueueDispatcher``: its work and its state in one object, which is also the
 /// handle's canceller and the only thing the Dispatch block captures, so a dispatch allocates this object
-/// and Dispatch's block, nothing more (with ``AtomicTaskStateCell``).
+/// and Dispatch's block, nothing more.
 ///
-/// `@unchecked Sendable` is sound: `cell` and `tracker` are immutable and themselves thread-safe; `work` is
+/// The state is a `Synchronization.Atomic`; ``LockedProductionTask`` is the same for systems without it. The
+/// two are separate concrete classes, not one generic class, so that allocating and destroying a task needs
+/// no generic metadata and no unspecialized value witnesses.
+///
+/// `@unchecked Sendable` is sound: `state` and `tracker` are immutable and themselves thread-safe (`tracker` is
+/// read only while this task counts in it, which keeps it alive); `work` is
 /// written by the dispatching thread before the task is published (to a queue, through Dispatch), and after
 /// that only by the single winner of the state exchange (see ``ProductionTaskLifecycle``).
-final class ProductionTask<Cell: TaskStateCell & ~Copyable>: ProductionTaskLifecycle, @unchecked Sendable {
-    private let cell: Cell
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
-    let tracker: BackgroundWorkTracker?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     @inline(__always)
     init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
-        self.cell = Cell()
         self.work = work
         self.tracker = tracker
         tracker?.taskAccepted()
@@ -83,12 +92,39 @@ final class ProductionTask<Cell: TaskStateCell & ~Copyable>: ProductionTaskLifec
 
     @inline(__always)
     func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
-        self.cell.exchange(expected, for: desired)
+        self.state.exchange(expected, for: desired)
     }
 
     @inline(__always)
     func loadState() -> TaskState {
-        self.cell.load()
+        self.state.load()
+    }
+
+    func cancelTask(id: UInt64) -> Bool {
+        self.cancelIfPending()
+    }
+}
+
+/// ``AtomicProductionTask`` for systems without `Synchronization.Atomic` (before macOS 15 / iOS 18): the
+/// state sits behind the package's lock, in a second allocation. Same soundness argument.
+final class LockedProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = LockedTaskStateCell()
+    var work: DispatchedTask.Work?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
+
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
+    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
+        self.work = work
+        self.tracker = tracker
+        tracker?.taskAccepted()
+    }
+
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
+        self.state.exchange(expected, for: desired)
+    }
+
+    func loadState() -> TaskState {
+        self.state.load()
     }
 
     func cancelTask(id: UInt64) -> Bool {

@@ -10,48 +10,35 @@ enum TaskState: UInt8, Sendable {
     case cancelled
 }
 
-/// The word that holds a task's ``TaskState`` and changes it with a compare-and-exchange.
-///
-/// Two implementations: ``AtomicTaskStateCell`` (`Synchronization.Atomic`, on Linux and from macOS 15 /
-/// iOS 18) and ``LockedTaskStateCell`` (the package's lock, for the older systems the package still deploys
-/// to). Dispatchers choose one with `#available` and are generic over it, so the hot path is specialized.
-protocol TaskStateCell: ~Copyable, Sendable {
-    /// A cell in ``TaskState/pending``.
-    init()
-
-    /// Moves the state from `expected` to `desired` if it is `expected`; returns whether it did.
-    func exchange(_ expected: TaskState, for desired: TaskState) -> Bool
-
-    /// The current state.
-    func load() -> TaskState
-}
-
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 extension TaskState: AtomicRepresentable {}
 
-/// A task state in a `Synchronization.Atomic`: no lock, no allocation of its own.
+/// A task's ``TaskState`` in a `Synchronization.Atomic`, changed by compare-and-exchange: no lock, no
+/// allocation of its own (it lives inline in the task object).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-struct AtomicTaskStateCell: TaskStateCell, ~Copyable {
+struct AtomicTaskStateCell: ~Copyable, Sendable {
     private let state = Atomic<TaskState>(.pending)
 
     init() {}
 
     // Acquiring-and-releasing: the winner of the exchange then reads (or clears) the task's work, which the
     // dispatching thread wrote before publishing the task.
+    /// Moves the state from `expected` to `desired` if it is `expected`; returns whether it did.
     @inline(__always)
     func exchange(_ expected: TaskState, for desired: TaskState) -> Bool {
         self.state.compareExchange(expected: expected, desired: desired, ordering: .acquiringAndReleasing).exchanged
     }
 
+    /// The current state.
     @inline(__always)
     func load() -> TaskState {
         self.state.load(ordering: .acquiring)
     }
 }
 
-/// A task state behind the package's lock, for systems without `Synchronization.Atomic` (before macOS 15 /
-/// iOS 18). It costs a second allocation per task (the lock and the state share one).
-struct LockedTaskStateCell: TaskStateCell {
+/// ``AtomicTaskStateCell`` behind the package's lock, for systems without `Synchronization.Atomic` (before
+/// macOS 15 / iOS 18). It costs a second allocation per task (the lock and the state share one).
+struct LockedTaskStateCell: Sendable {
     private let state = LockedValue(TaskState.pending)
 
     init() {}
