@@ -28,9 +28,8 @@ extension ProductionTaskLifecycle {
     @inline(__always)
     func claimWork() -> DispatchedTask.Work? {
         guard self.exchangeState(.pending, for: .started) else { return nil }
-        let work = self.work
-        self.work = nil
-        return work
+        // Moved out, not copied: no reference-count traffic, and the task no longer holds the closure.
+        return self.work.take()
     }
 
     /// Runs the task in its context unless it was cancelled. A foreground task must be run on the main queue.
