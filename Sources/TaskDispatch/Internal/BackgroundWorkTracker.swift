@@ -129,13 +129,13 @@ final class BackgroundWorkTracker: Sendable {
         enum Outcome { case waits, finished, cancelled }
         let outcome = self.waiters.withLock { waiters -> Outcome in
             if cancelledIfTaskIsCancelled && Task.isCancelled { return .cancelled }
-            waiters.waiting[id] = waiter
-            // Publish "someone waits" before reading the count: a task that brings the count to zero after
-            // this read sees the flag and wakes the list (both sides are sequentially consistent).
-            self.counter.setWaited(true)
-            guard self.counter.isZero else { return .waits }
-            waiters.waiting[id] = nil
-            if waiters.waiting.isEmpty { self.counter.setWaited(false) }
+            // Set "someone waits" and read the count in one atomic step: a task that brings the count to zero
+            // afterwards sees the flag and wakes the list.
+            guard self.counter.markWaitedReturningIsZero() else {
+                waiters.waiting[id] = waiter
+                return .waits
+            }
+            if waiters.waiting.isEmpty { self.counter.clearWaited() }
             return .finished
         }
         switch outcome {
@@ -154,7 +154,7 @@ final class BackgroundWorkTracker: Sendable {
     private func remove(_ id: UInt64) -> Waiter? {
         self.waiters.withLock { waiters in
             let waiter = waiters.waiting.removeValue(forKey: id)
-            if waiters.waiting.isEmpty { self.counter.setWaited(false) }
+            if waiters.waiting.isEmpty { self.counter.clearWaited() }
             return waiter
         }
     }
@@ -164,25 +164,30 @@ final class BackgroundWorkTracker: Sendable {
             guard self.counter.isZero, !waiters.waiting.isEmpty else { return [] }
             let woken = Array(waiters.waiting.values)
             waiters.waiting.removeAll()
-            self.counter.setWaited(false)
+            self.counter.clearWaited()
             return woken
         }
         for waiter in woken { waiter.resume(finished: true) }
     }
 }
 
-/// The count of outstanding background tasks and a "someone waits" flag.
+/// The count of outstanding background tasks and a "someone waits" flag, in one word.
 ///
-/// Both are read and written with sequentially consistent ordering: a waiter sets the flag and then reads
-/// the count; a finishing task lowers the count and then reads the flag. So at least one of them sees the
-/// other's write, and a waiter is never left waiting for a count that already reached zero.
+/// A waiter sets the flag and reads the count in one atomic step; a finishing task lowers the count and reads
+/// the flag in one atomic step. Both are read-modify-writes of the same word, so one of them comes first: if
+/// the waiter's, the task sees the flag and wakes the list; if the task's, the waiter sees the count at zero
+/// and does not wait. The flag is cleared only under the waiters' lock, when the list is empty.
 protocol OutstandingWorkCounter: AnyObject, Sendable {
     /// Raises the count by one; returns whether it was zero.
     func incrementLeavingZero() -> Bool
     /// Lowers the count by one, and says whether it reached zero and whether the flag said someone waits.
     func decrement() -> CountAfterDecrement
+    /// Whether the count is zero.
     var isZero: Bool { get }
-    func setWaited(_ isWaited: Bool)
+    /// Sets the flag; returns whether the count is zero at that moment.
+    func markWaitedReturningIsZero() -> Bool
+    /// Clears the flag. Call under the waiters' lock, when no waiter is left.
+    func clearWaited()
 }
 
 /// What lowering the count of outstanding work led to.
@@ -192,30 +197,39 @@ enum CountAfterDecrement {
     case reachedZeroWhileWaited
 }
 
+/// The count and the flag in one `Atomic<Int>`: bit 0 is the flag, the count is in units of 2.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicOutstandingWorkCounter: OutstandingWorkCounter {
-    private let count = Atomic<Int>(0)
-    private let isWaited = Atomic<Bool>(false)
+    private static let waitedFlag = 1
+    private static let one = 2
+    private let word = Atomic<Int>(0)
 
     init() {}
 
     func incrementLeavingZero() -> Bool {
-        self.count.wrappingAdd(1, ordering: .sequentiallyConsistent).oldValue == 0
+        let old = self.word.wrappingAdd(Self.one, ordering: .acquiringAndReleasing).oldValue
+        return old & ~Self.waitedFlag == 0
     }
 
     func decrement() -> CountAfterDecrement {
-        guard self.count.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue == 0 else {
-            return .stillOutstanding
+        switch self.word.wrappingSubtract(Self.one, ordering: .acquiringAndReleasing).newValue {
+        case 0: .reachedZero
+        case Self.waitedFlag: .reachedZeroWhileWaited
+        default: .stillOutstanding
         }
-        return self.isWaited.load(ordering: .sequentiallyConsistent) ? .reachedZeroWhileWaited : .reachedZero
     }
 
     var isZero: Bool {
-        self.count.load(ordering: .sequentiallyConsistent) == 0
+        self.word.load(ordering: .acquiring) & ~Self.waitedFlag == 0
     }
 
-    func setWaited(_ isWaited: Bool) {
-        self.isWaited.store(isWaited, ordering: .sequentiallyConsistent)
+    func markWaitedReturningIsZero() -> Bool {
+        let new = self.word.bitwiseOr(Self.waitedFlag, ordering: .acquiringAndReleasing).newValue
+        return new & ~Self.waitedFlag == 0
+    }
+
+    func clearWaited() {
+        self.word.bitwiseAnd(~Self.waitedFlag, ordering: .acquiringAndReleasing)
     }
 }
 
@@ -249,7 +263,14 @@ final class LockedOutstandingWorkCounter: OutstandingWorkCounter {
         self.state.withLock { $0.count == 0 }
     }
 
-    func setWaited(_ isWaited: Bool) {
-        self.state.withLock { $0.isWaited = isWaited }
+    func markWaitedReturningIsZero() -> Bool {
+        self.state.withLock { state in
+            state.isWaited = true
+            return state.count == 0
+        }
+    }
+
+    func clearWaited() {
+        self.state.withLock { $0.isWaited = false }
     }
 }
