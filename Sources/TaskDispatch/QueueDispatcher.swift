@@ -1,5 +1,17 @@
 public import Dispatch
 
+#if canImport(CDispatch)
+    import CDispatch
+#endif
+
+#if canImport(CDispatch)
+    /// A task type ``QueueDispatcher`` can submit with `dispatch_async_f`.
+    typealias SubmittableTask = FunctionSubmittable
+#else
+    /// A task type ``QueueDispatcher`` submits in a block.
+    typealias SubmittableTask = ProductionTaskLifecycle
+#endif
+
 /// A dispatcher backed by Dispatch: the main queue for the foreground, a global or caller-supplied queue
 /// for the background.
 ///
@@ -60,7 +72,7 @@ public struct QueueDispatcher: TaskDispatcher {
     }
 
     @inline(__always)
-    private func enqueue<Task: ProductionTaskLifecycle>(_ task: DispatchedTask, as _: Task.Type) -> TaskHandle {
+    private func enqueue<Task: SubmittableTask>(_ task: DispatchedTask, as _: Task.Type) -> TaskHandle {
         let state: Task
         switch task.work {
         case .foreground:
@@ -68,15 +80,25 @@ public struct QueueDispatcher: TaskDispatcher {
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) { state.run() }
             } else {
-                DispatchQueue.main.async { state.run() }
+                #if canImport(CDispatch)
+                    state.submit(to: dispatch_get_main_queue())
+                #else
+                    DispatchQueue.main.async { state.run() }
+                #endif
             }
         case .background:
             state = Task(task.work, tracker: self.tracker)
             let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
             if task.isDelayed {
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
-            } else {
+            } else if self.backgroundQueue != nil {
                 queue.async { state.run() }
+            } else {
+                #if canImport(CDispatch)
+                    state.submit(to: dispatch_get_global_queue(Self.qualityOfServiceClasses[task.priority.rawValue], 0))
+                #else
+                    queue.async { state.run() }
+                #endif
             }
         }
         return TaskHandle(id: 0, canceller: state)
@@ -124,4 +146,10 @@ public struct QueueDispatcher: TaskDispatcher {
     private static let globalQueues: [DispatchQueue] = BackgroundPriority.allCases.map {
         DispatchQueue.global(qos: $0.qualityOfService)
     }
+
+    #if canImport(CDispatch)
+        /// The `qos_class_t` values of `BackgroundPriority.allCases`, for `dispatch_get_global_queue`: the values
+        /// `DispatchQueue.global(qos:)` passes (`QOS_CLASS_BACKGROUND` … `QOS_CLASS_USER_INTERACTIVE`).
+        private static let qualityOfServiceClasses: [Int] = [0x09, 0x11, 0x15, 0x19, 0x21]
+    #endif
 }

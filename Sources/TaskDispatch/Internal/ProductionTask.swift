@@ -1,3 +1,7 @@
+#if canImport(CDispatch)
+    import CDispatch
+#endif
+
 /// What the task objects of both production dispatchers share: the work, the state that decides between
 /// running and cancelling, and the tracker of outstanding background work.
 ///
@@ -63,6 +67,27 @@ extension ProductionTaskLifecycle {
     }
 }
 
+#if canImport(CDispatch)
+    /// Submitting a task with Dispatch's function entry point, `dispatch_async_f`, where the C API is visible
+    /// (Linux: `CDispatch`, the module the `Dispatch` overlay is built on).
+    ///
+    /// The queue holds a retained reference to the task as the function's context, so Dispatch allocates no
+    /// block: a dispatch allocates the task object and nothing else of its own (Dispatch's continuation
+    /// comes from a per-thread cache). Elsewhere the dispatcher hands Dispatch a block that captures the task.
+    protocol FunctionSubmittable: ProductionTaskLifecycle {
+        /// Takes the retained task out of `context` and runs it; the function handed to `dispatch_async_f`.
+        static var runRetained: @convention(c) (UnsafeMutableRawPointer?) -> Void { get }
+    }
+
+    extension FunctionSubmittable {
+        /// Submits the task to `queue`; the queue owns one reference until the task has run.
+        @inline(__always)
+        func submit(to queue: OpaquePointer) {
+            dispatch_async_f(queue, Unmanaged.passRetained(self).toOpaque(), Self.runRetained)
+        }
+    }
+#endif
+
 /// One task accepted by ``QueueDispatcher``: its work and its state in one object, which is also the
 /// handle's canceller and the only thing the Dispatch block captures, so a dispatch allocates this object
 /// and Dispatch's block, nothing more.
@@ -103,6 +128,27 @@ final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
         self.cancelIfPending()
     }
 }
+
+#if canImport(CDispatch)
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    extension AtomicProductionTask: FunctionSubmittable {
+        static var runRetained: @convention(c) (UnsafeMutableRawPointer?) -> Void {
+            { context in
+                guard let context else { return }
+                Unmanaged<AtomicProductionTask>.fromOpaque(context).takeRetainedValue().run()
+            }
+        }
+    }
+
+    extension LockedProductionTask: FunctionSubmittable {
+        static var runRetained: @convention(c) (UnsafeMutableRawPointer?) -> Void {
+            { context in
+                guard let context else { return }
+                Unmanaged<LockedProductionTask>.fromOpaque(context).takeRetainedValue().run()
+            }
+        }
+    }
+#endif
 
 /// ``AtomicProductionTask`` for systems without `Synchronization.Atomic` (before macOS 15 / iOS 18): the
 /// state sits behind the package's lock, in a second allocation. Same soundness argument.
