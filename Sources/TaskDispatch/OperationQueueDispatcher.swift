@@ -210,9 +210,9 @@ final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
 
-    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
-        self.tracker = tracker
+        self.tracker = copy tracker
         super.init()
         tracker?.taskAccepted()
     }
@@ -247,9 +247,9 @@ final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
 
-    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
-        self.tracker = tracker
+        self.tracker = copy tracker
         super.init()
         tracker?.taskAccepted()
     }

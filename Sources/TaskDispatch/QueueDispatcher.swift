@@ -88,16 +88,16 @@ public struct QueueDispatcher: TaskDispatcher {
             }
         case .background:
             state = Task(task.work, tracker: self.tracker)
-            let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
             if task.isDelayed {
+                let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
-            } else if self.backgroundQueue != nil {
+            } else if let queue = self.backgroundQueue {
                 queue.async { state.run() }
             } else {
                 #if canImport(CDispatch)
                     state.submit(to: dispatch_get_global_queue(Self.qualityOfServiceClasses[task.priority.rawValue], 0))
                 #else
-                    queue.async { state.run() }
+                    Self.globalQueues[task.priority.rawValue].async { state.run() }
                 #endif
             }
         }

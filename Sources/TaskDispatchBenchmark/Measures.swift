@@ -25,7 +25,7 @@ struct Configuration {
     var batchTimeout: Double
 
     static let quick = Configuration(
-        name: "quick", repetitions: 3, productionRepetitions: 11, dispatchTasks: 10_000, operationTasks: 2_000,
+        name: "quick", repetitions: 3, productionRepetitions: 31, dispatchTasks: 10_000, operationTasks: 2_000,
         operationWidths: [3],
         manualSizes: [1_000, 10_000, 100_000], minimumTasksPerRepetition: 20_000, memoryTasks: 1_000_000,
         listingTasks: 100_000, batchTimeout: 20

@@ -11,7 +11,7 @@
 /// settles the task's count in ``tracker``: at once when cancelling, after the work when running.
 protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
-    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?)
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?)
 
     /// The closure; `nil` once claimed by the run or by the cancel that won.
     var work: DispatchedTask.Work? { get set }
@@ -108,9 +108,9 @@ final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     @inline(__always)
-    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
-        self.tracker = tracker
+        self.tracker = copy tracker
         tracker?.taskAccepted()
     }
 
@@ -158,9 +158,9 @@ final class LockedProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     unowned(unsafe) let tracker: BackgroundWorkTracker?
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
-    init(_ work: DispatchedTask.Work, tracker: BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
-        self.tracker = tracker
+        self.tracker = copy tracker
         tracker?.taskAccepted()
     }
 
