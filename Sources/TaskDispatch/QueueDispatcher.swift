@@ -35,8 +35,10 @@ public import Dispatch
 /// It keeps the ``TaskDispatcher`` contract; background tasks on a concurrent queue run concurrently.
 ///
 /// A dispatch allocates one object (the task's work and its state, changed by compare-and-exchange) besides
-/// Dispatch's own block. On systems without `Synchronization.Atomic` (before macOS 15, iOS 18, tvOS 18,
-/// watchOS 11, visionOS 2) the state sits behind a lock in a second allocation.
+/// Dispatch's own block; where Dispatch's C API is visible (Linux), immediate tasks on the main and global
+/// queues are submitted with `dispatch_async_f`, the task object as the context, and Dispatch allocates no
+/// block. On systems without `Synchronization.Atomic` (before macOS 15, iOS 18, tvOS 18, watchOS 11,
+/// visionOS 2) the state sits behind a lock in a second allocation.
 public struct QueueDispatcher: TaskDispatcher {
     private let backgroundQueue: DispatchQueue?
     private let tracker = BackgroundWorkTracker()
@@ -59,9 +61,9 @@ public struct QueueDispatcher: TaskDispatcher {
     ///
     /// - Parameter task: The task to run.
     /// - Returns: A handle that can cancel the task until it starts.
-    /// - Complexity: O(1) for an immediate task: one allocation for the task's work and state besides
-    ///   Dispatch's own block. O(log n) for a delayed foreground task, n being the delayed foreground tasks
-    ///   pending in this dispatcher.
+    /// - Complexity: O(1) for an immediate task: one allocation for the task's work and state (besides
+    ///   Dispatch's own block where it needs one). O(log n) for a delayed foreground task, n being the delayed
+    ///   foreground tasks pending in this dispatcher.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
@@ -72,11 +74,11 @@ public struct QueueDispatcher: TaskDispatcher {
     }
 
     @inline(__always)
-    private func enqueue<Task: SubmittableTask>(_ task: DispatchedTask, as _: Task.Type) -> TaskHandle {
-        let state: Task
+    private func enqueue<State: SubmittableTask>(_ task: DispatchedTask, as _: State.Type) -> TaskHandle {
+        let state: State
         switch task.work {
         case .foreground:
-            state = Task(task.work, tracker: nil)
+            state = State(task.work, tracker: nil)
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) { state.run() }
             } else {
@@ -87,7 +89,7 @@ public struct QueueDispatcher: TaskDispatcher {
                 #endif
             }
         case .background:
-            state = Task(task.work, tracker: self.tracker)
+            state = State(task.work, tracker: self.tracker)
             if task.isDelayed {
                 let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
