@@ -233,7 +233,7 @@ public final class FeedModel {
     }
 
     /// Runs on a background thread: the slow part of an attempt.
-    nonisolated private static func fetchAndParse(_ feedName: String, from source: any FeedSource) -> _Outcome {
+    nonisolated private static func fetchAndParse(_ feedName: String, from source: any FeedSource) -> FetchOutcome {
         let data: Data
         do {
             data = try source.fetch(feedName)
@@ -243,12 +243,12 @@ public final class FeedModel {
         do {
             return .parsed(try Feed(parsing: data))
         } catch {
-            return .invalid(reason: _describeParsingError(error))
+            return .invalid(reason: describeParsingError(error))
         }
     }
 
     /// Runs on the main actor: publishes the outcome of an attempt, or schedules the next one.
-    private func deliver(_ outcome: _Outcome, ofAttempt attempt: Int, generation: UInt64) {
+    private func deliver(_ outcome: FetchOutcome, ofAttempt attempt: Int, generation: UInt64) {
         guard generation == self.generation else { return }  // the load was cancelled or replaced
         self.pendingAttempt = nil
         switch outcome {
@@ -278,14 +278,14 @@ public final class FeedModel {
 }
 
 /// What one background attempt produced.
-private enum _Outcome: Sendable {
+private enum FetchOutcome: Sendable {
     case parsed(Feed)
     case fetchFailed(reason: String)
     case invalid(reason: String)
 }
 
 /// A short reason for a parsing error: what is wrong and where, without `DecodingError`'s full context dump.
-private func _describeParsingError(_ error: any Error) -> String {
+private func describeParsingError(_ error: any Error) -> String {
     guard let error = error as? DecodingError else { return String(describing: error) }
     func path(_ context: DecodingError.Context) -> String {
         let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()

@@ -73,6 +73,15 @@ public struct DispatchedTask: Sendable {
     }
 
     /// Whether ``delay`` asks for a wait at all (it is greater than zero).
+    ///
+    /// A custom dispatcher uses it to choose between its immediate and its timed path: zero and negative
+    /// delays both mean "now", so test `isDelayed` rather than comparing ``delay`` with zero yourself.
+    ///
+    /// ```swift
+    /// func dispatch(_ task: DispatchedTask) -> TaskHandle {
+    ///     task.isDelayed ? timer.schedule(task) : queue.enqueue(task)
+    /// }
+    /// ```
     @inlinable
     public var isDelayed: Bool {
         self.delay > .zero

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A dispatcher backed by `OperationQueue`: the main operation queue for the foreground, an operation queue
 /// with a bounded number of concurrent tasks for the background.
@@ -11,20 +11,32 @@ public import Foundation
 /// let service = ImageService(dispatcher: dispatcher)
 /// ```
 ///
-/// - Foreground tasks go to `OperationQueue.main`, which runs them on the main actor, in order.
-/// - Background tasks become operations on ``backgroundQueue``, with the task's priority as their quality
-///   of service. A delayed task is enqueued when its delay has passed.
-/// - Cancelling a task cancels its operation (`Operation.cancel()`), so the queue drops it.
+/// - Foreground tasks go to `OperationQueue.main`, which runs them on the main actor, in order. Delayed ones
+///   wait in the dispatcher's own list, ordered by deadline and then by dispatch order, and are added to
+///   `OperationQueue.main` from the main queue when due, so foreground tasks with equal delays run in
+///   dispatch order.
+/// - Background tasks become operations on the dispatcher's own background queue, which runs at most
+///   ``maxConcurrentBackgroundTasks`` of them at once, with the task's priority as their quality of service.
+///   A delayed task is added to the queue when its delay has passed.
+/// - Cancelling a task cancels its operation (`Operation.cancel()`) and releases its closure at once, and the
+///   task stops counting for ``waitForBackgroundTasks(timeout:)`` at once. `OperationQueue` cannot take an
+///   operation out, though: a cancelled operation that waits for a free slot keeps its place (and its count
+///   in ``backgroundOperationCount``) until a slot frees; the queue then starts it, and it finishes at once
+///   without running anything. A cancelled delayed task is never added to the queue.
+/// - ``waitForBackgroundTasks(timeout:)`` and ``backgroundTasksFinished(timeout:)`` wait for the background
+///   work accepted so far; a cancelled task stops counting the moment it is cancelled.
+///
+/// The background queue itself is not exposed: changing its width or adding operations to it would bypass
+/// ``maxConcurrentBackgroundTasks`` and the waits above. ``backgroundOperationCount`` reports what it holds.
 ///
 /// It keeps the ``TaskDispatcher`` contract.
 public final class OperationQueueDispatcher: TaskDispatcher {
-    /// The queue that runs background tasks.
-    public let backgroundQueue: OperationQueue
-
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int
 
-    private let tracker = _BackgroundWorkTracker()
+    private let backgroundQueue: OperationQueue
+    private let tracker = BackgroundWorkTracker()
+    private let delayedForeground = DelayedForegroundQueue()
 
     /// Creates a dispatcher whose background queue runs at most three tasks at once.
     public convenience init() {
@@ -35,7 +47,8 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     ///
     /// - Parameters:
     ///   - maxConcurrentBackgroundTasks: The width of the background queue, 1 or more.
-    ///   - name: The background queue's name, shown in debuggers.
+    ///   - name: The background queue's name, shown in debuggers and by `OperationQueue.current?.name` inside
+    ///     a background task; `"TaskDispatch.OperationQueueDispatcher"` by default.
     /// - Throws: ``DispatcherConfigurationError/invalidMaxConcurrentBackgroundTasks(_:)`` when the width is
     ///   0 or negative.
     public convenience init(maxConcurrentBackgroundTasks: Int, name: String? = nil) throws(DispatcherConfigurationError)
@@ -54,35 +67,70 @@ public final class OperationQueueDispatcher: TaskDispatcher {
         self.maxConcurrentBackgroundTasks = validatedMaximum
     }
 
+    /// The number of background operations in the queue: running, or waiting for a free slot.
+    ///
+    /// It is `OperationQueue.operationCount` of the background queue. A delayed task joins when its delay has
+    /// passed. A cancelled task that waits for a free slot still counts until a slot frees and the queue
+    /// finishes its operation (without running it); ``waitForBackgroundTasks(timeout:)`` stops counting it at
+    /// once. A snapshot: other threads may change it as soon as it is read.
+    public var backgroundOperationCount: Int {
+        self.backgroundQueue.operationCount
+    }
+
     /// Wraps `task` in an operation and adds it to the main or the background operation queue.
     ///
     /// - Parameter task: The task to run.
     /// - Returns: A handle whose ``TaskHandle/cancel()`` also cancels the operation.
+    /// - Complexity: O(1) for an immediate task: one operation that holds the work and its state. O(log n) for
+    ///   a delayed foreground task, n being the delayed foreground tasks pending in this dispatcher.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let operation: _TaskOperation
-        let queue: OperationQueue
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            self.enqueue(task, as: AtomicTaskOperation.self)
+        } else {
+            self.enqueue(task, as: LockedTaskOperation.self)
+        }
+    }
+
+    @inline(__always)
+    private func enqueue<TaskOperation: Operation & ProductionTaskLifecycle>(
+        _ task: DispatchedTask,
+        as _: TaskOperation.Type
+    ) -> TaskHandle {
+        let operation: TaskOperation
         switch task.work {
         case .foreground:
-            operation = _TaskOperation(task.work, tracker: nil)
-            queue = OperationQueue.main
+            operation = TaskOperation(task.work, tracker: nil)
+            if task.isDelayed {
+                self.delayedForeground.schedule(at: task.delay.dispatchDeadline) {
+                    guard !operation.isTaskCancelled(id: 0) else { return }
+                    OperationQueue.main.addOperation(operation)
+                }
+            } else {
+                OperationQueue.main.addOperation(operation)
+            }
         case .background:
-            operation = _TaskOperation(task.work, tracker: self.tracker)
-            operation.qualityOfService = Self.qualityOfService(task.priority)
-            queue = self.backgroundQueue
-            self.tracker.group.enter()
-        }
-        if task.isDelayed {
-            DispatchQueue.global().asyncAfter(deadline: task.delay._dispatchDeadline) {
+            operation = TaskOperation(task.work, tracker: self.tracker)
+            if task.priority != .medium {
+                operation.qualityOfService = Self.qualityOfService(task.priority)
+            }
+            let queue = self.backgroundQueue
+            if task.isDelayed {
+                DispatchQueue.global().asyncAfter(deadline: task.delay.dispatchDeadline) {
+                    guard !operation.isTaskCancelled(id: 0) else { return }
+                    queue.addOperation(operation)
+                }
+            } else {
                 queue.addOperation(operation)
             }
-        } else {
-            queue.addOperation(operation)
         }
         return TaskHandle(id: 0, canceller: operation)
     }
 
     /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes.
+    ///
+    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
+    /// it is cancelled. In async code, use ``backgroundTasksFinished(timeout:)``, which blocks no thread.
     ///
     /// - Parameter timeout: How long to wait at most.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.
@@ -91,8 +139,31 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     }
 
     /// Suspends until every background task accepted so far has finished or been cancelled.
+    ///
+    /// Waits without a limit and ignores the cancellation of the calling task; prefer
+    /// ``backgroundTasksFinished(timeout:)``.
     public func backgroundTasksFinished() async {
-        await self.tracker.wait()
+        _ = await self.tracker.finished(timeout: nil, isCancellable: false)
+    }
+
+    /// Suspends until every background task accepted so far has finished or been cancelled, `timeout` passes,
+    /// or the calling task is cancelled, without blocking a thread.
+    ///
+    /// ```swift
+    /// guard await dispatcher.backgroundTasksFinished(timeout: .seconds(5)) else {
+    ///     print("background work still running after 5 s; exiting anyway")
+    ///     return
+    /// }
+    /// ```
+    ///
+    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
+    /// it is cancelled.
+    ///
+    /// - Parameter timeout: How long to wait at most.
+    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling
+    ///   task was cancelled.
+    public func backgroundTasksFinished(timeout: Duration) async -> Bool {
+        await self.tracker.finished(timeout: timeout, isCancellable: true)
     }
 
     private static func qualityOfService(_ priority: BackgroundPriority) -> QualityOfService {
@@ -121,41 +192,84 @@ public enum DispatcherConfigurationError: Error, Sendable, Hashable, CustomStrin
     }
 }
 
-/// An operation that runs one dispatched task unless it was cancelled first.
+/// An operation that runs one dispatched task unless it was cancelled first: the work, its state and the
+/// operation in one object, which is also the handle's canceller.
 ///
-/// `@unchecked Sendable` is sound: `task` is immutable and itself lock-protected; `tracker` is written once
-/// before the operation is enqueued (which publishes it to the queue's threads) and only read afterwards.
-private final class _TaskOperation: Operation, TaskCancelling, @unchecked Sendable {
-    private let task: _ProductionTask
-    private let tracker: _BackgroundWorkTracker?
+/// The state is a `Synchronization.Atomic`; ``LockedTaskOperation`` is the same for systems without it (two
+/// concrete classes, not one generic class, so creating an operation needs no generic metadata).
+///
+/// `@unchecked Sendable` is sound: `state` and `tracker` are immutable and themselves thread-safe; `work` is
+/// written by the dispatching thread before the operation is added to a queue (which publishes it to the
+/// queue's threads), and after that only by the single winner of the state exchange (see
+/// ``ProductionTaskLifecycle``). The tracker is the dispatcher's: a background task counts in it from
+/// dispatch until its work returns or its cancel succeeds (``ProductionTaskLifecycle/run()``,
+/// ``ProductionTaskLifecycle/cancelIfPending()``), not until the queue starts or drops the operation.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = AtomicTaskStateCell()
+    var work: DispatchedTask.Work?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
 
-    init(_ work: DispatchedTask.Work, tracker: _BackgroundWorkTracker?) {
-        self.task = _ProductionTask(work)
-        self.tracker = tracker
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+        self.work = work
+        self.tracker = copy tracker
+        super.init()
+        tracker?.taskAccepted()
     }
 
-    // `start()` runs exactly once per enqueued operation, whether or not it was cancelled (a queue skips
-    // `main()` for a cancelled operation), so the background work count is released here.
-    override func start() {
-        defer { self.tracker?.group.leave() }
-        super.start()
+    @inline(__always)
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
+        self.state.exchange(expected, for: desired)
+    }
+
+    @inline(__always)
+    func loadState() -> TaskState {
+        self.state.load()
     }
 
     override func main() {
-        guard let work = self.task.start() else { return }
-        switch work {
-        case .foreground(let work): MainActor.assumeIsolated(work)
-        case .background(let work): work()
-        }
+        self.run()
     }
 
+    /// Cancels the task if it is still pending, and then its operation, so the queue finishes it without
+    /// running it as soon as it would have started it.
     func cancelTask(id: UInt64) -> Bool {
-        guard self.task.cancelTask(id: id) else { return false }
+        guard self.cancelIfPending() else { return false }
         self.cancel()
         return true
     }
+}
 
-    func isTaskCancelled(id: UInt64) -> Bool {
-        self.task.isTaskCancelled(id: id)
+/// ``AtomicTaskOperation`` for systems without `Synchronization.Atomic` (before macOS 15 / iOS 18): the state
+/// sits behind the package's lock, in a second allocation. Same soundness argument.
+final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = LockedTaskStateCell()
+    var work: DispatchedTask.Work?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
+
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+        self.work = work
+        self.tracker = copy tracker
+        super.init()
+        tracker?.taskAccepted()
+    }
+
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
+        self.state.exchange(expected, for: desired)
+    }
+
+    func loadState() -> TaskState {
+        self.state.load()
+    }
+
+    override func main() {
+        self.run()
+    }
+
+    /// Cancels the task if it is still pending, and then its operation (see ``AtomicTaskOperation``).
+    func cancelTask(id: UInt64) -> Bool {
+        guard self.cancelIfPending() else { return false }
+        self.cancel()
+        return true
     }
 }

@@ -1,5 +1,17 @@
 public import Dispatch
 
+#if canImport(CDispatch)
+    import CDispatch
+#endif
+
+#if canImport(CDispatch)
+    /// A task type ``QueueDispatcher`` can submit with `dispatch_async_f`.
+    typealias SubmittableTask = FunctionSubmittable
+#else
+    /// A task type ``QueueDispatcher`` submits in a block.
+    typealias SubmittableTask = ProductionTaskLifecycle
+#endif
+
 /// A dispatcher backed by Dispatch: the main queue for the foreground, a global or caller-supplied queue
 /// for the background.
 ///
@@ -9,18 +21,28 @@ public import Dispatch
 /// let service = FeedService(dispatcher: QueueDispatcher())
 /// ```
 ///
-/// - Foreground tasks go to `DispatchQueue.main`; delayed ones through `asyncAfter`.
+/// - Foreground tasks go to `DispatchQueue.main`. Delayed ones wait in the dispatcher's own list, ordered by
+///   deadline and then by dispatch order, and go to the main queue when due, so foreground tasks with equal
+///   delays run in dispatch order.
 /// - Background tasks go to the global queue whose quality of service matches the task's
 ///   ``BackgroundPriority``, or, when you pass one, to your own queue (whose own quality of service then
 ///   applies; the task's priority is ignored).
-/// - A cancelled task's closure is released without running when its turn comes.
-/// - ``waitForBackgroundTasks(timeout:)`` waits for the background work accepted so far, for a graceful
-///   shutdown of a command-line tool or server.
+/// - Cancelling a task releases its closure at once; the queue's block then finds nothing to run.
+/// - ``waitForBackgroundTasks(timeout:)`` and ``backgroundTasksFinished(timeout:)`` wait for the background
+///   work accepted so far, for a graceful shutdown of a command-line tool or server. A cancelled task stops
+///   counting the moment it is cancelled, even if its delay has not passed.
 ///
 /// It keeps the ``TaskDispatcher`` contract; background tasks on a concurrent queue run concurrently.
+///
+/// A dispatch allocates one object (the task's work and its state, changed by compare-and-exchange) besides
+/// Dispatch's own block; where Dispatch's C API is visible (Linux), immediate tasks on the main and global
+/// queues are submitted with `dispatch_async_f`, the task object as the context, and Dispatch allocates no
+/// block. On systems without `Synchronization.Atomic` (before macOS 15, iOS 18, tvOS 18, watchOS 11,
+/// visionOS 2) the state sits behind a lock in a second allocation.
 public struct QueueDispatcher: TaskDispatcher {
     private let backgroundQueue: DispatchQueue?
-    private let tracker = _BackgroundWorkTracker()
+    private let tracker = BackgroundWorkTracker()
+    private let delayedForeground = DelayedForegroundQueue()
 
     /// Creates a dispatcher that runs background work on the global queues, by priority.
     public init() {
@@ -39,28 +61,46 @@ public struct QueueDispatcher: TaskDispatcher {
     ///
     /// - Parameter task: The task to run.
     /// - Returns: A handle that can cancel the task until it starts.
-    /// - Complexity: O(1): one allocation for the task's state besides Dispatch's own.
+    /// - Complexity: O(1) for an immediate task: one allocation for the task's work and state (besides
+    ///   Dispatch's own block where it needs one). O(log n) for a delayed foreground task, n being the delayed
+    ///   foreground tasks pending in this dispatcher.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let state = _ProductionTask(task.work)
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            self.enqueue(task, as: AtomicProductionTask.self)
+        } else {
+            self.enqueue(task, as: LockedProductionTask.self)
+        }
+    }
+
+    @inline(__always)
+    private func enqueue<State: SubmittableTask>(_ task: DispatchedTask, as _: State.Type) -> TaskHandle {
+        let state: State
         switch task.work {
         case .foreground:
+            state = State(task.work, tracker: nil)
             if task.isDelayed {
-                DispatchQueue.main.asyncAfter(deadline: task.delay._dispatchDeadline) { state.runForeground() }
+                self.delayedForeground.schedule(at: task.delay.dispatchDeadline) { state.run() }
             } else {
-                DispatchQueue.main.async { state.runForeground() }
+                #if canImport(CDispatch)
+                    state.submit(to: dispatch_get_main_queue())
+                #else
+                    DispatchQueue.main.async { state.run() }
+                #endif
             }
         case .background:
-            let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
+            state = State(task.work, tracker: self.tracker)
             if task.isDelayed {
-                let group = self.tracker.group
-                group.enter()
-                queue.asyncAfter(deadline: task.delay._dispatchDeadline) {
-                    state.runBackground()
-                    group.leave()
-                }
+                let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
+                queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
+            } else if let queue = self.backgroundQueue {
+                queue.async { state.run() }
             } else {
-                queue.async(group: self.tracker.group) { state.runBackground() }
+                #if canImport(CDispatch)
+                    state.submit(to: dispatch_get_global_queue(Self.qualityOfServiceClasses[task.priority.rawValue], 0))
+                #else
+                    Self.globalQueues[task.priority.rawValue].async { state.run() }
+                #endif
             }
         }
         return TaskHandle(id: 0, canceller: state)
@@ -68,7 +108,8 @@ public struct QueueDispatcher: TaskDispatcher {
 
     /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes.
     ///
-    /// Tasks still waiting for their delay count as unfinished.
+    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
+    /// it is cancelled. In async code, use ``backgroundTasksFinished(timeout:)``, which blocks no thread.
     ///
     /// - Parameter timeout: How long to wait at most.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.
@@ -77,11 +118,40 @@ public struct QueueDispatcher: TaskDispatcher {
     }
 
     /// Suspends until every background task accepted so far has finished or been cancelled.
+    ///
+    /// Waits without a limit and ignores the cancellation of the calling task; prefer
+    /// ``backgroundTasksFinished(timeout:)``.
     public func backgroundTasksFinished() async {
-        await self.tracker.wait()
+        _ = await self.tracker.finished(timeout: nil, isCancellable: false)
+    }
+
+    /// Suspends until every background task accepted so far has finished or been cancelled, `timeout` passes,
+    /// or the calling task is cancelled, without blocking a thread.
+    ///
+    /// ```swift
+    /// guard await dispatcher.backgroundTasksFinished(timeout: .seconds(5)) else {
+    ///     print("background work still running after 5 s; exiting anyway")
+    ///     return
+    /// }
+    /// ```
+    ///
+    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
+    /// it is cancelled.
+    ///
+    /// - Parameter timeout: How long to wait at most.
+    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling
+    ///   task was cancelled.
+    public func backgroundTasksFinished(timeout: Duration) async -> Bool {
+        await self.tracker.finished(timeout: timeout, isCancellable: true)
     }
 
     private static let globalQueues: [DispatchQueue] = BackgroundPriority.allCases.map {
         DispatchQueue.global(qos: $0.qualityOfService)
     }
+
+    #if canImport(CDispatch)
+        /// The `qos_class_t` values of `BackgroundPriority.allCases`, for `dispatch_get_global_queue`: the values
+        /// `DispatchQueue.global(qos:)` passes (`QOS_CLASS_BACKGROUND` … `QOS_CLASS_USER_INTERACTIVE`).
+        private static let qualityOfServiceClasses: [Int] = [0x09, 0x11, 0x15, 0x19, 0x21]
+    #endif
 }

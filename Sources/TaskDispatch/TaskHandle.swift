@@ -11,9 +11,12 @@
 /// }
 /// ```
 public struct TaskHandle: Sendable {
+    // `@usableFromInline` storage keeps its leading underscore (the house rule's one exception).
+    // swift-format-ignore: NoLeadingUnderscores
     @usableFromInline
     internal let _canceller: any TaskCancelling
 
+    // swift-format-ignore: NoLeadingUnderscores
     @usableFromInline
     internal let _id: UInt64
 

@@ -7,6 +7,10 @@ import TaskDispatchTesting
 struct Configuration {
     var name: String
     var repetitions: Int
+    /// Repetitions of each production comparison: more and shorter than elsewhere, because a thread-pool
+    /// throughput swings with everything else the machine runs, and a median of many alternating pairs
+    /// resists that better than a median of a few.
+    var productionRepetitions: Int
     /// Tasks per repetition for the Dispatch comparisons.
     var dispatchTasks: Int
     /// Tasks per repetition for the OperationQueue comparison (an operation costs several microseconds).
@@ -23,13 +27,15 @@ struct Configuration {
     var batchTimeout: Double
 
     static let quick = Configuration(
-        name: "quick", repetitions: 3, dispatchTasks: 20_000, operationTasks: 5_000, operationWidths: [3],
+        name: "quick", repetitions: 3, productionRepetitions: 31, dispatchTasks: 10_000, operationTasks: 2_000,
+        operationWidths: [3],
         manualSizes: [1_000, 10_000, 100_000], minimumTasksPerRepetition: 20_000, memoryTasks: 1_000_000,
         churnTasks: 1_000_000, listingTasks: 100_000, batchTimeout: 20
     )
 
     static let full = Configuration(
-        name: "full", repetitions: 5, dispatchTasks: 200_000, operationTasks: 50_000, operationWidths: [1, 3],
+        name: "full", repetitions: 5, productionRepetitions: 31, dispatchTasks: 100_000, operationTasks: 20_000,
+        operationWidths: [1, 3],
         manualSizes: [1_000, 10_000, 100_000, 1_000_000], minimumTasksPerRepetition: 200_000,
         memoryTasks: 1_000_000, churnTasks: 10_000_000, listingTasks: 100_000, batchTimeout: 120
     )
@@ -103,11 +109,12 @@ func productionRows(_ configuration: Configuration) -> [Row] {
     var rows: [Row] = []
     let count = configuration.dispatchTasks
     let timeout = configuration.batchTimeout
+    let repetitions = configuration.productionRepetitions
     let dispatcher = QueueDispatcher()
 
     progress("QueueDispatcher background")
     do {
-        let result = try compare(repetitions: configuration.repetitions) {
+        let result = try compare(repetitions: repetitions) {
             try throughput(count: count, timeout: timeout) { group in dispatcher.background { group.leave() } }
         } baseline: {
             try throughput(count: count, timeout: timeout) { group in DispatchQueue.global().async { group.leave() } }
@@ -118,9 +125,28 @@ func productionRows(_ configuration: Configuration) -> [Row] {
         rows.append(.failure("QueueDispatcher.background", size: formatCount(count), "\(error)"))
     }
 
+    // Information: the same raw call with a `DispatchGroup` round trip per task, which is how the dispatcher
+    // used to track outstanding background work (it now uses one atomic counter).
+    progress("QueueDispatcher background vs a DispatchGroup round trip")
+    do {
+        let tracking = DispatchGroup()
+        let result = try compare(repetitions: repetitions) {
+            try throughput(count: count, timeout: timeout) { group in dispatcher.background { group.leave() } }
+        } baseline: {
+            try throughput(count: count, timeout: timeout) { group in
+                DispatchQueue.global().async(group: tracking) { group.leave() }
+            }
+        }
+        rows.append(
+            ratioRow(
+                "QueueDispatcher.background vs DispatchQueue.global().async(group:)", size: count, result, target: nil))
+    } catch {
+        rows.append(.failure("QueueDispatcher.background vs async(group:)", size: formatCount(count), "\(error)"))
+    }
+
     progress("QueueDispatcher foreground")
     do {
-        let result = try compare(repetitions: configuration.repetitions) {
+        let result = try compare(repetitions: repetitions) {
             try throughput(count: count, timeout: timeout) { group in dispatcher.foreground { group.leave() } }
         } baseline: {
             try throughput(count: count, timeout: timeout) { group in DispatchQueue.main.async { group.leave() } }
@@ -138,7 +164,7 @@ func productionRows(_ configuration: Configuration) -> [Row] {
             let ours = try OperationQueueDispatcher(maxConcurrentBackgroundTasks: width)
             let raw = OperationQueue()
             raw.maxConcurrentOperationCount = width
-            let result = try compare(repetitions: configuration.repetitions) {
+            let result = try compare(repetitions: repetitions) {
                 try throughput(count: operationCount, timeout: timeout) { group in ours.background { group.leave() } }
             } baseline: {
                 try throughput(count: operationCount, timeout: timeout) { group in raw.addOperation { group.leave() } }

@@ -28,7 +28,7 @@ extension ManualDispatcher {
         check: (inout Schedule) -> Failure? = { _ in nil }
     ) throws(ManualDispatcherError) -> RunStart {
         let thread = currentThreadIdentity()
-        let onMainActor = _MainActorExecution.isOnMainActor
+        let onMainActor = MainActorExecution.isOnMainActor
         let outcome = self.monitor.waitForResult({ schedule -> ClaimResult? in
             switch schedule.claim(method, thread: thread, onMainActor: onMainActor) {
             case .mustWait:
@@ -70,7 +70,7 @@ extension ManualDispatcher {
     func execute(_ work: DispatchedTask.Work) {
         switch work {
         case .background(let work): work()
-        case .foreground(let work): _MainActorExecution.runAndWait(work)
+        case .foreground(let work): MainActorExecution.runAndWait(work)
         }
     }
 

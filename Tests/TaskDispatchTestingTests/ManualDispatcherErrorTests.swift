@@ -204,41 +204,41 @@ import Testing
     }
 }
 
-/// Captures the error a closure throws. `@unchecked Sendable`: `_error` is only touched under `lock`.
+/// Captures the error a closure throws. `@unchecked Sendable`: `storedError` is only touched under `lock`.
 final class ErrorBox: @unchecked Sendable {
     private let lock = NSLockBox()
-    private var _error: ManualDispatcherError?
+    private var storedError: ManualDispatcherError?
 
     func store(_ body: () throws -> Void) {
         do {
             try body()
         } catch {
-            self.lock.withLock { self._error = error as? ManualDispatcherError }
+            self.lock.withLock { self.storedError = error as? ManualDispatcherError }
         }
     }
 
     var error: ManualDispatcherError? {
-        self.lock.withLock { self._error }
+        self.lock.withLock { self.storedError }
     }
 }
 
 /// Runs `body` on a Dispatch thread (never on the cooperative pool, which these tests block) and lets the
 /// test wait for its result with a bound.
 final class BackgroundCall<Value: Sendable>: @unchecked Sendable {
-    // `_result` is written once before `done` is signalled and read only after waiting on it.
-    private var _result: Result<Value, any Error>?
+    // `storedResult` is written once before `done` is signalled and read only after waiting on it.
+    private var storedResult: Result<Value, any Error>?
     private let done = DispatchSemaphore(value: 0)
 
     init(_ body: @escaping @Sendable () throws -> Value) {
         DispatchQueue.global().async {
-            self._result = Result { try body() }
+            self.storedResult = Result { try body() }
             self.done.signal()
         }
     }
 
     func value() throws -> Value? {
         guard self.done.wait(timeout: .now() + 60) == .success else { return nil }
-        return try self._result?.get()
+        return try self.storedResult?.get()
     }
 }
 

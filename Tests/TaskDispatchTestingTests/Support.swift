@@ -6,18 +6,18 @@ import Foundation
 /// `@unchecked Sendable`: `events` is only touched while `lock` is held.
 final class EventLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var _events: [String] = []
+    private var storedEvents: [String] = []
 
     func record(_ event: String) {
         self.lock.lock()
         defer { self.lock.unlock() }
-        self._events.append(event)
+        self.storedEvents.append(event)
     }
 
     var events: [String] {
         self.lock.lock()
         defer { self.lock.unlock() }
-        return self._events
+        return self.storedEvents
     }
 }
 

@@ -6,46 +6,34 @@ import Testing
 /// The package's dispatchers against the public contract check, and the check against dispatchers broken on
 /// purpose. The checks themselves live in `DispatcherContract`; this file holds no second copy of them.
 @Suite struct ContractTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func queueDispatcherKeepsTheContract() async throws {
         try await DispatcherContract.check { .realTime(QueueDispatcher()) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func queueDispatcherOnASerialQueueKeepsTheContract() async throws {
         try await DispatcherContract.check {
             .realTime(QueueDispatcher(backgroundQueue: DispatchQueue(label: "contract.serial")))
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func operationQueueDispatcherKeepsTheContract() async throws {
-        let rules = DispatcherContract.Rule.allCases.filter { $0 != .foregroundOnMainActorInOrder }
-        try await DispatcherContract.check(rules: rules) { .realTime(OperationQueueDispatcher()) }
-        // Fixed on the prod-dispatchers branch; the integrator removes this
-        try await withKnownIssue(isIntermittent: true) {
-            try await DispatcherContract.check(rules: [.foregroundOnMainActorInOrder]) {
-                .realTime(OperationQueueDispatcher())
-            }
-        } matching: { issue in
-            (issue.error as? DispatcherContractViolation)?.rule == .foregroundOnMainActorInOrder
-        }
+        try await DispatcherContract.check { .realTime(OperationQueueDispatcher()) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func operationQueueDispatcherWithOneBackgroundThreadKeepsTheContract() async throws {
-        let rules = DispatcherContract.Rule.allCases.filter { $0 != .foregroundOnMainActorInOrder }
-        try await DispatcherContract.check(rules: rules) {
-            .realTime(try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 1))
-        }
+        try await DispatcherContract.check { .realTime(try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 1)) }
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: ManualConfiguration.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: ManualConfiguration.allCases)
     func manualDispatcherKeepsTheContract(configuration: ManualConfiguration) async throws {
         try await DispatcherContract.check { .manual(configuration.makeDispatcher()) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aDecoratorDrivenThroughItsOwnDriverKeepsTheContract() async throws {
         try await DispatcherContract.check {
             let manual = ManualDispatcher()
@@ -57,7 +45,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: BrokenDispatcher.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: BrokenDispatcher.allCases)
     func aBrokenDispatcherIsCaughtByTheRuleItBreaks(broken: BrokenDispatcher) async throws {
         let violation = await #expect(throws: DispatcherContractViolation.self) {
             try await DispatcherContract.check(timeLimitPerRule: .seconds(2)) { .realTime(broken.makeDispatcher()) }

@@ -17,13 +17,21 @@ import Testing
         )
     }
 
-    @Test func operationQueueDispatcherAppliesItsWidth() throws {
+    @Test(.timeLimit(.minutes(1))) func operationQueueDispatcherAppliesItsWidthAndName() throws {
         let dispatcher = try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 2, name: "images")
         #expect(dispatcher.maxConcurrentBackgroundTasks == 2)
-        #expect(dispatcher.backgroundQueue.maxConcurrentOperationCount == 2)
-        #expect(dispatcher.backgroundQueue.name == "images")
+        let names = OrderLog()
+        dispatcher.background { names.append(OperationQueue.current?.name == "images" ? 1 : 0) }
+        #expect(dispatcher.waitForBackgroundTasks(timeout: .seconds(60)))
+        #expect(names.values == [1])
+
         let classic = OperationQueueDispatcher()
         #expect(classic.maxConcurrentBackgroundTasks == 3)
+        classic.background {
+            names.append(OperationQueue.current?.name == "TaskDispatch.OperationQueueDispatcher" ? 2 : 0)
+        }
+        #expect(classic.waitForBackgroundTasks(timeout: .seconds(60)))
+        #expect(names.values == [1, 2])
     }
 
     @Test(.timeLimit(.minutes(1))) func queueDispatcherRunsBackgroundTasksOnTheCallersSerialQueueInOrder() {

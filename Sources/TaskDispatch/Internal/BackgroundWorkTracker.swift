@@ -1,20 +1,276 @@
 import Dispatch
+import Synchronization
 
-/// Counts background work a production dispatcher accepted and has not finished, so callers can wait for it.
-struct _BackgroundWorkTracker: Sendable {
-    let group = DispatchGroup()
+/// Counts the background tasks a production dispatcher accepted that have neither finished nor been
+/// cancelled, and wakes whoever waits for that count to reach zero.
+///
+/// A task counts from the moment it is accepted until its work returns or its cancel succeeds, so a
+/// cancelled delayed task stops counting at once, not at its deadline. The count is one atomic add and one
+/// atomic subtract per task (``OutstandingWorkCounter``); the lock that guards the list of waiters is taken
+/// only by waiters, and by a task that brings the count to zero while someone waits.
+///
+/// Tasks refer to their tracker without retaining it (`unowned(unsafe)`), which saves two contended
+/// reference-count operations per task. Instead the tracker keeps itself alive while any task counts: the
+/// task that raises the count from zero retains it, and the task that brings the count back to zero releases
+/// it, after its last use of the tracker. That is sound because a count is raised only by a dispatch, whose
+/// caller holds the dispatcher and with it the tracker, and only in the task's initializer, before the task
+/// can run or be cancelled; so every task that reads its tracker is counted, and a counted task keeps the
+/// count above zero, so the retain taken when it last left zero is still held.
+///
+/// Waking is conservative: a waiter is woken only while the count is zero, never while work it may be
+/// waiting for is outstanding. If new work arrives between the count reaching zero and the wake-up, the
+/// waiter waits for the next time the count reaches zero (or its timeout).
+final class BackgroundWorkTracker: Sendable {
+    private enum Waiter {
+        case thread(DispatchSemaphore)
+        case task(CheckedContinuation<Bool, Never>)
+
+        func resume(finished: Bool) {
+            switch self {
+            case .thread(let semaphore): semaphore.signal()
+            case .task(let continuation): continuation.resume(returning: finished)
+            }
+        }
+    }
+
+    private struct Waiters {
+        var nextID: UInt64 = 0
+        var waiting: [UInt64: Waiter] = [:]
+
+        mutating func makeID() -> UInt64 {
+            self.nextID &+= 1
+            return self.nextID
+        }
+    }
+
+    private let counter: any OutstandingWorkCounter
+    private let waiters = LockedValue(Waiters())
+
+    init() {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            self.counter = AtomicOutstandingWorkCounter()
+        } else {
+            self.counter = LockedOutstandingWorkCounter()
+        }
+    }
+
+    /// Counts one more outstanding task. Call only from the task's initializer, with the dispatcher held.
+    @inline(__always)
+    func taskAccepted() {
+        if self.counter.incrementLeavingZero() {
+            _ = Unmanaged.passUnretained(self).retain()
+        }
+    }
+
+    /// Counts one task less; wakes the waiters if that was the last one. The caller must not use the tracker
+    /// afterwards (this call may release it).
+    @inline(__always)
+    func taskEnded() {
+        switch self.counter.decrement() {
+        case .stillOutstanding:
+            return
+        case .reachedZero:
+            Unmanaged.passUnretained(self).release()
+        case .reachedZeroWhileWaited:
+            self.wakeWaitersIfIdle()
+            Unmanaged.passUnretained(self).release()
+        }
+    }
+
+    /// Blocks the calling thread until the count is zero or `timeout` passes.
+    ///
+    /// - Returns: `true` if the count reached zero, `false` if the timeout passed first.
+    func wait(timeout: Duration) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        guard let id = self.register(.thread(semaphore), cancelledIfTaskIsCancelled: false) else { return true }
+        if semaphore.wait(timeout: timeout.dispatchDeadline) == .success { return true }
+        // Timed out, unless a wake-up took the waiter off the list in the meantime: then it counts as woken.
+        return self.remove(id) == nil
+    }
+
+    /// Suspends until the count is zero, `timeout` passes, or (when `isCancellable`) the calling task is
+    /// cancelled. Blocks no thread.
+    ///
+    /// - Parameters:
+    ///   - timeout: How long to wait at most; `nil` waits without a limit.
+    ///   - isCancellable: Whether cancelling the calling task ends the wait (with `false`).
+    /// - Returns: `true` if the count reached zero, `false` if the timeout passed or the task was cancelled.
+    func finished(timeout: Duration?, isCancellable: Bool) async -> Bool {
+        let id = self.waiters.withLock { $0.makeID() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                guard self.register(.task(continuation), id: id, cancelledIfTaskIsCancelled: isCancellable) else {
+                    return
+                }
+                if let timeout {
+                    DispatchQueue.global().asyncAfter(deadline: timeout.dispatchDeadline) {
+                        self.remove(id)?.resume(finished: false)
+                    }
+                }
+            }
+        } onCancel: {
+            guard isCancellable else { return }
+            // If the waiter has not registered yet, registering sees `Task.isCancelled` (set before this
+            // handler runs) under the same lock, and does not wait.
+            self.remove(id)?.resume(finished: false)
+        }
+    }
+
+    /// Adds `waiter` to the list unless the count is already zero; returns its identifier, or `nil` when the
+    /// count was zero (the waiter was not added and need not wait).
+    private func register(_ waiter: Waiter, cancelledIfTaskIsCancelled: Bool) -> UInt64? {
+        let id = self.waiters.withLock { $0.makeID() }
+        return self.register(waiter, id: id, cancelledIfTaskIsCancelled: cancelledIfTaskIsCancelled) ? id : nil
+    }
+
+    /// Adds `waiter` under `id` and returns `true`, or resumes it at once and returns `false` when the count is
+    /// zero (with `true`) or the task it belongs to was cancelled already (with `false`).
+    private func register(_ waiter: Waiter, id: UInt64, cancelledIfTaskIsCancelled: Bool) -> Bool {
+        enum Outcome { case waits, finished, cancelled }
+        let outcome = self.waiters.withLock { waiters -> Outcome in
+            if cancelledIfTaskIsCancelled && Task.isCancelled { return .cancelled }
+            // Set "someone waits" and read the count in one atomic step: a task that brings the count to zero
+            // afterwards sees the flag and wakes the list.
+            guard self.counter.markWaitedReturningIsZero() else {
+                waiters.waiting[id] = waiter
+                return .waits
+            }
+            if waiters.waiting.isEmpty { self.counter.clearWaited() }
+            return .finished
+        }
+        switch outcome {
+        case .waits:
+            return true
+        case .finished:
+            if case .task = waiter { waiter.resume(finished: true) }
+            return false
+        case .cancelled:
+            waiter.resume(finished: false)
+            return false
+        }
+    }
+
+    /// Takes waiter `id` off the list; `nil` if a wake-up (or a cancel) took it first.
+    private func remove(_ id: UInt64) -> Waiter? {
+        self.waiters.withLock { waiters in
+            let waiter = waiters.waiting.removeValue(forKey: id)
+            if waiters.waiting.isEmpty { self.counter.clearWaited() }
+            return waiter
+        }
+    }
+
+    private func wakeWaitersIfIdle() {
+        let woken = self.waiters.withLock { waiters -> [Waiter] in
+            guard self.counter.isZero, !waiters.waiting.isEmpty else { return [] }
+            let woken = Array(waiters.waiting.values)
+            waiters.waiting.removeAll()
+            self.counter.clearWaited()
+            return woken
+        }
+        for waiter in woken { waiter.resume(finished: true) }
+    }
+}
+
+/// The count of outstanding background tasks and a "someone waits" flag, in one word.
+///
+/// A waiter sets the flag and reads the count in one atomic step; a finishing task lowers the count and reads
+/// the flag in one atomic step. Both are read-modify-writes of the same word, so one of them comes first: if
+/// the waiter's, the task sees the flag and wakes the list; if the task's, the waiter sees the count at zero
+/// and does not wait. The flag is cleared only under the waiters' lock, when the list is empty.
+protocol OutstandingWorkCounter: AnyObject, Sendable {
+    /// Raises the count by one; returns whether it was zero.
+    func incrementLeavingZero() -> Bool
+    /// Lowers the count by one, and says whether it reached zero and whether the flag said someone waits.
+    func decrement() -> CountAfterDecrement
+    /// Whether the count is zero.
+    var isZero: Bool { get }
+    /// Sets the flag; returns whether the count is zero at that moment.
+    func markWaitedReturningIsZero() -> Bool
+    /// Clears the flag. Call under the waiters' lock, when no waiter is left.
+    func clearWaited()
+}
+
+/// What lowering the count of outstanding work led to.
+enum CountAfterDecrement {
+    case stillOutstanding
+    case reachedZero
+    case reachedZeroWhileWaited
+}
+
+/// The count and the flag in one `Atomic<Int>`: bit 0 is the flag, the count is in units of 2.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class AtomicOutstandingWorkCounter: OutstandingWorkCounter {
+    private static let waitedFlag = 1
+    private static let one = 2
+    private let word = Atomic<Int>(0)
 
     init() {}
 
-    /// Waits until every tracked task has finished or was cancelled, or until `timeout` passes.
-    func wait(timeout: Duration) -> Bool {
-        self.group.wait(timeout: timeout._dispatchDeadline) == .success
+    func incrementLeavingZero() -> Bool {
+        let old = self.word.wrappingAdd(Self.one, ordering: .acquiringAndReleasing).oldValue
+        return old & ~Self.waitedFlag == 0
     }
 
-    /// Suspends until every tracked task has finished or was cancelled.
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            self.group.notify(queue: .global()) { continuation.resume() }
+    func decrement() -> CountAfterDecrement {
+        switch self.word.wrappingSubtract(Self.one, ordering: .acquiringAndReleasing).newValue {
+        case 0: .reachedZero
+        case Self.waitedFlag: .reachedZeroWhileWaited
+        default: .stillOutstanding
         }
+    }
+
+    var isZero: Bool {
+        self.word.load(ordering: .acquiring) & ~Self.waitedFlag == 0
+    }
+
+    func markWaitedReturningIsZero() -> Bool {
+        let new = self.word.bitwiseOr(Self.waitedFlag, ordering: .acquiringAndReleasing).newValue
+        return new & ~Self.waitedFlag == 0
+    }
+
+    func clearWaited() {
+        self.word.bitwiseAnd(~Self.waitedFlag, ordering: .acquiringAndReleasing)
+    }
+}
+
+/// The count behind the package's lock, for systems without `Synchronization.Atomic`.
+final class LockedOutstandingWorkCounter: OutstandingWorkCounter {
+    private struct State {
+        var count = 0
+        var isWaited = false
+    }
+
+    private let state = LockedValue(State())
+
+    init() {}
+
+    func incrementLeavingZero() -> Bool {
+        self.state.withLock { state in
+            state.count += 1
+            return state.count == 1
+        }
+    }
+
+    func decrement() -> CountAfterDecrement {
+        self.state.withLock { state in
+            state.count -= 1
+            guard state.count == 0 else { return .stillOutstanding }
+            return state.isWaited ? .reachedZeroWhileWaited : .reachedZero
+        }
+    }
+
+    var isZero: Bool {
+        self.state.withLock { $0.count == 0 }
+    }
+
+    func markWaitedReturningIsZero() -> Bool {
+        self.state.withLock { state in
+            state.isWaited = true
+            return state.count == 0
+        }
+    }
+
+    func clearWaited() {
+        self.state.withLock { $0.isWaited = false }
     }
 }

@@ -11,18 +11,18 @@
 #endif
 
 #if canImport(Darwin)
-    typealias _LockPrimitive = os_unfair_lock
+    typealias LockPrimitive = os_unfair_lock
 #else
-    typealias _LockPrimitive = pthread_mutex_t
+    typealias LockPrimitive = pthread_mutex_t
 #endif
 
 // The standard library's `Mutex` needs macOS 15 / iOS 18; this package deploys further back, so it keeps one
 // small lock of its own (as swift-nio and swift-async-algorithms do). A lock lives as the single tail element
 // of a `ManagedBuffer` whose header is the state it guards, so state and lock cost one allocation.
-extension ManagedBuffer where Element == _LockPrimitive {
+extension ManagedBuffer where Element == LockPrimitive {
     /// Initializes the tail-allocated lock. Call once, right after `create`.
     @inline(__always)
-    func _initializeLock() {
+    func initializeLock() {
         self.withUnsafeMutablePointerToElements { lock in
             #if canImport(Darwin)
                 lock.initialize(to: os_unfair_lock())
@@ -36,7 +36,7 @@ extension ManagedBuffer where Element == _LockPrimitive {
 
     /// Destroys the lock and the header. Call from `deinit` only.
     @inline(__always)
-    func _destroyLock() {
+    func destroyLock() {
         self.withUnsafeMutablePointerToElements { lock in
             #if !canImport(Darwin)
                 pthread_mutex_destroy(lock)
@@ -47,7 +47,7 @@ extension ManagedBuffer where Element == _LockPrimitive {
 
     /// Runs `body` with exclusive access to the header.
     @inline(__always)
-    func _withLock<Result>(_ body: (inout Header) throws -> Result) rethrows -> Result {
+    func withLock<Result>(_ body: (inout Header) throws -> Result) rethrows -> Result {
         try self.withUnsafeMutablePointers { header, lock in
             #if canImport(Darwin)
                 os_unfair_lock_lock(lock)
@@ -69,18 +69,18 @@ extension ManagedBuffer where Element == _LockPrimitive {
 /// other reference exists. `Value` must be `Sendable` because `withLock` hands it to whichever thread calls.
 /// (`ManagedBuffer` itself is not `Sendable`, so the box is a struct around it, as in swift-nio.)
 package struct LockedValue<Value: Sendable>: @unchecked Sendable {
-    private final class _Storage: ManagedBuffer<Value, _LockPrimitive> {
+    private final class Storage: ManagedBuffer<Value, LockPrimitive> {
         deinit {
-            self._destroyLock()
+            self.destroyLock()
         }
     }
 
-    private let _storage: _Storage
+    private let storage: Storage
 
     /// Creates a lock guarding `value`.
     package init(_ value: Value) {
-        self._storage = unsafeDowncast(_Storage.create(minimumCapacity: 1) { _ in value }, to: _Storage.self)
-        self._storage._initializeLock()
+        self.storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
+        self.storage.initializeLock()
     }
 
     /// Runs `body` with exclusive access to the value.
@@ -88,6 +88,6 @@ package struct LockedValue<Value: Sendable>: @unchecked Sendable {
     /// - Complexity: O(1) beyond `body`. The lock is not recursive: `body` must not take it again.
     @inline(__always)
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try self._storage._withLock(body)
+        try self.storage.withLock(body)
     }
 }

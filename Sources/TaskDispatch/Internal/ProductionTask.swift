@@ -1,76 +1,178 @@
-import Dispatch
+#if canImport(CDispatch)
+    import CDispatch
+#endif
 
-/// One task accepted by a production dispatcher: its work and whether it started or was cancelled.
+/// What the task objects of both production dispatchers share: the work, the state that decides between
+/// running and cancelling, and the tracker of outstanding background work.
 ///
-/// The state and its lock share one allocation (a ``LockedValue``); this struct is the handle's canceller,
-/// stored inline in the handle's existential, so a dispatch allocates nothing more. `start()` and
-/// `cancelTask(id:)` both move the state out of `.pending` under the lock, so exactly one of them wins: a
-/// task runs completely or not at all.
-struct _ProductionTask: TaskCancelling {
-    enum State: Sendable {
-        case pending(DispatchedTask.Work)
-        case started
-        case cancelled
-    }
+/// A task leaves ``TaskState/pending`` by one compare-and-exchange, so exactly one of "run" and "cancel" wins
+/// and the task runs completely or not at all. The winner owns ``work`` from then on (the loser never touches
+/// it) and clears it, so a cancelled or finished task no longer keeps its closure's captures alive, and it
+/// settles the task's count in ``tracker``: at once when cancelling, after the work when running.
+protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?)
 
-    private let _state: LockedValue<State>
+    /// The closure; `nil` once claimed by the run or by the cancel that won.
+    var work: DispatchedTask.Work? { get set }
 
-    init(_ work: DispatchedTask.Work) {
-        self._state = LockedValue(.pending(work))
-    }
+    /// The tracker of the dispatcher's outstanding background work, not retained (the tracker keeps itself
+    /// alive while this task counts, see ``BackgroundWorkTracker``); `nil` for foreground tasks.
+    var tracker: BackgroundWorkTracker? { get }
 
-    /// Marks the task started and hands out its work, or returns `nil` if it was cancelled.
+    /// Moves the state from `expected` to `desired` if it is `expected`; returns whether it did.
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool
+
+    /// The current state.
+    func loadState() -> TaskState
+}
+
+extension ProductionTaskLifecycle {
+    /// Claims the task for running and hands out its work, or returns `nil` if it was cancelled.
     @inline(__always)
-    func start() -> DispatchedTask.Work? {
-        self._state.withLock { state in
-            guard case .pending(let work) = state else { return nil }
-            state = .started
-            return work
-        }
+    func claimWork() -> DispatchedTask.Work? {
+        guard self.exchangeState(.pending, for: .started) else { return nil }
+        // Moved out, not copied: no reference-count traffic, and the task no longer holds the closure.
+        return self.work.take()
     }
 
-    /// Runs a background task unless it was cancelled.
+    /// Runs the task in its context unless it was cancelled. A foreground task must be run on the main queue.
     @inline(__always)
-    func runBackground() {
-        if case .background(let work) = self.start() {
+    func run() {
+        switch self.claimWork() {
+        case .background(let work)?:
             work()
+            self.tracker?.taskEnded()
+        case .foreground(let work)?:
+            MainActorExecution.runOnMainQueue(work)
+        case nil:
+            return
         }
     }
 
-    /// Runs a foreground task unless it was cancelled. Call on the main queue only.
+    /// Cancels the task if it is still pending: drops its work and stops counting it as outstanding.
+    ///
+    /// - Returns: `true` if the task will now never run.
     @inline(__always)
-    func runForeground() {
-        if case .foreground(let work) = self.start() {
-            MainActor.assumeIsolated(work)
-        }
+    func cancelIfPending() -> Bool {
+        guard self.exchangeState(.pending, for: .cancelled) else { return false }
+        self.work = nil
+        self.tracker?.taskEnded()
+        return true
     }
 
-    /// Cancels the task if it is still pending; the identifier is unused (one state per task).
-    func cancelTask(id: UInt64) -> Bool {
-        self._state.withLock { state in
-            guard case .pending = state else { return false }
-            state = .cancelled
-            return true
-        }
-    }
-
-    /// Whether the task was cancelled before it started.
+    /// Whether the task was cancelled before it started; the identifier is unused (one object per task).
     func isTaskCancelled(id: UInt64) -> Bool {
-        self._state.withLock { state in
-            if case .cancelled = state { return true }
-            return false
-        }
+        self.loadState() == .cancelled
     }
 }
 
-extension Duration {
-    /// The duration as a Dispatch deadline from now; zero or negative durations mean now.
-    var _dispatchDeadline: DispatchTime {
-        let (seconds, attoseconds) = self.components
-        guard seconds >= 0, self > .zero else { return .now() }
-        let maxSeconds = Int64(Int.max / 1_000_000_000) - 1
-        guard seconds < maxSeconds else { return .distantFuture }
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        return .now() + .nanoseconds(nanoseconds)
+#if canImport(CDispatch)
+    /// Submitting a task with Dispatch's function entry point, `dispatch_async_f`, where the C API is visible
+    /// (Linux: `CDispatch`, the module the `Dispatch` overlay is built on).
+    ///
+    /// The queue holds a retained reference to the task as the function's context, so Dispatch allocates no
+    /// block: a dispatch allocates the task object and nothing else of its own (Dispatch's continuation
+    /// comes from a per-thread cache). Elsewhere the dispatcher hands Dispatch a block that captures the task.
+    protocol FunctionSubmittable: ProductionTaskLifecycle {
+        /// Takes the retained task out of `context` and runs it; the function handed to `dispatch_async_f`.
+        static var runRetained: @convention(c) (UnsafeMutableRawPointer?) -> Void { get }
+    }
+
+    extension FunctionSubmittable {
+        /// Submits the task to `queue`; the queue owns one reference until the task has run.
+        @inline(__always)
+        func submit(to queue: OpaquePointer) {
+            dispatch_async_f(queue, Unmanaged.passRetained(self).toOpaque(), Self.runRetained)
+        }
+    }
+#endif
+
+/// One task accepted by ``QueueDispatcher``: its work and its state in one object, which is also the
+/// handle's canceller and the only thing the Dispatch block captures, so a dispatch allocates this object
+/// and Dispatch's block, nothing more.
+///
+/// The state is a `Synchronization.Atomic`; ``LockedProductionTask`` is the same for systems without it. The
+/// two are separate concrete classes, not one generic class, so that allocating and destroying a task needs
+/// no generic metadata and no unspecialized value witnesses.
+///
+/// `@unchecked Sendable` is sound: `state` and `tracker` are immutable and themselves thread-safe (`tracker` is
+/// read only while this task counts in it, which keeps it alive); `work` is
+/// written by the dispatching thread before the task is published (to a queue, through Dispatch), and after
+/// that only by the single winner of the state exchange (see ``ProductionTaskLifecycle``).
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = AtomicTaskStateCell()
+    var work: DispatchedTask.Work?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
+
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
+    @inline(__always)
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+        self.work = work
+        self.tracker = copy tracker
+        tracker?.taskAccepted()
+    }
+
+    @inline(__always)
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
+        self.state.exchange(expected, for: desired)
+    }
+
+    @inline(__always)
+    func loadState() -> TaskState {
+        self.state.load()
+    }
+
+    func cancelTask(id: UInt64) -> Bool {
+        self.cancelIfPending()
+    }
+}
+
+#if canImport(CDispatch)
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    extension AtomicProductionTask: FunctionSubmittable {
+        static var runRetained: @convention(c) (UnsafeMutableRawPointer?) -> Void {
+            { context in
+                guard let context else { return }
+                Unmanaged<AtomicProductionTask>.fromOpaque(context).takeRetainedValue().run()
+            }
+        }
+    }
+
+    extension LockedProductionTask: FunctionSubmittable {
+        static var runRetained: @convention(c) (UnsafeMutableRawPointer?) -> Void {
+            { context in
+                guard let context else { return }
+                Unmanaged<LockedProductionTask>.fromOpaque(context).takeRetainedValue().run()
+            }
+        }
+    }
+#endif
+
+/// ``AtomicProductionTask`` for systems without `Synchronization.Atomic` (before macOS 15 / iOS 18): the
+/// state sits behind the package's lock, in a second allocation. Same soundness argument.
+final class LockedProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
+    private let state = LockedTaskStateCell()
+    var work: DispatchedTask.Work?
+    unowned(unsafe) let tracker: BackgroundWorkTracker?
+
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+        self.work = work
+        self.tracker = copy tracker
+        tracker?.taskAccepted()
+    }
+
+    func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool {
+        self.state.exchange(expected, for: desired)
+    }
+
+    func loadState() -> TaskState {
+        self.state.load()
+    }
+
+    func cancelTask(id: UInt64) -> Bool {
+        self.cancelIfPending()
     }
 }

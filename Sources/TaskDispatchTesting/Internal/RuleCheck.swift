@@ -70,7 +70,7 @@ struct RuleCheck: Sendable {
             log.record(
                 ContractRun(
                     task: index,
-                    onMainActor: _MainActorExecution.isOnMainActor,
+                    onMainActor: MainActorExecution.isOnMainActor,
                     inline: InsideDispatch.isSet,
                     startTime: now(),
                     dispatcherMovedOn: movedOn?.isSet ?? true
