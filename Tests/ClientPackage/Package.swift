@@ -10,7 +10,10 @@ let package = Package(
     targets: [
         .testTarget(
             name: "ClientTests",
-            dependencies: [.product(name: "TaskDispatchTesting", package: "TaskDispatch")],
+            dependencies: [
+                .product(name: "TaskDispatchTesting", package: "TaskDispatch"),
+                .product(name: "TaskDispatchTestingTraits", package: "TaskDispatch"),
+            ],
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
                 .enableUpcomingFeature("MemberImportVisibility"),

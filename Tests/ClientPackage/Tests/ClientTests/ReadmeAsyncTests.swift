@@ -1,0 +1,46 @@
+// The README's async, trait and contract sections, with only the imports they show.
+import TaskDispatchTesting
+import TaskDispatchTestingTraits
+import Testing
+
+@MainActor
+final class AsyncHeadlinesModel {
+    private(set) var headlines: [String] = []
+    private let dispatcher: any TaskDispatcher
+    init(dispatcher: any TaskDispatcher) { self.dispatcher = dispatcher }
+
+    func refresh(_ json: String) async throws {
+        let parsed = try await dispatcher.runInBackground(label: "parse") {
+            json.split(separator: "\n").map(String.init)
+        }
+        try await dispatcher.runOnMainActor(label: "deliver") { self.headlines = parsed }
+    }
+}
+
+/// A decorator a user might write: it counts dispatches and forwards them.
+struct CountingDispatcher: TaskDispatcher {
+    let base: any TaskDispatcher
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+}
+
+@Suite(.verifiesIdleDispatchers) struct ReadmeAsyncTests {
+    @Test @MainActor func refreshParsesThenDelivers() async throws {
+        let dispatcher = ManualDispatcher()
+        let model = AsyncHeadlinesModel(dispatcher: dispatcher)
+
+        let refreshing = Task { try await model.refresh("One\nTwo") }
+        try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))
+        #expect(model.headlines.isEmpty)
+        try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))
+        #expect(model.headlines == ["One", "Two"])
+        try await refreshing.value
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aUsersDecoratorKeepsTheContract() async throws {
+        try await DispatcherContract.check { .realTime(CountingDispatcher(base: QueueDispatcher())) }
+    }
+}
