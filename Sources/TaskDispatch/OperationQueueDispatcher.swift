@@ -186,8 +186,7 @@ public enum DispatcherConfigurationError: Error, Sendable, Hashable, CustomStrin
     public var description: String {
         switch self {
         case .invalidMaxConcurrentBackgroundTasks(let value):
-            "maxConcurrentBackgroundTasks was \(value), but it must be in 1...\(Int.max): "
-                + "pass 1 for a serial background queue, or a larger number to run that many tasks at once"
+            "maxConcurrentBackgroundTasks was \(value), but it must be in 1...\(Int.max): pass 1 for a serial background queue, or a larger number to run that many tasks at once"
         }
     }
 }
