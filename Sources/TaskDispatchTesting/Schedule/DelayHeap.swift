@@ -2,8 +2,8 @@
 ///
 /// Each element keeps its key beside the task reference, so sifting compares in place without following a
 /// pointer, and moves elements with unsafe moves, so a level costs no retain or release.
-struct DelayHeap {
-    struct Element {
+struct DelayHeap: Sendable {
+    struct Element: Sendable {
         var key: TaskKey
         var task: ScheduledTask
     }

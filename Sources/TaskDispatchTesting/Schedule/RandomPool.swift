@@ -3,7 +3,7 @@
 /// Removal moves the last element into the hole. A boundary remembers which tasks were in the pool when
 /// ``markCurrent()`` was last called, so `runCurrent()` can draw among those alone while the tasks they dispatch
 /// collect behind it: a removal before the boundary first fills the hole from the boundary's edge.
-struct RandomPool {
+struct RandomPool: Sendable {
     private(set) var tasks: ContiguousArray<ScheduledTask> = []
     private var boundary = 0
 

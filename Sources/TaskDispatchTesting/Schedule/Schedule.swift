@@ -14,7 +14,7 @@ import TaskDispatch
 /// - A cancelled task may stay referenced from a queue or the heap (it is skipped when it comes up);
 ///   ``staleEntries`` counts those references, and the queues are compacted once they outnumber the pending
 ///   tasks, so memory follows the pending work.
-struct Schedule {
+struct Schedule: Sendable {
     /// Which due tasks a step may choose from.
     enum Scope: Sendable {
         case foreground
@@ -189,7 +189,7 @@ struct Schedule {
 }
 
 /// One run in the history: the task, and the virtual time it started.
-struct RunRecord {
+struct RunRecord: Sendable {
     var task: ScheduledTask
     var start: Int64
 }

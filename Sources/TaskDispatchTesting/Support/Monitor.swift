@@ -17,7 +17,7 @@
 /// `@unchecked Sendable`: the value is read and written only between `pthread_mutex_lock` and
 /// `pthread_mutex_unlock` on `mutex`; the three pointers are allocated in `init`, before the monitor is shared,
 /// and freed in `deinit`, when no other reference exists.
-final class Monitor<Value>: @unchecked Sendable {
+final class Monitor<Value: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
