@@ -160,6 +160,12 @@ struct Schedule {
         }
     }
 
+    /// Hands out the next sequence number, for a task accepted outside ``accept(_:)``.
+    mutating func takeSequence() -> UInt64 {
+        defer { self.nextSequence += 1 }
+        return self.nextSequence
+    }
+
     // MARK: - Order
 
     /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
