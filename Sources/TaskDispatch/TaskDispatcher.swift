@@ -43,7 +43,8 @@
 ///
 /// Implement the one requirement, ``dispatch(_:)``. Everything else (``background(priority:after:label:fileID:line:_:)``,
 /// ``foreground(after:label:fileID:line:_:)``) is sugar that builds a ``DispatchedTask`` and calls it. The
-/// second requirement, ``clock``, has a default: the real `ContinuousClock`.
+/// other requirements have defaults: ``clock`` is the real `ContinuousClock`, and
+/// ``startTask(label:callSite:operation:)`` creates a plain `Task`.
 public protocol TaskDispatcher: Sendable {
     /// The clock that measures this dispatcher's delays; `ContinuousClock` unless the dispatcher says otherwise.
     ///
@@ -74,6 +75,25 @@ public protocol TaskDispatcher: Sendable {
     /// over the wrapped type and forward its clock, `var clock: Base.Clock { base.clock }`; a decorator around
     /// `any TaskDispatcher` gets the real clock, and a test that sleeps through it would wait in real time.
     var clock: Clock { get }
+
+    /// Starts a Swift task that runs `operation`, and returns it; the dispatcher may track it.
+    ///
+    /// Call it through ``startTask(label:fileID:line:_:)``, which fills in the call site. The default creates a
+    /// plain `Task`, exactly as `Task { }` would; `ManualDispatcher` holds the task's start until the test runs
+    /// it, tracks the task until it finishes, and reports an error that nobody looked at.
+    ///
+    /// - Parameters:
+    ///   - label: A short name shown in diagnostics.
+    ///   - callSite: Where the task was started.
+    ///   - operation: The task's body. Its isolation (read with `operation.isolation`) says where it runs: a
+    ///     `@MainActor` closure on the main actor, a nonisolated one on the global concurrent executor.
+    /// - Returns: The task, to await or cancel.
+    @discardableResult
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error>
 
     /// Accepts `task` to run later in its context, and returns a handle that can cancel it.
     ///

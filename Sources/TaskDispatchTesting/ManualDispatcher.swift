@@ -215,11 +215,16 @@ public final class ManualDispatcher: TaskDispatcher {
     /// Call it at the end of a test to prove the code under test left no work behind.
     ///
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing the
-    ///   pending tasks with their labels and call sites; or the runaway error of an earlier auto-drain.
+    ///   pending tasks with their labels and call sites; of kind ``ManualDispatcherError/Kind/unobservedTaskError``
+    ///   for errors thrown by tasks started with ``startTask(label:callSite:operation:)`` that the test did not
+    ///   claim; or the runaway error of an earlier auto-drain.
     public func verifyIdle() throws(ManualDispatcherError) {
         let failure = self.monitor.withLock { schedule -> Failure? in
             if let failure = schedule.deferredFailure {
                 schedule.deferredFailure = nil
+                return failure
+            }
+            if let failure = schedule.unobservedErrorsFailure(method: "verifyIdle()") {
                 return failure
             }
             return schedule.pendingCount > 0 ? schedule.failure(.pendingTasks) : nil

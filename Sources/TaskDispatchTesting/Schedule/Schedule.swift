@@ -54,6 +54,8 @@ struct Schedule {
     var deferredFailure: Failure?
     /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.
     var waiters = DispatchWaiters<WaitResumer>()
+    /// The Swift tasks started with `startTask` (`ManualDispatcher+Tasks.swift`) and their unclaimed errors.
+    var tracked = TrackedTasks()
 
     init(order: ManualDispatcher.Order, autoDrain: Bool, historyLimit: Int) {
         self.order = order
