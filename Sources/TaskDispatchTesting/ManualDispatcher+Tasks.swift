@@ -24,10 +24,16 @@ extension ManualDispatcher {
     ///   `operation.isolation`), a background task otherwise. Step or drain it like any other. Once it has run,
     ///   the operation runs on the executor its isolation names, concurrently with the test: await the task, or
     ///   the next thing it dispatches, before checking what it did.
-    /// - **Cancellation.** Cancelling the task before its start ran cancels the start and the task throws
-    ///   `CancellationError` without running the operation. The start leaves the pending tasks as soon as the
-    ///   task's body sees the cancellation: at once while the body waits for its start, otherwise when the body
-    ///   begins, so await the task before counting pending tasks.
+    /// - **The task executor.** Where ``taskExecutor`` is available (Linux; macOS 15, iOS 18 and later), a task
+    ///   whose operation is not isolated to an actor runs with it as its executor preference: its first run and
+    ///   every resumption after an `await` are background tasks labeled `task executor job`, so a synchronous
+    ///   ``runUntilIdle(maxTasks:)`` drives the whole task, step after step, on the test's thread. A main-actor
+    ///   operation runs on the main actor. Before macOS 15 / iOS 18 a nonisolated operation runs on the global
+    ///   concurrent executor once its start has run.
+    /// - **Cancellation.** A task cancelled before its operation begins never runs the operation and throws
+    ///   `CancellationError`; its start is cancelled when the task's body sees the cancellation (at once while the
+    ///   body waits for its start, otherwise when the body begins, which with the task executor is a step), so
+    ///   drain and await the task before counting pending tasks.
     /// - **Errors nobody awaited.** The dispatcher tracks each task until it finishes. When the operation throws
     ///   (anything but `CancellationError`), the error is kept, and the first run method or ``verifyIdle()``
     ///   called after that throws ``ManualDispatcherError/Kind/unobservedTaskError`` naming the task's label,
@@ -52,9 +58,10 @@ extension ManualDispatcher {
         let work: DispatchedTask.Work = onMainActor ? .foreground { gate.open() } : .background { gate.open() }
         gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
         let monitor = self.monitor
-        let task = Task<Success, any Error> {
+        let body: @Sendable () async throws -> Success = {
             do {
                 try await gate.wait()
+                try Task.checkCancellation()
             } catch {
                 monitor.withLock { $0.tracked.finish(id, error: nil) }
                 throw error
@@ -68,6 +75,14 @@ extension ManualDispatcher {
                 monitor.withLock { $0.tracked.finish(id, error: error) }
                 throw error
             }
+        }
+        let task: Task<Success, any Error>
+        if !onMainActor && operation.isolation == nil,
+            #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+        {
+            task = Task(executorPreference: self.taskExecutor, operation: body)
+        } else {
+            task = Task(operation: body)
         }
         self.monitor.withLock { $0.tracked.register(AnyHashable(task), id: id) }
         return task

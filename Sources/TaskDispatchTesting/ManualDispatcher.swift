@@ -64,6 +64,10 @@ public final class ManualDispatcher: TaskDispatcher {
     /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
     let registration: ManualDispatcherRegistry.Registration?
 
+    /// The ``Executor``, once asked for (`ManualDispatcher+Executor.swift`); typed loosely because the type needs
+    /// macOS 15 / iOS 18 and a stored property cannot be marked available.
+    let executorStorage = LockedValue<(any Sendable & AnyObject)?>(nil)
+
     /// The default bound on the tasks a draining method may run beyond those pending when it is called.
     ///
     /// A drain called without `maxTasks` runs every task pending when it starts, plus at most this many tasks

@@ -31,6 +31,7 @@ extension StressTests {
                         task.cancel()
                     }
                 }
+                _ = try dispatcher.runUntilIdle()  // jobs the race left on the task executor
                 let result = await task.result
                 let operationRan = ran.withLock { $0 }
                 switch result {
