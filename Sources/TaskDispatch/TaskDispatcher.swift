@@ -42,8 +42,59 @@
 /// ## Implementing a dispatcher
 ///
 /// Implement the one requirement, ``dispatch(_:)``. Everything else (``background(priority:after:label:fileID:line:_:)``,
-/// ``foreground(after:label:fileID:line:_:)``) is sugar that builds a ``DispatchedTask`` and calls it.
+/// ``foreground(after:label:fileID:line:_:)``) is sugar that builds a ``DispatchedTask`` and calls it. The
+/// other requirements have defaults: ``clock`` is the real `ContinuousClock`, and
+/// ``startTask(label:callSite:operation:)`` creates a plain `Task`.
 public protocol TaskDispatcher: Sendable {
+    /// The clock that measures this dispatcher's delays; `ContinuousClock` unless the dispatcher says otherwise.
+    ///
+    /// A test dispatcher with virtual time names its own clock here (`ManualDispatcher.Clock`), so that code
+    /// which sleeps on ``clock`` sleeps on the same timeline as the delays it dispatches.
+    associatedtype Clock: _Concurrency.Clock<Duration> = ContinuousClock
+
+    /// The clock on which this dispatcher measures delays: sleep on it instead of calling `Task.sleep`.
+    ///
+    /// Code that takes a dispatcher can wait with it, and a test that gives it a `ManualDispatcher` controls
+    /// those waits with the same `advance(by:)` that runs its delayed tasks:
+    ///
+    /// ```swift
+    /// func search(_ text: String) {
+    ///     pending?.cancel()
+    ///     pending = Task {
+    ///         try await dispatcher.clock.sleep(for: .milliseconds(300))   // debounce
+    ///         results = try await engine.search(text)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Through `any TaskDispatcher` the clock reads as `any Clock<Duration>`, on which `sleep(for:)` and
+    /// `sleep(until:)` work as usual.
+    ///
+    /// The default, for every dispatcher that does not implement it, is `ContinuousClock()`, the real clock that
+    /// keeps counting while the device sleeps. A dispatcher that wraps another (a decorator) should be generic
+    /// over the wrapped type and forward its clock, `var clock: Base.Clock { base.clock }`; a decorator around
+    /// `any TaskDispatcher` gets the real clock, and a test that sleeps through it would wait in real time.
+    var clock: Clock { get }
+
+    /// Starts a Swift task that runs `operation`, and returns it; the dispatcher may track it.
+    ///
+    /// Call it through ``startTask(label:fileID:line:_:)``, which fills in the call site. The default creates a
+    /// plain `Task`, exactly as `Task { }` would; `ManualDispatcher` holds the task's start until the test runs
+    /// it, tracks the task until it finishes, and reports an error that nobody looked at.
+    ///
+    /// - Parameters:
+    ///   - label: A short name shown in diagnostics.
+    ///   - callSite: Where the task was started.
+    ///   - operation: The task's body. Its isolation (read with `operation.isolation`) says where it runs: a
+    ///     `@MainActor` closure on the main actor, a nonisolated one on the global concurrent executor.
+    /// - Returns: The task, to await or cancel.
+    @discardableResult
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error>
+
     /// Accepts `task` to run later in its context, and returns a handle that can cancel it.
     ///
     /// Never runs the task before returning (see the contract above).

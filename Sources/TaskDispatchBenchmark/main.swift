@@ -61,6 +61,7 @@ let worker = Thread {
     rows += memoryRows(selected)
     rows += productionRows(selected)
     rows += manualRows(selected)
+    rows += trackedTaskRows(selected)
     rows += churnRows(selected)
     rows += listingRows(selected)
     print("")

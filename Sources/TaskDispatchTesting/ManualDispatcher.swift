@@ -64,6 +64,10 @@ public final class ManualDispatcher: TaskDispatcher {
     /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
     let registration: ManualDispatcherRegistry.Registration?
 
+    /// The ``Executor``, once asked for (`ManualDispatcher+Executor.swift`); typed loosely because the type needs
+    /// macOS 15 / iOS 18 and a stored property cannot be marked available.
+    let executorStorage = LockedValue<(any Sendable & AnyObject)?>(nil)
+
     /// The default bound on the tasks a draining method may run beyond those pending when it is called.
     ///
     /// A drain called without `maxTasks` runs every task pending when it starts, plus at most this many tasks
@@ -215,11 +219,16 @@ public final class ManualDispatcher: TaskDispatcher {
     /// Call it at the end of a test to prove the code under test left no work behind.
     ///
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing the
-    ///   pending tasks with their labels and call sites; or the runaway error of an earlier auto-drain.
+    ///   pending tasks with their labels and call sites; of kind ``ManualDispatcherError/Kind/unobservedTaskError``
+    ///   for errors thrown by tasks started with ``startTask(label:callSite:operation:)`` that the test did not
+    ///   claim; or the runaway error of an earlier auto-drain.
     public func verifyIdle() throws(ManualDispatcherError) {
         let failure = self.monitor.withLock { schedule -> Failure? in
             if let failure = schedule.deferredFailure {
                 schedule.deferredFailure = nil
+                return failure
+            }
+            if let failure = schedule.unobservedErrorsFailure(method: "verifyIdle()") {
                 return failure
             }
             return schedule.pendingCount > 0 ? schedule.failure(.pendingTasks) : nil

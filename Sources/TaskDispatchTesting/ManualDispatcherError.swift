@@ -31,6 +31,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// An async step or wait, such as ``ManualDispatcher/runNextBackground(waitingUpTo:)``, reached its
         /// real-time limit before the work it waited for was dispatched.
         case waitTimedOut(after: Duration)
+        /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that the test
+        /// did not await through ``ManualDispatcher/value(of:)``; in production that error would vanish.
+        case unobservedTaskError
     }
 
     /// What went wrong.
@@ -82,6 +85,8 @@ extension ManualDispatcherError {
     /// The kind and the summary of each failure: every message of the dispatcher, one literal each.
     private static func message(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> (Kind, String) {
         switch misuse {
+        case .unobservedTaskErrors(let method, let errors):
+            return (.unobservedTaskError, Self.unobserved(method, errors))
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =
                 switch scope {
@@ -172,6 +177,14 @@ extension ManualDispatcherError {
     }
 
     /// Names the call sites that ran most often in `window`: the tasks that keep coming back.
+    private static func unobserved(_ method: String, _ errors: [TrackedTasks.UnobservedError]) -> String {
+        let listing = errors.map {
+            "\($0.label.map { "\"\($0)\"" } ?? "(no label)") started at \($0.callSite) threw \($0.error)"
+        }
+        return
+            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes: handle it inside the task, or await the task with try await dispatcher.value(of: task) to check it"
+    }
+
     private static func recurringTasks(_ window: ArraySlice<RunRecord>, _ snapshot: Snapshot) -> String {
         guard !window.isEmpty else {
             return "raise maxTasks if that many tasks are expected, or stop the task that reschedules itself"

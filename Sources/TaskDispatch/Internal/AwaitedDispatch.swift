@@ -7,7 +7,7 @@
 /// once; it is resumed at least once because the dispatcher runs the task exactly once unless ``cancel()``'s
 /// call to `TaskHandle.cancel()` returned `true`, and that is the one case in which this type resumes it with
 /// `CancellationError`.
-final class AwaitedDispatch<Value: Sendable>: Sendable {
+package final class AwaitedDispatch<Value: Sendable>: Sendable {
     private struct State: Sendable {
         var continuation: CheckedContinuation<Value, any Error>?
         var handle: TaskHandle?
@@ -16,11 +16,13 @@ final class AwaitedDispatch<Value: Sendable>: Sendable {
 
     private let state = LockedValue(State())
 
+    package init() {}
+
     /// Stores the continuation and dispatches the task, unless the awaiting task was cancelled first.
     ///
     /// `dispatch` runs outside the lock: a dispatcher in auto-drain mode runs the task, and so ``finish(_:)``,
     /// before it returns.
-    func start(_ continuation: CheckedContinuation<Value, any Error>, dispatch: () -> TaskHandle) {
+    package func start(_ continuation: CheckedContinuation<Value, any Error>, dispatch: () -> TaskHandle) {
         let cancelledEarly = self.state.withLock { state -> Bool in
             guard !state.isCancelled else { return true }
             state.continuation = continuation
@@ -42,7 +44,7 @@ final class AwaitedDispatch<Value: Sendable>: Sendable {
     }
 
     /// Resumes the awaiting task with the task's outcome; does nothing if it was resumed already.
-    func finish(_ result: Result<Value, any Error>) {
+    package func finish(_ result: Result<Value, any Error>) {
         let continuation = self.state.withLock { state in
             defer { state.continuation = nil }
             return state.continuation
@@ -52,7 +54,7 @@ final class AwaitedDispatch<Value: Sendable>: Sendable {
 
     /// The awaiting task was cancelled: cancels the dispatched task if it has not started, and if that
     /// stopped it, resumes the awaiting task with `CancellationError`. A task that started runs to the end.
-    func cancel() {
+    package func cancel() {
         let handle = self.state.withLock { state in
             state.isCancelled = true
             return state.handle

@@ -29,6 +29,9 @@ extension Schedule {
                 self.deferredFailure = nil
                 return .refused(failure)
             }
+            if let failure = self.unobservedErrorsFailure(method: method) {
+                return .refused(failure)
+            }
             self.claim = RunClaim(method: method, thread: thread)
             return .claimed
         }

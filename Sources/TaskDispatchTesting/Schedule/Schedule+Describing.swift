@@ -37,6 +37,7 @@ struct Failure {
         case conditionNotMet(method: String, ran: Int)
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
+        case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])
     }
 
     var misuse: Misuse

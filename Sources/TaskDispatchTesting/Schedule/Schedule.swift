@@ -54,6 +54,8 @@ struct Schedule: Sendable {
     var deferredFailure: Failure?
     /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.
     var waiters = DispatchWaiters<WaitResumer>()
+    /// The Swift tasks started with `startTask` (`ManualDispatcher+Tasks.swift`) and their unclaimed errors.
+    var tracked = TrackedTasks()
 
     init(order: ManualDispatcher.Order, autoDrain: Bool, historyLimit: Int) {
         self.order = order
@@ -158,6 +160,12 @@ struct Schedule: Sendable {
         case .priority: self.background[task.priority.rawValue].append(task)
         case .random: self.pool.append(task)
         }
+    }
+
+    /// Hands out the next sequence number, for a task accepted outside ``accept(_:)``.
+    mutating func takeSequence() -> UInt64 {
+        defer { self.nextSequence += 1 }
+        return self.nextSequence
     }
 
     // MARK: - Order

@@ -1,0 +1,55 @@
+extension TaskDispatcher {
+    /// Starts a plain `Task` that runs `operation`: the default for every dispatcher that does not track tasks.
+    ///
+    /// `QueueDispatcher` and `OperationQueueDispatcher` use it: the label and the call site are not used, and the
+    /// task starts at once on the executor its isolation names, as `Task { }` does.
+    ///
+    /// - Parameters:
+    ///   - label: Not used.
+    ///   - callSite: Not used.
+    ///   - operation: The task's body.
+    /// - Returns: The task.
+    @discardableResult
+    public func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        Task(operation: operation)
+    }
+
+    /// Starts a Swift task through this dispatcher, with a label and a call site, and returns it.
+    ///
+    /// Use it where the code would write `Task { }`: in production it is exactly that, and in a test the
+    /// dispatcher can hold the start, track the task and report an error that would otherwise vanish. Like
+    /// `Task { }`, the closure inherits the caller's actor (the main actor, in a `@MainActor` model):
+    ///
+    /// ```swift
+    /// @MainActor final class FeedModel {
+    ///     func refresh() {
+    ///         dispatcher.startTask(label: "refresh") {
+    ///             self.items = try await self.source.load()
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// With `ManualDispatcher`, the start is a pending task (foreground for a main-actor operation, background
+    /// otherwise) that the test steps or drains; see `ManualDispatcher.startTask(label:callSite:operation:)`.
+    ///
+    /// - Parameters:
+    ///   - label: A short name shown in diagnostics.
+    ///   - fileID: The starting file; leave the default.
+    ///   - line: The starting line; leave the default.
+    ///   - operation: The task's body.
+    /// - Returns: The task, to await or cancel.
+    @discardableResult
+    public func startTask<Success: Sendable>(
+        label: String? = nil,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        @_inheritActorContext _ operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.startTask(label: label, callSite: CallSite(fileID: fileID, line: line), operation: operation)
+    }
+}

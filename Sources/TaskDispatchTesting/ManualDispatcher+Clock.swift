@@ -1,0 +1,156 @@
+import TaskDispatch
+
+extension ManualDispatcher {
+    /// The dispatcher's virtual clock: `now` is ``now``, and a sleep is a delayed task that wakes when
+    /// ``advance(by:maxTasks:)`` reaches its deadline.
+    ///
+    /// Code that takes a dispatcher sleeps on its ``TaskDispatcher/clock`` (the real `ContinuousClock` in
+    /// production); with a `ManualDispatcher` that sleep waits for the test to move the clock, and takes no
+    /// real time. A debounce, tested in microseconds:
+    ///
+    /// ```swift
+    /// @Test func searchesOnlyAfterTheTypingPauses() async throws {
+    ///     let dispatcher = ManualDispatcher()
+    ///     let search = SearchModel(dispatcher: dispatcher)     // sleeps 300 ms on dispatcher.clock
+    ///
+    ///     search.type("sw")
+    ///     try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(10))   // the sleep's timer
+    ///     try dispatcher.advance(by: .milliseconds(200))
+    ///     search.type("swift")                                  // cancels the first sleep and its timer
+    ///     try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(10))
+    ///     try dispatcher.advance(by: .milliseconds(300))        // wakes the second sleep
+    ///     try await search.currentSearch?.value
+    ///     #expect(search.queries == ["swift"])
+    /// }
+    /// ```
+    ///
+    /// ## How a sleep works
+    ///
+    /// `sleep(until:tolerance:)` dispatches one background task labeled `clock sleep until <deadline>` that is due
+    /// at the deadline, and suspends until it runs. So a sleeping task is pending work like any other: it shows
+    /// in ``pendingTasks`` and ``pendingCount``, ``verifyIdle()`` reports it, and the run methods wake it at its
+    /// place in (due time, dispatch order), interleaved with delayed closures. Running the timer resumes the
+    /// sleeping task; the code after its `sleep` then runs on that task's own executor, after the run method
+    /// has moved on, so the test awaits the task (or a later dispatch) before checking what it did.
+    ///
+    /// - A deadline at or before ``now`` returns at once, without a timer, unless the task is cancelled.
+    /// - The deadline is fixed when the sleep starts: moving the clock between the sleeper reading ``now`` and
+    ///   the dispatch of its timer does not push it back.
+    /// - The tolerance is ignored: the timer runs exactly at its deadline.
+    ///
+    /// **Cancellation.** Cancelling a sleeping task cancels its timer, which leaves the dispatcher at once, and
+    /// the sleep throws `CancellationError`. If the timer ran first, the sleep returns normally: the sleeping
+    /// task is resumed exactly once either way. A sleep started by a task that is already cancelled throws
+    /// `CancellationError` and dispatches nothing.
+    public struct Clock: _Concurrency.Clock {
+        /// A point on the dispatcher's virtual timeline, measured from the dispatcher's creation.
+        public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
+            /// The virtual time since the dispatcher was created; what ``ManualDispatcher/now`` shows.
+            public var timeSinceCreation: Duration
+
+            /// Creates the instant `timeSinceCreation` after the dispatcher's creation.
+            ///
+            /// - Parameter timeSinceCreation: The virtual time since the dispatcher was created.
+            public init(timeSinceCreation: Duration) {
+                self.timeSinceCreation = timeSinceCreation
+            }
+
+            /// The instant `duration` later (earlier, if negative).
+            ///
+            /// - Parameter duration: How far to move.
+            /// - Returns: The moved instant.
+            public func advanced(by duration: Duration) -> Instant {
+                Instant(timeSinceCreation: self.timeSinceCreation + duration)
+            }
+
+            /// The time from this instant to `other`, negative when `other` is earlier.
+            ///
+            /// - Parameter other: The later instant.
+            /// - Returns: `other` minus this instant.
+            public func duration(to other: Instant) -> Duration {
+                other.timeSinceCreation - self.timeSinceCreation
+            }
+
+            /// Whether `lhs` comes before `rhs` on the timeline.
+            ///
+            /// - Parameters:
+            ///   - lhs: An instant.
+            ///   - rhs: Another instant.
+            /// - Returns: `true` when `lhs` is earlier.
+            public static func < (lhs: Instant, rhs: Instant) -> Bool {
+                lhs.timeSinceCreation < rhs.timeSinceCreation
+            }
+
+            /// The time since the dispatcher's creation, as messages show it: `0 s`, `1.5 s`, `250 ms`.
+            public var description: String {
+                formatTime(self.timeSinceCreation.nanosecondsSaturated)
+            }
+        }
+
+        /// The dispatcher whose timeline this clock reads.
+        let dispatcher: ManualDispatcher
+
+        /// The dispatcher's current virtual time.
+        public var now: Instant {
+            Instant(timeSinceCreation: self.dispatcher.now)
+        }
+
+        /// One nanosecond: the virtual clock's unit.
+        public var minimumResolution: Duration {
+            .nanoseconds(1)
+        }
+
+        /// Suspends until the dispatcher's clock reaches `deadline`, through a timer task on the dispatcher.
+        ///
+        /// See ``ManualDispatcher/Clock`` for how the timer is dispatched, run and cancelled.
+        ///
+        /// - Parameters:
+        ///   - deadline: The instant to wake at.
+        ///   - tolerance: Ignored: the timer runs exactly at `deadline`.
+        /// - Throws: `CancellationError` when the sleeping task is cancelled before its timer ran.
+        public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+            let due = deadline.timeSinceCreation.nanosecondsSaturated
+            guard due > self.dispatcher.now.nanosecondsSaturated else {
+                try Task.checkCancellation()
+                return
+            }
+            let dispatcher = self.dispatcher
+            let awaited = AwaitedDispatch<Void>()
+            let task = DispatchedTask(
+                .background { awaited.finish(.success(())) },
+                label: "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))",
+                callSite: CallSite(fileID: #fileID, line: #line)
+            )
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    awaited.start(continuation) { dispatcher.dispatch(task, dueAt: due) }
+                }
+            } onCancel: {
+                awaited.cancel()
+            }
+        }
+    }
+
+    /// The virtual clock: its `now` is ``now``, and its sleeps wake when the test moves the clock.
+    ///
+    /// Each access returns a new value reading the same timeline. See ``Clock`` for how sleeping works.
+    public var clock: Clock {
+        Clock(dispatcher: self)
+    }
+
+    /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation; otherwise
+    /// as ``dispatch(_:)``.
+    func dispatch(_ task: DispatchedTask, dueAt due: Int64) -> TaskHandle {
+        let (scheduled, drain, woken) = self.monitor.withLock { schedule in
+            let scheduled = schedule.accept(task, dueAt: due)
+            let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
+            return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()), woken)
+        }
+        if let woken { WaitResumer.resumeAll(woken) }
+        if drain {
+            self.drainAutomatically()
+        }
+        return TaskHandle(
+            id: scheduled.key.sequence, canceller: ManualCanceller(monitor: self.monitor, task: scheduled))
+    }
+}

@@ -1,0 +1,176 @@
+import TaskDispatch
+
+extension ManualDispatcher {
+    /// Starts a tracked Swift task: its start waits as a pending task until the test runs it, and an error it
+    /// throws that nobody awaited is reported.
+    ///
+    /// Code calls it as `dispatcher.startTask(label:) { … }` where it would write `Task { … }`:
+    ///
+    /// ```swift
+    /// @Test @MainActor func refreshShowsTheItems() async throws {
+    ///     let dispatcher = ManualDispatcher()
+    ///     let model = FeedModel(dispatcher: dispatcher)
+    ///
+    ///     let refresh = model.refresh()                 // dispatcher.startTask(label: "refresh") { … }
+    ///     #expect(dispatcher.pendingCount(in: .foreground) == 1)   // the start, held
+    ///     try dispatcher.runNextForeground()            // starts it
+    ///     try await dispatcher.value(of: refresh)       // awaits it, and claims its error
+    ///     #expect(model.items.count == 3)
+    /// }
+    /// ```
+    ///
+    /// - **The start.** The returned `Task` exists at once, but its operation waits for a pending task labeled
+    ///   `label`, at the call site: a foreground task when the operation is isolated to the main actor (read from
+    ///   `operation.isolation`), a background task otherwise. Step or drain it like any other. Once it has run,
+    ///   the operation runs on the executor its isolation names, concurrently with the test: await the task, or
+    ///   the next thing it dispatches, before checking what it did.
+    /// - **The task executor.** Where ``taskExecutor`` is available (Linux; macOS 15, iOS 18 and later), a task
+    ///   whose operation is not isolated to an actor runs with it as its executor preference: its first run and
+    ///   every resumption after an `await` are background tasks labeled `task executor job`, so a synchronous
+    ///   ``runUntilIdle(maxTasks:)`` drives the whole task, step after step, on the test's thread. A main-actor
+    ///   operation runs on the main actor. Before macOS 15 / iOS 18 a nonisolated operation runs on the global
+    ///   concurrent executor once its start has run.
+    /// - **Cancellation.** A task cancelled before its operation begins never runs the operation and throws
+    ///   `CancellationError`; its start is cancelled when the task's body sees the cancellation (at once while the
+    ///   body waits for its start, otherwise when the body begins, which with the task executor is a step), so
+    ///   drain and await the task before counting pending tasks.
+    /// - **Errors nobody awaited.** The dispatcher tracks each task until it finishes. When the operation throws
+    ///   (anything but `CancellationError`), the error is kept, and the first run method or ``verifyIdle()``
+    ///   called after that throws ``ManualDispatcherError/Kind/unobservedTaskError`` naming the task's label,
+    ///   call site and error, once. A test claims the error, and so expects it, by awaiting the task with
+    ///   ``value(of:)`` (before or after it finished, as long as no check has reported it yet). Awaiting
+    ///   `task.value` directly does not claim it: the dispatcher cannot see that await.
+    ///
+    /// - Parameters:
+    ///   - label: A short name, for the start task and the diagnostics.
+    ///   - callSite: Where the task was started.
+    ///   - operation: The task's body.
+    /// - Returns: The task.
+    @discardableResult
+    public func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
+        let id = self.monitor.withLock { $0.tracked.begin(label: label, callSite: callSite) }
+        let gate = StartGate()
+        let work: DispatchedTask.Work = onMainActor ? .foreground { gate.open() } : .background { gate.open() }
+        gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
+        let monitor = self.monitor
+        let body: @Sendable () async throws -> Success = {
+            do {
+                try await gate.wait()
+                try Task.checkCancellation()
+            } catch {
+                monitor.withLock { $0.tracked.finish(id, error: nil) }
+                throw error
+            }
+            monitor.withLock { $0.tracked.markRunning(id) }
+            do {
+                let value = try await operation()
+                monitor.withLock { $0.tracked.finish(id, error: nil) }
+                return value
+            } catch {
+                monitor.withLock { $0.tracked.finish(id, error: error) }
+                throw error
+            }
+        }
+        let task: Task<Success, any Error>
+        if !onMainActor && operation.isolation == nil,
+            #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+        {
+            task = Task(executorPreference: self.taskExecutor, operation: body)
+        } else {
+            task = Task(operation: body)
+        }
+        self.monitor.withLock { $0.tracked.register(AnyHashable(task), id: id) }
+        return task
+    }
+
+    /// Awaits a task started with ``startTask(label:callSite:operation:)`` and claims its error, so the run
+    /// methods and ``verifyIdle()`` do not report it: the test sees it here.
+    ///
+    /// ```swift
+    /// let load = model.reload()                                  // a tracked task that fails
+    /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))
+    /// await #expect(throws: FeedError.offline) { try await dispatcher.value(of: load) }
+    /// try dispatcher.verifyIdle()                                // the error was claimed
+    /// ```
+    ///
+    /// A task this dispatcher did not start is simply awaited.
+    ///
+    /// - Parameter task: The task to await.
+    /// - Returns: The task's value.
+    /// - Throws: What the task threw.
+    public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
+        self.monitor.withLock { $0.tracked.claim(AnyHashable(task)) }
+        return try await task.value
+    }
+
+    /// The number of tasks started with ``startTask(label:callSite:operation:)`` that have not finished: their
+    /// start is pending, or their operation has not returned.
+    public var unfinishedTaskCount: Int {
+        self.monitor.withLock { $0.tracked.unfinishedCount }
+    }
+}
+
+/// The start of a tracked task: the task's body waits here until the start task on the dispatcher runs.
+///
+/// The dispatcher's handle decides a race between the start and a cancellation: whoever wins `TaskHandle.cancel()`
+/// versus the run decides whether the body runs, and the waiting body is resumed exactly once.
+final class StartGate: Sendable {
+    private enum State: Sendable {
+        case closed(CheckedContinuation<Void, any Error>?)
+        case open
+        case cancelled
+    }
+
+    private let state = LockedValue<(state: State, handle: TaskHandle?)>((.closed(nil), nil))
+
+    /// Keeps the start task's handle, to cancel it with the task.
+    func hold(_ handle: TaskHandle) {
+        self.state.withLock { $0.handle = handle }
+    }
+
+    /// The start task ran: lets the body through.
+    func open() {
+        let waiting = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard case .closed(let continuation) = state.state else { return nil }
+            state.state = .open
+            return continuation
+        }
+        waiting?.resume()
+    }
+
+    /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first.
+    func wait() async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = self.state.withLock { state -> Result<Void, any Error>? in
+                    switch state.state {
+                    case .open: return .success(())
+                    case .cancelled: return .failure(CancellationError())
+                    case .closed:
+                        state.state = .closed(continuation)
+                        return nil
+                    }
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            self.cancel()
+        }
+    }
+
+    /// The task was cancelled: cancels the start if it has not run, and then fails the wait.
+    private func cancel() {
+        guard let handle = self.state.withLock({ $0.handle }), handle.cancel() else { return }
+        let waiting = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard case .closed(let continuation) = state.state else { return nil }
+            state.state = .cancelled
+            return continuation
+        }
+        waiting?.resume(throwing: CancellationError())
+    }
+}

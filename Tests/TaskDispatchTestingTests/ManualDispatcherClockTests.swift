@@ -1,0 +1,204 @@
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// The generous real-time bound on waiting for a sleeping task to dispatch its timer.
+private let waitLimit = Duration.seconds(60)
+
+@Suite struct ManualDispatcherClockTests {
+    @Test func theClockReadsTheDispatcherTime() throws {
+        let dispatcher = ManualDispatcher()
+        let clock = dispatcher.clock
+        let start = clock.now
+        #expect(start.timeSinceCreation == .zero)
+        try dispatcher.advance(by: .milliseconds(1_500))
+        #expect(clock.now.timeSinceCreation == .milliseconds(1_500))
+        #expect(start.duration(to: clock.now) == .milliseconds(1_500))
+        #expect(start.advanced(by: .milliseconds(1_500)) == clock.now)
+        #expect(start < clock.now)
+        #expect("\(clock.now)" == "1500 ms")
+        #expect(clock.minimumResolution == .nanoseconds(1))
+    }
+
+    @Test func aSleepWaitsForTheClockToReachItsDeadline() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = dispatcher.clock
+        let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: waitLimit)
+        #expect(dispatcher.pendingTasks.map(\.label) == ["clock sleep until 1 s"])
+        #expect(try dispatcher.advance(by: .milliseconds(999)) == 0)
+        #expect(dispatcher.pendingCount == 1)
+        #expect(try dispatcher.advance(by: .milliseconds(1)) == 1)
+        try await sleeper.value
+        #expect(dispatcher.history.map(\.startTime) == [.seconds(1)])
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func advanceWakesSleepersByDueTimeThenDispatchOrderAmongDelayedClosures() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = dispatcher.clock
+        let first = Task { try await clock.sleep(until: .init(timeSinceCreation: .seconds(2))) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        dispatcher.background(after: .seconds(3), label: "three") {}
+        dispatcher.background(after: .seconds(2), label: "two") {}
+        dispatcher.background(after: .seconds(1), label: "one") {}
+        let second = Task { try await clock.sleep(until: .init(timeSinceCreation: .seconds(2))) }
+        try await dispatcher.waitForPendingTasks(5, waitingUpTo: waitLimit)
+
+        #expect(try dispatcher.advance(by: .seconds(3)) == 5)
+        try await first.value
+        try await second.value
+        let runs = dispatcher.history.map { "\($0.label ?? "-")@\($0.startTime)" }
+        #expect(
+            runs == [
+                "one@1.0 seconds", "clock sleep until 2 s@2.0 seconds", "two@2.0 seconds",
+                "clock sleep until 2 s@2.0 seconds", "three@3.0 seconds",
+            ]
+        )
+        // The first sleeper's timer was dispatched before "two", the second's after it.
+        let sequences = dispatcher.history.filter { $0.label == "clock sleep until 2 s" }.map(\.sequence)
+        #expect(sequences == [1, 5])
+    }
+
+    @Test func cancellingASleepingTaskCancelsItsTimerAndThrowsCancellationError() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = dispatcher.clock
+        let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        sleeper.cancel()
+        #expect(dispatcher.pendingCount == 0)  // the cancellation handler cancelled the timer synchronously
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(try dispatcher.advance(by: .seconds(1)) == 0)
+        #expect(dispatcher.history.isEmpty)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aSleepInACancelledTaskThrowsAndDispatchesNothing() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = dispatcher.clock
+        let sleeper = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.sleep(for: .seconds(1))
+        }
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.history.isEmpty)
+    }
+
+    @Test func aDeadlineAlreadyReachedReturnsAtOnce() async throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(5))
+        try await dispatcher.clock.sleep(until: .init(timeSinceCreation: .seconds(5)))
+        try await dispatcher.clock.sleep(for: .zero)
+        try await dispatcher.clock.sleep(for: .seconds(-1))
+        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.history.isEmpty)
+    }
+
+    @Test func aSleepingTaskIsPendingWorkThatVerifyIdleReports() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = dispatcher.clock
+        let sleeper = Task { try await clock.sleep(for: .seconds(5)) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.kind == .pendingTasks)
+        #expect(error.description.contains("\"clock sleep until 5 s\""))
+        #expect(error.description.contains("ManualDispatcher+Clock.swift"))
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aSleepBeyondTheClockRangeNeverFallsDue() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = dispatcher.clock
+        let sleeper = Task { try await clock.sleep(for: .seconds(Int64.max)) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        #expect(dispatcher.pendingTasks.map(\.label) == ["clock sleep until never"])
+        try dispatcher.advance(to: .seconds(Int64.max))
+        #expect(dispatcher.pendingCount == 1)
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+    }
+
+    @Test func autoDrainStillHoldsASleepUntilTheClockMoves() async throws {
+        let dispatcher = ManualDispatcher(autoDrain: true)
+        let clock = dispatcher.clock
+        let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        #expect(try dispatcher.advance(by: .seconds(1)) == 1)
+        try await sleeper.value
+    }
+
+    @Test func codeHoldingAnyTaskDispatcherSleepsOnTheVirtualClock() async throws {
+        let dispatcher = ManualDispatcher()
+        let erased: any TaskDispatcher = dispatcher
+        let sleeper = Task { try await erased.clock.sleep(for: .seconds(1)) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        #expect(erased.clock is ManualDispatcher.Clock)
+        try dispatcher.advance(by: .seconds(1))
+        try await sleeper.value
+    }
+
+    @Test func productionDispatchersUseTheContinuousClock() {
+        let queue: any TaskDispatcher = QueueDispatcher()
+        let operations: any TaskDispatcher = OperationQueueDispatcher()
+        #expect(queue.clock is ContinuousClock)
+        #expect(operations.clock is ContinuousClock)
+    }
+
+    /// Done-when scenario: a sleep-based debounce tested on the virtual clock, 200 times in parallel.
+    @Test(arguments: 0..<200) func aDebounceOnTheVirtualClockDeliversOnlyTheLastInput(repetition: Int) async throws {
+        let dispatcher = ManualDispatcher()
+        let debouncer = Debouncer(dispatcher: dispatcher, interval: .milliseconds(300))
+
+        let first = debouncer.submit("sw")
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try dispatcher.advance(by: .milliseconds(200))
+        let second = debouncer.submit("swift")  // cancels the first sleep and its timer
+        await #expect(throws: CancellationError.self) { try await first.value }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        #expect(try dispatcher.advance(by: .milliseconds(299)) == 0)
+        #expect(try dispatcher.advance(by: .milliseconds(1)) == 1)
+        try await second.value
+        #expect(debouncer.delivered == ["swift"])
+        #expect(dispatcher.now == .milliseconds(500))
+        try dispatcher.verifyIdle()
+    }
+}
+
+/// Delivers a value once no newer one has come for `interval`, sleeping on the dispatcher's clock.
+private final class Debouncer: @unchecked Sendable {
+    // @unchecked Sendable: `pending` and `values` are touched only with `lock` held.
+    private let lock = NSLock()
+    private let dispatcher: any TaskDispatcher
+    private let interval: Duration
+    private var pending: Task<Void, any Error>?
+    private var values: [String] = []
+
+    init(dispatcher: any TaskDispatcher, interval: Duration) {
+        self.dispatcher = dispatcher
+        self.interval = interval
+    }
+
+    var delivered: [String] {
+        self.lock.withLock { self.values }
+    }
+
+    @discardableResult
+    func submit(_ value: String) -> Task<Void, any Error> {
+        let clock = self.dispatcher.clock
+        let interval = self.interval
+        let task = Task {
+            try await clock.sleep(for: interval)
+            self.lock.withLock { self.values.append(value) }
+        }
+        let previous = self.lock.withLock {
+            defer { self.pending = task }
+            return self.pending
+        }
+        previous?.cancel()
+        return task
+    }
+}

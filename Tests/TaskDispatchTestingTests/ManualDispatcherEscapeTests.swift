@@ -1,0 +1,88 @@
+import Dispatch
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// The generous real-time bound on the waiting steps.
+private let waitLimit = Duration.seconds(60)
+
+/// An actor without a custom executor.
+private actor Store {
+    private var value = 0
+    func increment() -> Int {
+        self.value += 1
+        return self.value
+    }
+}
+
+/// What the dispatcher can and cannot drive: each test shows one documented escape.
+@Suite struct ManualDispatcherEscapeTests {
+    @Test func aTaskNotStartedThroughTheDispatcherIsInvisibleToIt() async throws {
+        let dispatcher = ManualDispatcher()
+        let plain = Task { 1 }
+        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.unfinishedTaskCount == 0)
+        #expect(await plain.value == 1)
+    }
+
+    @Test @MainActor func aMainActorOperationRunsOnlyWhenTheTestLetsTheMainActorGo() async throws {
+        let dispatcher = ManualDispatcher()
+        let ran = MainActorFlag()
+        let task = dispatcher.startTask(label: "show") { ran.isSet = true }
+        try dispatcher.runNextForeground()  // the start: the operation is now queued on the real main actor
+        #expect(!ran.isSet)  // this test holds the main actor
+        try await dispatcher.value(of: task)  // awaiting lets it run
+        #expect(ran.isSet)
+    }
+
+    @Test func aTrackedTaskAwaitingAnotherTrackedTaskIsDrivenByOneDrain() async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        let dispatcher = ManualDispatcher()
+        let inner = dispatcher.startTask(label: "inner") { 41 }
+        let outer = dispatcher.startTask(label: "outer") { try await inner.value + 1 }
+        try dispatcher.runUntilIdle()
+        // The inner task's end resumes the outer one on the task executor, inside the same drain.
+        #expect(dispatcher.unfinishedTaskCount == 0)
+        #expect(try await dispatcher.value(of: outer) == 42)
+        #expect(try await dispatcher.value(of: inner) == 41)
+    }
+
+    @Test func aDefaultActorRunsOnTheTaskExecutorInsideTheDrain() async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        let dispatcher = ManualDispatcher()
+        let store = Store()
+        let task = dispatcher.startTask(label: "count") { await store.increment() }
+        // SE-0417: an actor without a custom executor runs on the calling task's preferred executor, so the
+        // hop to the actor and back happens inside this drain. Only actors with their own executor (the main
+        // actor, or a custom SerialExecutor) leave the dispatcher.
+        try dispatcher.runUntilIdle()
+        #expect(dispatcher.unfinishedTaskCount == 0)
+        #expect(try await dispatcher.value(of: task) == 1)
+    }
+
+    @Test func aContinuationResumedByAForeignThreadIsAJobTheTestWaitsFor() async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        let dispatcher = ManualDispatcher()
+        let release = DispatchSemaphore(value: 0)
+        let task = dispatcher.startTask(label: "callback") { () async -> Int in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+                DispatchQueue.global().async {
+                    release.wait()
+                    continuation.resume(returning: 7)
+                }
+            }
+        }
+        try dispatcher.runUntilIdle()
+        #expect(dispatcher.pendingCount == 0)  // suspended on something the dispatcher does not own
+        #expect(dispatcher.unfinishedTaskCount == 1)
+        release.signal()
+        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: waitLimit)
+        try dispatcher.runUntilIdle()
+        #expect(try await dispatcher.value(of: task) == 7)
+    }
+}
+
+/// A flag on the main actor.
+@MainActor private final class MainActorFlag {
+    var isSet = false
+}

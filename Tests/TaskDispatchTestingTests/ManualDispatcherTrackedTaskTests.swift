@@ -1,0 +1,180 @@
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// The generous real-time bound on the waiting steps.
+private let waitLimit = Duration.seconds(60)
+
+private struct LoadError: Error, CustomStringConvertible {
+    var description: String { "LoadError.offline" }
+}
+
+/// A model whose `refresh()` starts a tracked task, as production code would start a `Task`.
+@MainActor private final class ItemsModel {
+    private(set) var items: [String] = []
+    private let dispatcher: any TaskDispatcher
+    private let fails: Bool
+
+    init(dispatcher: any TaskDispatcher, fails: Bool = false) {
+        self.dispatcher = dispatcher
+        self.fails = fails
+    }
+
+    @discardableResult
+    func refresh() -> Task<Void, any Error> {
+        let fails = self.fails
+        return self.dispatcher.startTask(label: "refresh") {
+            let items = try await self.dispatcher.runInBackground(label: "load") { () throws -> [String] in
+                if fails { throw LoadError() }
+                return ["a", "b", "c"]
+            }
+            self.items = items  // on the main actor: the closure inherits the model's isolation
+        }
+    }
+}
+
+@Suite struct ManualDispatcherTrackedTaskTests {
+    @Test func aNonisolatedTaskStartsThroughAPendingBackgroundTask() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "compute") { 6 * 7 }
+        #expect(dispatcher.pendingCount(in: .foreground) == 0)
+        #expect(dispatcher.unfinishedTaskCount == 1)
+        let start = try #require(dispatcher.pendingTasks.first)
+        #expect(start.label == "compute")
+        #expect(start.callSite.line == 39)
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            // The start, and the task's first job on the dispatcher's task executor.
+            #expect(dispatcher.pendingTasks.map(\.label) == ["compute", "task executor job"])
+        }
+        try dispatcher.runUntilIdle()
+        #expect(try await dispatcher.value(of: task) == 42)
+        #expect(dispatcher.unfinishedTaskCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aMainActorTaskStartsThroughAPendingForegroundTask() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "show") { () -> Bool in
+            MainActor.assertIsolated()
+            return true
+        }
+        #expect(dispatcher.pendingCount(in: .foreground) == 1)
+        #expect(dispatcher.pendingCount(in: .background) == 0)
+        try dispatcher.runNextForeground()
+        #expect(try await dispatcher.value(of: task))
+        try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func theOperationWaitsForItsStart() async throws {
+        let dispatcher = ManualDispatcher()
+        let model = ItemsModel(dispatcher: dispatcher)
+        model.refresh()
+        // Nothing but the start is pending: the operation has not begun, so "load" was never dispatched.
+        #expect(dispatcher.pendingTasks.map(\.label) == ["refresh"])
+        #expect(dispatcher.unfinishedTaskCount == 1)
+    }
+
+    @Test func cancellingATaskBeforeItsOperationBeginsMeansItNeverRuns() async throws {
+        let dispatcher = ManualDispatcher()
+        let ran = RunCounter()
+        let task = dispatcher.startTask(label: "never") { ran.increment() }
+        task.cancel()
+        try dispatcher.runUntilIdle()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(dispatcher.pendingCount == 0)
+        #expect(ran.value == 0)
+        #expect(dispatcher.unfinishedTaskCount == 0)
+        try dispatcher.verifyIdle()  // a cancellation is not an error to report
+    }
+
+    @Test func anErrorNobodyAwaitedIsReportedOnceByVerifyIdleWithItsLabelAndCallSite() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "sync") { throw LoadError() }
+        try dispatcher.runUntilIdle()
+        _ = await task.result  // waits for the end without claiming the error
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.kind == .unobservedTaskError)
+        #expect(
+            error.summary.contains(
+                "\"sync\" started at TaskDispatchTestingTests/ManualDispatcherTrackedTaskTests.swift:"))
+        #expect(error.summary.contains("threw LoadError.offline"))
+        #expect(error.summary.hasPrefix("verifyIdle() found 1 error thrown by tracked tasks that nothing awaited"))
+        try dispatcher.verifyIdle()  // reported once
+    }
+
+    @Test func anErrorNobodyAwaitedIsReportedByTheNextRunMethod() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "sync") { throw LoadError() }
+        try dispatcher.runUntilIdle()
+        _ = await task.result
+        dispatcher.background(label: "next") {}
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
+        #expect(error.kind == .unobservedTaskError)
+        #expect(error.summary.hasPrefix("runUntilIdle(maxTasks: 100000) found 1 error"))
+        #expect(dispatcher.pendingCount == 1)  // the refused run ran nothing
+        #expect(try dispatcher.runUntilIdle() == 1)
+    }
+
+    @Test func anErrorAwaitedThroughValueOfIsClaimed() async throws {
+        let dispatcher = ManualDispatcher()
+        let before = dispatcher.startTask(label: "claimed before") { throw LoadError() }
+        let after = dispatcher.startTask(label: "claimed after") { throw LoadError() }
+        try dispatcher.runUntilIdle()
+        await #expect(throws: LoadError.self) { try await dispatcher.value(of: before) }
+        _ = await after.result
+        await #expect(throws: LoadError.self) { try await dispatcher.value(of: after) }
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aCancellationErrorThrownByTheOperationIsNotReported() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "stops") { throw CancellationError() }
+        try dispatcher.runUntilIdle()
+        _ = await task.result
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func productionDispatchersStartAPlainTask() async throws {
+        let dispatcher: any TaskDispatcher = QueueDispatcher()
+        let task = dispatcher.startTask(label: "plain") { 7 }
+        #expect(try await task.value == 7)
+    }
+
+    /// Done-when scenario: a model with `refresh() { dispatcher.startTask { … } }` tested to completion, 200 times.
+    @Test(arguments: 0..<200) @MainActor func aModelsRefreshIsTestedToCompletion(repetition: Int) async throws {
+        let dispatcher = ManualDispatcher()
+        let model = ItemsModel(dispatcher: dispatcher)
+        let refresh = model.refresh()
+        try dispatcher.runNextForeground()  // the start
+        let load = try await dispatcher.runNextBackground(waitingUpTo: waitLimit)
+        #expect(load.label == "load")
+        try await dispatcher.value(of: refresh)
+        #expect(model.items == ["a", "b", "c"])
+        #expect(dispatcher.unfinishedTaskCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    /// Done-when scenario: an unawaited thrown error reported with its call site, 200 times.
+    @Test(arguments: 0..<200) @MainActor func anUnawaitedErrorIsReportedWithItsCallSite(repetition: Int) async throws {
+        let dispatcher = ManualDispatcher()
+        let model = ItemsModel(dispatcher: dispatcher, fails: true)
+        let refresh = model.refresh()
+        try dispatcher.runNextForeground()
+        try await dispatcher.runNextBackground(waitingUpTo: waitLimit)
+        _ = await refresh.result
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.kind == .unobservedTaskError)
+        #expect(
+            error.summary.contains(
+                "\"refresh\" started at TaskDispatchTestingTests/ManualDispatcherTrackedTaskTests.swift:26 threw LoadError.offline"
+            ))
+        #expect(model.items.isEmpty)
+    }
+}
+
+/// Counts calls from any thread.
+private final class RunCounter: Sendable {
+    private let count = Locked(0)
+    func increment() { self.count.withLock { $0 += 1 } }
+    var value: Int { self.count.withLock { $0 } }
+}
