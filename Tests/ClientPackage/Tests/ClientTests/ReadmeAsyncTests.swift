@@ -44,3 +44,37 @@ struct CountingDispatcher: TaskDispatcher {
         try await DispatcherContract.check { .realTime(CountingDispatcher(base: QueueDispatcher())) }
     }
 }
+
+/// The README's "Unstructured tasks and sleeps" snippet, with a search engine of its own.
+@MainActor
+final class SearchModel {
+    private let dispatcher: any TaskDispatcher
+    private(set) var results: [String] = []
+    private(set) var pending: Task<Void, any Error>?
+
+    init(dispatcher: any TaskDispatcher) { self.dispatcher = dispatcher }
+
+    func search(_ text: String) {
+        pending?.cancel()
+        pending = dispatcher.startTask(label: "search") {
+            try await self.dispatcher.clock.sleep(for: .milliseconds(300))  // debounce on the dispatcher's clock
+            self.results = ["\(text) 1", "\(text) 2"]
+        }
+    }
+}
+
+@Suite struct ReadmeTrackedTaskTests {
+    @Test @MainActor func theDebouncedSearchRunsOnTheVirtualClock() async throws {
+        let dispatcher = ManualDispatcher()
+        let model = SearchModel(dispatcher: dispatcher)
+        model.search("swift")
+        try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))  // the task's start
+        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: .seconds(10))  // its sleep
+        #expect(try dispatcher.advance(by: .milliseconds(299)) == 0)
+        #expect(try dispatcher.advance(by: .milliseconds(1)) == 1)
+        let task = try #require(model.pending)
+        try await dispatcher.value(of: task)
+        #expect(model.results == ["swift 1", "swift 2"])
+        try dispatcher.verifyIdle()
+    }
+}
