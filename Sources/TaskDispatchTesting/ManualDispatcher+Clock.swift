@@ -141,16 +141,6 @@ extension ManualDispatcher {
     /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation; otherwise
     /// as ``dispatch(_:)``.
     func dispatch(_ task: DispatchedTask, dueAt due: Int64) -> TaskHandle {
-        let (scheduled, drain, woken) = self.monitor.withLock { schedule in
-            let scheduled = schedule.accept(task, dueAt: due)
-            let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
-            return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()), woken)
-        }
-        if let woken { WaitResumer.resumeAll(woken) }
-        if drain {
-            self.drainAutomatically()
-        }
-        return TaskHandle(
-            id: scheduled.key.sequence, canceller: ManualCanceller(monitor: self.monitor, task: scheduled))
+        self.record { $0.accept(task, dueAt: due) }
     }
 }

@@ -3,6 +3,9 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
+// Every `clock.sleep` in this file sleeps on the dispatcher's virtual clock, which is what these tests check: a
+// sleeper wakes only when the test moves that clock with `advance`, never after real time passes.
+
 /// The generous real-time bound on waiting for a sleeping task to dispatch its timer.
 private let waitLimit = Duration.seconds(60)
 

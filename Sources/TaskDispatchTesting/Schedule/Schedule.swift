@@ -88,20 +88,31 @@ struct Schedule: Sendable {
     ///
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     mutating func accept(_ task: DispatchedTask) -> ScheduledTask {
-        let sequence = self.nextSequence
-        self.nextSequence += 1
-        let callSite = self.callSites.index(of: task.callSite)
         // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
-        guard task.delay > .zero else {
-            let scheduled = ScheduledTask(
-                task, key: TaskKey(due: self.now, sequence: sequence), callSite: callSite, state: .due)
+        guard task.delay > .zero else { return self.accept(task, dueAt: self.now) }
+        let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsSaturated)
+        return self.accept(task, dueAt: overflow ? TaskKey.never : sum)
+    }
+
+    /// Takes `task` in to fall due at the absolute time `due` (in nanoseconds since the dispatcher was created)
+    /// rather than after its delay. A clock sleep's timer uses it directly, so that its deadline does not move if
+    /// the clock moves between the sleeper reading it and this call.
+    ///
+    /// A deadline at or before ``now`` makes the task due at once; one past ``TaskKey/latestTime`` never falls due.
+    ///
+    /// - Complexity: O(1) amortized for a task due now, O(log n) for a later one.
+    @inline(__always)
+    mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
+        let sequence = self.takeSequence()
+        let callSite = self.callSites.index(of: task.callSite)
+        guard due > self.now else {
+            let key = TaskKey(due: self.now, sequence: sequence)
+            let scheduled = ScheduledTask(task, key: key, callSite: callSite, state: .due)
             self.enqueueDue(scheduled)
             return scheduled
         }
-        let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsSaturated)
-        let due = overflow || sum > TaskKey.latestTime ? TaskKey.never : sum
-        let scheduled = ScheduledTask(
-            task, key: TaskKey(due: due, sequence: sequence), callSite: callSite, state: .waiting)
+        let key = TaskKey(due: due > TaskKey.latestTime ? TaskKey.never : due, sequence: sequence)
+        let scheduled = ScheduledTask(task, key: key, callSite: callSite, state: .waiting)
         self.delayed.insert(scheduled)
         if scheduled.context == .foreground { self.waitingForeground += 1 } else { self.waitingBackground += 1 }
         return scheduled
@@ -162,8 +173,8 @@ struct Schedule: Sendable {
         }
     }
 
-    /// Hands out the next sequence number, for a task accepted outside ``accept(_:)``.
-    mutating func takeSequence() -> UInt64 {
+    /// Hands out the next sequence number: the dispatch order of the task being accepted.
+    private mutating func takeSequence() -> UInt64 {
         defer { self.nextSequence += 1 }
         return self.nextSequence
     }
