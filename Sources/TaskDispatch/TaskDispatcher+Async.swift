@@ -39,7 +39,9 @@ extension TaskDispatcher {
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let awaited = AwaitedDispatch<Value>()
+        let awaited = AwaitedDispatch<Value>(
+            reporting: TrackedTaskScope.ownedWait(on: self, Self.describe("runInBackground", label, fileID, line))
+        )
         let task = DispatchedTask(
             .background { awaited.finish(Result { try work() }) },
             label: label,
@@ -86,7 +88,9 @@ extension TaskDispatcher {
         _ work: @escaping @MainActor @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let awaited = AwaitedDispatch<Value>()
+        let awaited = AwaitedDispatch<Value>(
+            reporting: TrackedTaskScope.ownedWait(on: self, Self.describe("runOnMainActor", label, fileID, line))
+        )
         let task = DispatchedTask(
             .foreground { awaited.finish(Result { try work() }) },
             label: label,
@@ -94,6 +98,11 @@ extension TaskDispatcher {
             callSite: CallSite(fileID: fileID, line: line)
         )
         return try await self.awaitResult(of: task, through: awaited)
+    }
+
+    /// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch, as diagnostics name it.
+    private static func describe(_ method: String, _ label: String?, _ fileID: StaticString, _ line: UInt) -> String {
+        "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(fileID):\(line))"
     }
 
     /// Dispatches `task`, whose closure finishes `awaited`, and suspends until `awaited` is finished or cancelled.

@@ -24,6 +24,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case dueTask(TaskContext?)
         /// At least `count` pending tasks, due or delayed, in `context` (`nil`: in both together).
         case pendingTasks(atLeast: Int, in: TaskContext?)
+        /// A task due now in either context, or every tracked task settled: what an async drain waits for.
+        case dueTaskOrSettled
 
         /// Whether `counts` meets the condition.
         package func isMet(by counts: Counts) -> Bool {
@@ -32,6 +34,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             case .dueTask(.background?): counts.dueBackground > 0
             case .dueTask(nil): counts.dueForeground + counts.dueBackground > 0
             case .pendingTasks(let count, let context): counts.pending(in: context) >= count
+            case .dueTaskOrSettled: counts.dueForeground + counts.dueBackground > 0 || counts.unsettledTasks == 0
             }
         }
     }
@@ -42,14 +45,21 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         package var dueBackground: Int
         package var delayedForeground: Int
         package var delayedBackground: Int
+        /// Tracked tasks that are neither finished nor waiting on the dispatcher's own work.
+        package var unsettledTasks: Int
 
         package init(
-            dueForeground: Int = 0, dueBackground: Int = 0, delayedForeground: Int = 0, delayedBackground: Int = 0
+            dueForeground: Int = 0,
+            dueBackground: Int = 0,
+            delayedForeground: Int = 0,
+            delayedBackground: Int = 0,
+            unsettledTasks: Int = 0
         ) {
             self.dueForeground = dueForeground
             self.dueBackground = dueBackground
             self.delayedForeground = delayedForeground
             self.delayedBackground = delayedBackground
+            self.unsettledTasks = unsettledTasks
         }
 
         /// Due and delayed tasks in `context`, or in both when `context` is `nil`.
@@ -106,7 +116,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return self.waiters.remove(at: index).resumer
     }
 
-    /// A dispatch happened and the dispatcher now holds `counts`: removes the waiters whose condition holds and
+    /// A dispatch happened (or a tracked task settled) and the dispatcher now holds `counts`: removes the waiters whose condition holds and
     /// returns their resumers, oldest first, for the caller to resume once the lock is released.
     package mutating func dispatchHappened(_ counts: Counts) -> [Resumer] {
         var resumers: [Resumer] = []

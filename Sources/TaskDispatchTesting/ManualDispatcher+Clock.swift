@@ -115,10 +115,14 @@ extension ManualDispatcher {
                 return
             }
             let dispatcher = self.dispatcher
-            let awaited = AwaitedDispatch<Void>()
+            let label = "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))"
+            let awaited = AwaitedDispatch<Void>(
+                reporting: TrackedTaskScope.ownedWait(
+                    on: dispatcher, "a sleep on the dispatcher's clock (\"\(label)\")")
+            )
             let task = DispatchedTask(
                 .background { awaited.finish(.success(())) },
-                label: "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))",
+                label: label,
                 callSite: CallSite(fileID: #fileID, line: #line)
             )
             try await withTaskCancellationHandler {

@@ -53,26 +53,31 @@ extension ManualDispatcher {
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
         let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
-        let id = self.monitor.withLock { $0.tracked.begin(label: label, callSite: callSite) }
-        let gate = StartGate()
-        let work: DispatchedTask.Work = onMainActor ? .foreground { gate.open() } : .background { gate.open() }
-        gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
         let monitor = self.monitor
+        let id = monitor.withLock { $0.tracked.begin(label: label, callSite: callSite) }
+        let scope = TrackedTaskScope(observer: self.trackedTaskObserver, id: id)
+        let gate = StartGate()
+        let start: @Sendable () -> Void = {
+            // Before the gate opens: from here the task runs on its own until it waits on the dispatcher.
+            monitor.changeTrackedTasks { $0.tracked.markStarted(id, at: $0.now) }
+            gate.open()
+        }
+        let work: DispatchedTask.Work = onMainActor ? .foreground(start) : .background(start)
+        gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
         let body: @Sendable () async throws -> Success = {
             do {
                 try await gate.wait()
                 try Task.checkCancellation()
             } catch {
-                monitor.withLock { $0.tracked.finish(id, error: nil) }
+                monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
                 throw error
             }
-            monitor.withLock { $0.tracked.markRunning(id) }
             do {
-                let value = try await operation()
-                monitor.withLock { $0.tracked.finish(id, error: nil) }
+                let value = try await TrackedTaskScope.$current.withValue(scope) { try await operation() }
+                monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
                 return value
             } catch {
-                monitor.withLock { $0.tracked.finish(id, error: error) }
+                monitor.changeTrackedTasks { $0.tracked.finish(id, error: error) }
                 throw error
             }
         }
@@ -104,7 +109,18 @@ extension ManualDispatcher {
     /// - Returns: The task's value.
     /// - Throws: What the task threw.
     public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
-        self.monitor.withLock { $0.tracked.claim(AnyHashable(task)) }
+        let key = AnyHashable(task)
+        // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
+        let caller = TrackedTaskScope.current.flatMap { $0.observer === self.trackedTaskObserver ? $0.id : nil }
+        let waiting = self.monitor.changeTrackedTasks { schedule -> UInt64? in
+            schedule.tracked.claim(key)
+            guard let caller, let awaited = schedule.tracked.id(of: key) else { return nil }
+            schedule.tracked.setAwaiting(caller, awaited)
+            return caller
+        }
+        defer {
+            if let waiting { self.monitor.changeTrackedTasks { $0.tracked.setAwaiting(waiting, nil) } }
+        }
         return try await task.value
     }
 
@@ -172,5 +188,41 @@ final class StartGate: Sendable {
             return continuation
         }
         waiting?.resume(throwing: CancellationError())
+    }
+}
+
+/// What a ``ManualDispatcher`` hands to its tracked tasks, through ``TrackedTaskScope``, so that the awaitable
+/// dispatches and the clock's sleeps tell it when one of them waits on its work.
+final class TrackedTaskRecorder: TrackedTaskObserver {
+    private let monitor: Monitor<Schedule>
+
+    init(monitor: Monitor<Schedule>) {
+        self.monitor = monitor
+    }
+
+    func tracks(_ dispatcher: some TaskDispatcher) -> Bool {
+        (dispatcher as? ManualDispatcher)?.monitor === self.monitor
+    }
+
+    func ownedWaitBegan(task id: UInt64, on description: String) {
+        self.monitor.changeTrackedTasks { $0.tracked.ownedWaitBegan(id, on: description) }
+    }
+
+    func ownedWaitEnded(task id: UInt64, on description: String) {
+        self.monitor.changeTrackedTasks { $0.tracked.ownedWaitEnded(id, on: description) }
+    }
+}
+
+extension Monitor where Value == Schedule {
+    /// Changes what the schedule knows of its tracked tasks, and resumes the async waits the change satisfies
+    /// (a task that settles can end an async drain's wait), after unlocking.
+    @discardableResult
+    func changeTrackedTasks<Result>(_ change: (inout Schedule) -> Result) -> Result {
+        let (result, woken) = self.withLock { schedule in
+            let result = change(&schedule)
+            return (result, schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
+        }
+        if let woken { WaitResumer.resumeAll(woken) }
+        return result
     }
 }

@@ -181,7 +181,7 @@ extension ManualDispatcher {
     /// to record its task, so a dispatch is either seen by the check or wakes the waiter. Whoever removes the
     /// waiter (a dispatch, the timer, the cancellation handler, or this method when the task was cancelled
     /// before it registered) resumes it, exactly once.
-    private func suspend(
+    func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
         deadline: DispatchTime
@@ -220,7 +220,7 @@ extension ManualDispatcher {
     }
 
     /// `limit` from now as a Dispatch deadline; zero or negative is now, an absurd limit is forever.
-    private static func deadline(after limit: Duration) -> DispatchTime {
+    static func deadline(after limit: Duration) -> DispatchTime {
         let nanoseconds = limit.nanosecondsSaturated
         guard nanoseconds > 0 else { return .now() }
         guard nanoseconds < 100 * 365 * 86_400 * 1_000_000_000 else { return .distantFuture }
@@ -264,12 +264,15 @@ struct WaitResumer: Sendable {
 
 extension Schedule {
     /// The counts the waiters' conditions are checked against.
+    ///
+    /// - Complexity: O(t) in the tracked tasks, to count the unsettled ones.
     var waitCounts: DispatchWaiters<WaitResumer>.Counts {
         DispatchWaiters.Counts(
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
             delayedForeground: self.waitingForeground,
-            delayedBackground: self.waitingBackground
+            delayedBackground: self.waitingBackground,
+            unsettledTasks: self.tracked.unsettledCount
         )
     }
 

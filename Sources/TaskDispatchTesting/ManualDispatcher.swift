@@ -68,6 +68,9 @@ public final class ManualDispatcher: TaskDispatcher {
     /// macOS 15 / iOS 18 and a stored property cannot be marked available.
     let executorStorage = LockedValue<(any Sendable & AnyObject)?>(nil)
 
+    /// What tracked tasks report their waits on this dispatcher's work to (`ManualDispatcher+Tasks.swift`).
+    let trackedTaskObserver: TrackedTaskRecorder
+
     /// The default bound on the tasks a draining method may run beyond those pending when it is called.
     ///
     /// A drain called without `maxTasks` runs every task pending when it starts, plus at most this many tasks
@@ -91,6 +94,7 @@ public final class ManualDispatcher: TaskDispatcher {
         line: UInt = #line
     ) {
         self.monitor = Monitor(Schedule(order: order, autoDrain: autoDrain, historyLimit: historyLimit))
+        self.trackedTaskObserver = TrackedTaskRecorder(monitor: self.monitor)
         self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
         self.registration?.attach(self)
     }

@@ -34,6 +34,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that the test
         /// did not await through ``ManualDispatcher/value(of:)``; in production that error would vanish.
         case unobservedTaskError
+        /// An async drain, such as ``ManualDispatcher/runUntilIdle(maxTasks:waitingUpTo:)``, waited its real-time
+        /// limit for tracked tasks that awaited something the dispatcher does not control.
+        case unsettledTasks(after: Duration)
     }
 
     /// What went wrong.
@@ -87,6 +90,16 @@ extension ManualDispatcherError {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
             return (.unobservedTaskError, Self.unobserved(method, errors))
+        case .tasksNotSettled(let method, let limit, let tasks):
+            let listing = tasks.map { task in
+                let awaiting = task.awaiting.map { ", and it awaits \($0), which has not settled either" } ?? ""
+                return
+                    "\(task.label.map { "\"\($0)\"" } ?? "(no label)") started at \(task.callSite): last seen, \(task.lastSeen)\(awaiting)"
+            }
+            return (
+                .unsettledTasks(after: limit),
+                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(listing.joined(separator: "; ")). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+            )
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =
                 switch scope {

@@ -15,8 +15,13 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
     }
 
     private let state = LockedValue(State())
+    /// The wait of a tracked task this dispatch reports to its dispatcher, if any (see ``TrackedTaskScope``).
+    private let ownedWait: OwnedWait?
 
-    package init() {}
+    /// - Parameter ownedWait: The wait to report as it begins and ends; `nil` for none.
+    package init(reporting ownedWait: OwnedWait? = nil) {
+        self.ownedWait = ownedWait
+    }
 
     /// Stores the continuation and dispatches the task, unless the awaiting task was cancelled first.
     ///
@@ -32,6 +37,8 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
             continuation.resume(throwing: CancellationError())
             return
         }
+        // Before the dispatch: the task may run, and end the wait, before `dispatch` returns.
+        self.ownedWait?.began()
         let handle = dispatch()
         let cancelledMeanwhile = self.state.withLock { state -> Bool in
             guard !state.isCancelled else { return true }
@@ -49,7 +56,10 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
             defer { state.continuation = nil }
             return state.continuation
         }
-        continuation?.resume(with: result)
+        guard let continuation else { return }
+        // Before the resume: once resumed, the task is running again, no longer waiting on the dispatcher.
+        self.ownedWait?.ended()
+        continuation.resume(with: result)
     }
 
     /// The awaiting task was cancelled: cancels the dispatched task if it has not started, and if that

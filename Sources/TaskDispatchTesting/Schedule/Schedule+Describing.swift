@@ -38,6 +38,7 @@ struct Failure {
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
         case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])
+        case tasksNotSettled(method: String, limit: Duration, tasks: [TrackedTasks.UnsettledTask])
     }
 
     var misuse: Misuse

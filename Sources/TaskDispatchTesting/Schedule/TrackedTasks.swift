@@ -14,7 +14,7 @@ struct TrackedTasks: @unchecked Sendable {
     enum Phase: Sendable {
         /// Its start is a pending task on the dispatcher.
         case waitingToStart
-        /// Its operation has begun and not yet returned.
+        /// Its start has run and its operation has not yet returned.
         case running
         /// It threw an error that nobody has claimed yet.
         case failed
@@ -28,6 +28,23 @@ struct TrackedTasks: @unchecked Sendable {
         var claimed = false
         /// The task, as the key `value(of:)` finds it by; `nil` until `startTask` registers it.
         var key: AnyHashable?
+        /// How many waits on the dispatcher's own work (an awaitable dispatch, a clock sleep) the task, or a child
+        /// task of it, is suspended in.
+        var ownedWaits = 0
+        /// The tracked task whose value this one awaits through `value(of:)`, if any.
+        var awaiting: UInt64?
+        /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
+        var lastSeen: String
+    }
+
+    /// A tracked task that has not settled, as the error that names it shows it.
+    struct UnsettledTask: Sendable {
+        let label: String?
+        let callSite: CallSite
+        let lastSeen: String
+        /// The tracked task it awaits through `value(of:)`, if that is why it has not settled: its label and call
+        /// site.
+        let awaiting: String?
     }
 
     /// An error a tracked task threw that nobody claimed.
@@ -53,7 +70,12 @@ struct TrackedTasks: @unchecked Sendable {
     mutating func begin(label: String?, callSite: CallSite) -> UInt64 {
         let id = self.nextID
         self.nextID += 1
-        self.records[id] = Record(label: label, callSite: callSite, phase: .waitingToStart)
+        self.records[id] = Record(
+            label: label,
+            callSite: callSite,
+            phase: .waitingToStart,
+            lastSeen: "it was started; its start is pending on the dispatcher"
+        )
         return id
     }
 
@@ -64,8 +86,85 @@ struct TrackedTasks: @unchecked Sendable {
         self.ids[key] = id
     }
 
-    mutating func markRunning(_ id: UInt64) {
+    /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
+    mutating func markStarted(_ id: UInt64, at time: Int64) {
         self.records[id]?.phase = .running
+        self.records[id]?.lastSeen = "its start ran at \(formatTime(time)) and its operation began"
+    }
+
+    /// Task `id`, or a child task of it, is about to suspend until the dispatcher runs `description`.
+    mutating func ownedWaitBegan(_ id: UInt64, on description: String) {
+        guard self.records[id] != nil else { return }
+        self.records[id]?.ownedWaits += 1
+        self.records[id]?.lastSeen = "it awaited \(description)"
+    }
+
+    /// The wait on `description` ended: the task is about to run again.
+    mutating func ownedWaitEnded(_ id: UInt64, on description: String) {
+        guard self.records[id] != nil else { return }
+        self.records[id]?.ownedWaits -= 1
+        self.records[id]?.lastSeen = "it resumed after \(description)"
+    }
+
+    /// Task `id` awaits the value of tracked task `other` through `value(of:)` (`nil`: that await ended).
+    mutating func setAwaiting(_ id: UInt64, _ other: UInt64?) {
+        guard self.records[id] != nil else { return }
+        self.records[id]?.awaiting = other
+        if let other {
+            let name = self.name(other)
+            self.records[id]?.lastSeen = "it awaited the value of \(name) with value(of:)"
+        } else {
+            self.records[id]?.lastSeen = "it resumed with the value it awaited with value(of:)"
+        }
+    }
+
+    /// The identity of the tracked task `key`, if this dispatcher tracks it and it has not finished.
+    func id(of key: AnyHashable) -> UInt64? {
+        self.ids[key]
+    }
+
+    // MARK: - Settling
+
+    /// Whether task `id` is settled: finished, failed, waiting for its start, suspended on the dispatcher's own
+    /// work, or awaiting (through `value(of:)`) a tracked task that is settled and not finished.
+    ///
+    /// A task whose awaited task has finished is about to resume, so it is not settled until it waits again.
+    func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
+        guard let record = self.records[id] else { return true }  // finished: forgotten
+        switch record.phase {
+        case .waitingToStart, .failed:
+            return true
+        case .running:
+            if record.ownedWaits > 0 { return true }
+            guard let other = record.awaiting, depth < 64, let awaited = self.records[other],
+                awaited.phase != .failed
+            else { return false }
+            return self.isSettled(other, depth: depth + 1)
+        }
+    }
+
+    /// The number of tracked tasks that are not settled.
+    var unsettledCount: Int {
+        self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
+    }
+
+    /// The tracked tasks that are not settled, oldest first.
+    var unsettled: [UnsettledTask] {
+        self.records.keys.sorted().filter { !self.isSettled($0) }.compactMap { id in
+            guard let record = self.records[id] else { return nil }
+            return UnsettledTask(
+                label: record.label,
+                callSite: record.callSite,
+                lastSeen: record.lastSeen,
+                awaiting: record.awaiting.map { self.name($0) }
+            )
+        }
+    }
+
+    /// `tracked task "load" (Feed.swift:12)`, or `a tracked task that has finished`.
+    private func name(_ id: UInt64) -> String {
+        guard let record = self.records[id] else { return "a tracked task that has finished" }
+        return "tracked task \(record.label.map { "\"\($0)\"" } ?? "(no label)") (\(record.callSite))"
     }
 
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.
