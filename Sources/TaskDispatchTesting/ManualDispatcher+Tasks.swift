@@ -54,7 +54,9 @@ extension ManualDispatcher {
     ) -> Task<Success, any Error> {
         let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
         let monitor = self.monitor
-        let id = monitor.withLock { $0.tracked.begin(label: label, callSite: callSite) }
+        let (id, prefersExecutor) = monitor.withLock {
+            ($0.tracked.begin(label: label, callSite: callSite), $0.tracked.prefersTaskExecutor)
+        }
         let scope = TrackedTaskScope(observer: self.trackedTaskObserver, id: id)
         let gate = StartGate()
         let start: @Sendable () -> Void = {
@@ -82,7 +84,7 @@ extension ManualDispatcher {
             }
         }
         let task: Task<Success, any Error>
-        if !onMainActor && operation.isolation == nil,
+        if prefersExecutor && !onMainActor && operation.isolation == nil,
             #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
         {
             task = Task(executorPreference: self.taskExecutor, operation: body)
@@ -122,6 +124,14 @@ extension ManualDispatcher {
             if let waiting { self.monitor.changeTrackedTasks { $0.tracked.setAwaiting(waiting, nil) } }
         }
         return try await task.value
+    }
+
+    /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (the default, where the
+    /// executor is available); for the package's own tests, which turn it off to check what happens on macOS
+    /// 13-14 and iOS 16-17, where there is no task executor.
+    package var prefersTaskExecutorForTrackedTasks: Bool {
+        get { self.monitor.withLock { $0.tracked.prefersTaskExecutor } }
+        set { self.monitor.withLock { $0.tracked.prefersTaskExecutor = newValue } }
     }
 
     /// The number of tasks started with ``startTask(label:callSite:operation:)`` that have not finished: their

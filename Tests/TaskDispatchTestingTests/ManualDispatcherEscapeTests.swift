@@ -82,6 +82,80 @@ private actor Store {
     }
 }
 
+extension ManualDispatcherEscapeTests {
+    @Test func taskYieldLeavesTheDispatcherForAMomentAndTheAsyncDrainWaitsForIt() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "polite") { () async throws -> Int in
+            await Task.yield()  // may resume on the global executor (swiftlang/swift#74395), not as a job here
+            return try await dispatcher.runInBackground(label: "after yield") { 1 }
+        }
+        // The async drain does not count yields: the task is unsettled until it awaits "after yield", and that
+        // await, reported to the dispatcher, wakes the drain.
+        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        #expect(dispatcher.history.map(\.label).contains("after yield"))
+        #expect(try await dispatcher.value(of: task) == 1)
+    }
+
+    @Test func anActorWithItsOwnExecutorIsAHopTheAsyncDrainWaitsFor() async throws {
+        let dispatcher = ManualDispatcher()
+        let remote = QueueBoundCounter()
+        let task = dispatcher.startTask(label: "remote") { () async throws -> Int in
+            let counted = await remote.increment()  // runs on the actor's own queue, outside the dispatcher
+            return try await dispatcher.runInBackground(label: "store") { counted * 10 }
+        }
+        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        #expect(dispatcher.history.map(\.label).contains("store"))
+        #expect(try await dispatcher.value(of: task) == 10)
+        try dispatcher.verifyIdle()
+    }
+
+    /// macOS 13-14 and iOS 16-17 have no task executor: a nonisolated tracked task runs on the global executor
+    /// after its start. The synchronous drain cannot drive it there; the async drain can, because it knows from
+    /// its records when the task waits on the dispatcher, wherever the task's code runs.
+    @Test func withoutTheTaskExecutorTheAsyncDrainStillDrivesAChainInOrder() async throws {
+        let dispatcher = ManualDispatcher()
+        dispatcher.prefersTaskExecutorForTrackedTasks = false
+        let task = dispatcher.startTask(label: "chain") { () async throws -> Int in
+            let a = try await dispatcher.runInBackground(label: "a") { 1 }
+            let b = try await dispatcher.runInBackground(label: "b") { a + 1 }
+            return try await dispatcher.runInBackground(label: "c") { b + 1 }
+        }
+        #expect(dispatcher.pendingTasks.map(\.label) == ["chain"])  // no first job on an executor of ours
+        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        #expect(dispatcher.history.map(\.label) == ["chain", "a", "b", "c"])
+        #expect(try await dispatcher.value(of: task) == 3)
+    }
+}
+
+/// A counter isolated to an actor whose executor is a serial dispatch queue of its own.
+private actor QueueBoundCounter {
+    private let executor = QueueExecutor()
+    private var count = 0
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        self.executor.asUnownedSerialExecutor()
+    }
+
+    func increment() -> Int {
+        self.count += 1
+        return self.count
+    }
+}
+
+/// A serial executor that runs each job on a serial dispatch queue.
+private final class QueueExecutor: SerialExecutor {
+    private let queue = DispatchQueue(label: "QueueExecutor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        self.queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+}
+
 /// A flag on the main actor.
 @MainActor private final class MainActorFlag {
     var isSet = false

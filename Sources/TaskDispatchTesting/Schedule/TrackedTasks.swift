@@ -54,6 +54,8 @@ struct TrackedTasks: @unchecked Sendable {
         let error: String
     }
 
+    /// Whether nonisolated tasks start with the dispatcher's task executor as their preference, where it exists.
+    var prefersTaskExecutor = true
     private(set) var nextID: UInt64 = 1
     /// Tasks that have not finished, and failed ones whose error is unclaimed.
     private(set) var records: [UInt64: Record] = [:]
