@@ -119,7 +119,29 @@ private struct LoadError: Error, CustomStringConvertible {
         try dispatcher.verifyIdle()
     }
 
+    @Test @MainActor func awaitingTheResultWithAutoDrainNeedsNoSteps() async throws {
+        let dispatcher = ManualDispatcher(autoDrain: true)
+        let model = RetryingModel(dispatcher: dispatcher)
+        try await dispatcher.value(of: model.refresh())
+        #expect(model.items == ["a", "b", "c"])
+        #expect(dispatcher.history.map(\.label) == ["refresh", "load", "deliver"])
+    }
+
     // MARK: - The virtual clock
+
+    /// The article's snippet: step the clock to the first retry, then run the rest until idle.
+    @Test @MainActor func aRetryIsSteppedAndThenRunUntilIdle() async throws {
+        let dispatcher = ManualDispatcher()
+        let model = RetryingModel(dispatcher: dispatcher, failures: 3)
+        model.refresh()
+        try await dispatcher.advance(by: .zero, waitingUpTo: settleLimit)
+        #expect(model.attempts == 1)
+        try await dispatcher.advance(by: .seconds(1), waitingUpTo: settleLimit)
+        #expect(model.attempts == 2)
+        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        #expect(model.attempts == 4)
+        #expect(dispatcher.now == .seconds(7))
+    }
 
     @Test @MainActor func theBackOffScheduleRunsOnTheVirtualClock() async throws {
         let dispatcher = ManualDispatcher()

@@ -77,4 +77,18 @@ final class SearchModel {
         #expect(model.results == ["swift 1", "swift 2"])
         try dispatcher.verifyIdle()
     }
+
+    /// The README's async drain: the same search, with no stepping.
+    @Test @MainActor func searchesOnceTheTypingPauses() async throws {
+        let dispatcher = ManualDispatcher()
+        let model = SearchModel(dispatcher: dispatcher)
+
+        model.search("sw")
+        try await dispatcher.advance(by: .milliseconds(200), waitingUpTo: .seconds(10))
+        model.search("swift")  // cancels the first search, asleep
+        try await dispatcher.advance(by: .milliseconds(300), waitingUpTo: .seconds(10))
+        #expect(model.results == ["swift 1", "swift 2"])  // 300 ms of virtual time, microseconds of real time
+        #expect(dispatcher.now == .milliseconds(500))
+        try dispatcher.verifyIdle()
+    }
 }
