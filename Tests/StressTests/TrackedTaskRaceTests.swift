@@ -58,4 +58,45 @@ extension StressTests {
             )
         }
     }
+
+    /// Many tracked tasks, each alternating awaited dispatches and sleeps on the virtual clock, driven to the end
+    /// by one async drain while their code runs on the task executor or, without it, on the global executor
+    /// concurrently with the drain.
+    @Suite struct SettlingVolume {
+        static let tasks = Swift.max(200, StressScale.scaled(2_000))
+
+        @Test(.timeLimit(.minutes(10)), arguments: [true, false])
+        func anAsyncDrainRunsEveryTrackedTaskToTheEnd(onTheTaskExecutor: Bool) async throws {
+            let dispatcher = ManualDispatcher(historyLimit: 0)
+            dispatcher.prefersTaskExecutorForTrackedTasks = onTheTaskExecutor
+            let tasks = Locked<[Int: Task<Int, any Error>]>([:])
+            await onDispatchThreads(4) { worker in
+                for id in stride(from: worker, to: Self.tasks, by: 4) {
+                    let task = dispatcher.startTask(label: "task \(id)") { () async throws -> Int in
+                        var total = 0
+                        for round in 1...3 {
+                            total += try await dispatcher.runInBackground(label: "step \(round)") { id * round }
+                            try await dispatcher.clock.sleep(for: .milliseconds(id % 7 + 1))
+                        }
+                        return total
+                    }
+                    tasks.withLock { $0[id] = task }
+                }
+            }
+            try await dispatcher.runUntilIdle(waitingUpTo: .seconds(120))
+            #expect(dispatcher.unfinishedTaskCount == 0)
+            #expect(dispatcher.unsettledTaskCount == 0)
+            #expect(dispatcher.now == .milliseconds(3 * 7))  // three sleeps of the longest, one after another
+            var wrong: [String] = []
+            for (id, task) in tasks.withLock({ $0 }) {
+                let value = try await dispatcher.value(of: task)
+                if value != id * 6, wrong.count < 10 { wrong.append("task \(id) returned \(value)") }
+            }
+            #expect(wrong.isEmpty, "\(wrong)")
+            try dispatcher.verifyIdle()
+            print(
+                "StressTests: \(Self.tasks) tracked tasks \(onTheTaskExecutor ? "on the task executor" : "on the global executor") settled through one async drain"
+            )
+        }
+    }
 }

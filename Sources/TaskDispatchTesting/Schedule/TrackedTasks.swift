@@ -63,6 +63,10 @@ struct TrackedTasks: @unchecked Sendable {
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
     private var errors: [UInt64: String] = [:]
+    /// Tasks that are unsettled on their own (see `Standing`).
+    private var unsettledOnTheirOwn = 0
+    /// Tasks awaiting a tracked task with `value(of:)`, whose settling depends on it.
+    private var dependents: Set<UInt64> = []
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {
@@ -90,33 +94,36 @@ struct TrackedTasks: @unchecked Sendable {
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
     mutating func markStarted(_ id: UInt64, at time: Int64) {
-        self.records[id]?.phase = .running
-        self.records[id]?.lastSeen = "its start ran at \(formatTime(time)) and its operation began"
+        self.update(id) { record in
+            record.phase = .running
+            record.lastSeen = "its start ran at \(formatTime(time)) and its operation began"
+        }
     }
 
     /// Task `id`, or a child task of it, is about to suspend until the dispatcher runs `description`.
     mutating func ownedWaitBegan(_ id: UInt64, on description: String) {
-        guard self.records[id] != nil else { return }
-        self.records[id]?.ownedWaits += 1
-        self.records[id]?.lastSeen = "it awaited \(description)"
+        self.update(id) { record in
+            record.ownedWaits += 1
+            record.lastSeen = "it awaited \(description)"
+        }
     }
 
     /// The wait on `description` ended: the task is about to run again.
     mutating func ownedWaitEnded(_ id: UInt64, on description: String) {
-        guard self.records[id] != nil else { return }
-        self.records[id]?.ownedWaits -= 1
-        self.records[id]?.lastSeen = "it resumed after \(description)"
+        self.update(id) { record in
+            record.ownedWaits -= 1
+            record.lastSeen = "it resumed after \(description)"
+        }
     }
 
     /// Task `id` awaits the value of tracked task `other` through `value(of:)` (`nil`: that await ended).
     mutating func setAwaiting(_ id: UInt64, _ other: UInt64?) {
-        guard self.records[id] != nil else { return }
-        self.records[id]?.awaiting = other
-        if let other {
-            let name = self.name(other)
-            self.records[id]?.lastSeen = "it awaited the value of \(name) with value(of:)"
-        } else {
-            self.records[id]?.lastSeen = "it resumed with the value it awaited with value(of:)"
+        let seen =
+            other.map { "it awaited the value of \(self.name($0)) with value(of:)" }
+            ?? "it resumed with the value it awaited with value(of:)"
+        self.update(id) { record in
+            record.awaiting = other
+            record.lastSeen = seen
         }
     }
 
@@ -146,8 +153,11 @@ struct TrackedTasks: @unchecked Sendable {
     }
 
     /// The number of tracked tasks that are not settled.
+    ///
+    /// - Complexity: O(d) in the tasks awaiting another through `value(of:)`: the others are counted as they
+    ///   change.
     var unsettledCount: Int {
-        self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
+        self.unsettledOnTheirOwn + self.dependents.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
     }
 
     /// The tracked tasks that are not settled, oldest first.
@@ -173,7 +183,7 @@ struct TrackedTasks: @unchecked Sendable {
     mutating func finish(_ id: UInt64, error: (any Error)?) {
         guard let record = self.records[id] else { return }
         if let error, !(error is CancellationError), !record.claimed {
-            self.records[id]?.phase = .failed
+            self.update(id) { $0.phase = .failed }
             self.unobserved.append(id)
             self.errors[id] = String(describing: error)
             return
@@ -204,8 +214,53 @@ struct TrackedTasks: @unchecked Sendable {
     }
 
     private mutating func forget(_ id: UInt64) {
-        if let key = self.records.removeValue(forKey: id)?.key { self.ids.removeValue(forKey: key) }
+        if let record = self.records.removeValue(forKey: id) {
+            self.account(id, from: Self.standing(record), to: nil)
+            if let key = record.key { self.ids.removeValue(forKey: key) }
+        }
         self.errors.removeValue(forKey: id)
+    }
+
+    // MARK: - Counting the unsettled tasks as they change
+
+    /// How a task stands on its own, before the task it awaits (if any) is considered.
+    private enum Standing {
+        /// Waiting for its start, failed, or suspended on the dispatcher's own work.
+        case settled
+        /// Running, and neither waiting on the dispatcher nor awaiting a tracked task.
+        case unsettled
+        /// Running and awaiting a tracked task with `value(of:)`: settled when that task is.
+        case dependent
+    }
+
+    private static func standing(_ record: Record) -> Standing {
+        switch record.phase {
+        case .waitingToStart, .failed: .settled
+        case .running: record.ownedWaits > 0 ? .settled : (record.awaiting == nil ? .unsettled : .dependent)
+        }
+    }
+
+    /// Changes record `id`, if it exists, and keeps the counts of unsettled tasks.
+    private mutating func update(_ id: UInt64, _ change: (inout Record) -> Void) {
+        guard var record = self.records[id] else { return }
+        let before = Self.standing(record)
+        change(&record)
+        self.records[id] = record
+        self.account(id, from: before, to: Self.standing(record))
+    }
+
+    private mutating func account(_ id: UInt64, from before: Standing?, to after: Standing?) {
+        guard before != after else { return }
+        switch before {
+        case .unsettled?: self.unsettledOnTheirOwn -= 1
+        case .dependent?: self.dependents.remove(id)
+        case .settled?, nil: break
+        }
+        switch after {
+        case .unsettled?: self.unsettledOnTheirOwn += 1
+        case .dependent?: self.dependents.insert(id)
+        case .settled?, nil: break
+        }
     }
 }
 
