@@ -21,8 +21,18 @@ final class AsyncHeadlinesModel {
 struct CountingDispatcher: TaskDispatcher {
     let base: any TaskDispatcher
 
+    var clock: AnyDispatcherClock { AnyDispatcherClock(self.base.clock) }
+
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 }
 
@@ -74,6 +84,18 @@ final class SearchModel {
         #expect(try dispatcher.advance(by: .milliseconds(1)) == 1)
         let task = try #require(model.pending)
         try await dispatcher.value(of: task)
+        #expect(model.results == ["swift 1", "swift 2"])
+        try dispatcher.verifyIdle()
+    }
+
+    /// A decorator around `any TaskDispatcher` forwards the clock erased: the search still sleeps on virtual time.
+    @Test @MainActor func aDecoratorForwardsTheVirtualClock() async throws {
+        let dispatcher = ManualDispatcher()
+        let model = SearchModel(dispatcher: CountingDispatcher(base: dispatcher))
+        model.search("swift")
+        try await dispatcher.advance(by: .milliseconds(299), waitingUpTo: .seconds(10))
+        #expect(model.results.isEmpty)
+        try await dispatcher.advance(by: .milliseconds(1), waitingUpTo: .seconds(10))
         #expect(model.results == ["swift 1", "swift 2"])
         try dispatcher.verifyIdle()
     }

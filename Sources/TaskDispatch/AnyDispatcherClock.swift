@@ -1,0 +1,119 @@
+/// A clock that forwards to any `Clock<Duration>`: what a dispatcher that wraps `any TaskDispatcher` gives as its
+/// ``TaskDispatcher/clock``, so that a sleep through the wrapper still sleeps on the wrapped dispatcher's clock.
+///
+/// A decorator generic over the dispatcher it wraps forwards the clock as it is
+/// (`var clock: Base.Clock { base.clock }`). A decorator that stores `any TaskDispatcher` cannot name that type,
+/// so it erases it:
+///
+/// ```swift
+/// struct LoggingDispatcher: TaskDispatcher {
+///     let base: any TaskDispatcher
+///
+///     var clock: AnyDispatcherClock { AnyDispatcherClock(base.clock) }
+///
+///     func dispatch(_ task: DispatchedTask) -> TaskHandle {
+///         print("dispatch", task.label ?? "(no label)")
+///         return base.dispatch(task)
+///     }
+/// }
+/// ```
+///
+/// With a `ManualDispatcher` underneath, a sleep through the wrapper is a timer on the virtual clock, woken by
+/// `advance(by:)`; with a production dispatcher it is a real sleep.
+///
+/// Instants are measured from the moment the erased clock was created: ``Instant/offset`` is the time since
+/// then on the wrapped clock. Instants of two different `AnyDispatcherClock` values are not comparable; keep
+/// the one value, or read `now` from the same one you sleep on.
+public struct AnyDispatcherClock: Clock, Sendable {
+    /// A point on the wrapped clock, as the time since the erased clock was created.
+    public struct Instant: InstantProtocol, Hashable, Sendable {
+        /// The time from the erased clock's creation to this instant, on the wrapped clock.
+        public var offset: Duration
+
+        /// Creates the instant `offset` after the erased clock's creation.
+        ///
+        /// - Parameter offset: The time since the erased clock was created.
+        public init(offset: Duration) {
+            self.offset = offset
+        }
+
+        /// The instant `duration` later (earlier, if negative).
+        ///
+        /// - Parameter duration: How far to move.
+        /// - Returns: The moved instant.
+        public func advanced(by duration: Duration) -> Instant {
+            Instant(offset: self.offset + duration)
+        }
+
+        /// The time from this instant to `other`, negative when `other` is earlier.
+        ///
+        /// - Parameter other: The later instant.
+        /// - Returns: `other` minus this instant.
+        public func duration(to other: Instant) -> Duration {
+            other.offset - self.offset
+        }
+
+        /// Whether `lhs` comes before `rhs`.
+        ///
+        /// - Parameters:
+        ///   - lhs: An instant.
+        ///   - rhs: Another instant.
+        /// - Returns: `true` when `lhs` is earlier.
+        public static func < (lhs: Instant, rhs: Instant) -> Bool {
+            lhs.offset < rhs.offset
+        }
+    }
+
+    private let readNow: @Sendable () -> Duration
+    private let sleepUntil: @Sendable (Duration, Duration?) async throws -> Void
+    private let resolution: Duration
+
+    /// Wraps `clock`, measuring instants from now.
+    ///
+    /// - Parameter clock: The clock to forward to; `someDispatcher.clock` through `any TaskDispatcher` is one.
+    public init(_ clock: any Clock<Duration>) {
+        self = Self.erasing(clock)
+    }
+
+    private init(
+        readNow: @escaping @Sendable () -> Duration,
+        sleepUntil: @escaping @Sendable (Duration, Duration?) async throws -> Void,
+        resolution: Duration
+    ) {
+        self.readNow = readNow
+        self.sleepUntil = sleepUntil
+        self.resolution = resolution
+    }
+
+    /// Opens the wrapped clock's type, so that its instants can be kept and compared.
+    private static func erasing<Wrapped: Clock<Duration>>(_ clock: Wrapped) -> AnyDispatcherClock {
+        let start = clock.now
+        return AnyDispatcherClock(
+            readNow: { start.duration(to: clock.now) },
+            sleepUntil: { offset, tolerance in
+                try await clock.sleep(until: start.advanced(by: offset), tolerance: tolerance)
+            },
+            resolution: clock.minimumResolution
+        )
+    }
+
+    /// The wrapped clock's current time, as the time since this clock was created.
+    public var now: Instant {
+        Instant(offset: self.readNow())
+    }
+
+    /// The wrapped clock's resolution.
+    public var minimumResolution: Duration {
+        self.resolution
+    }
+
+    /// Sleeps on the wrapped clock until `deadline`.
+    ///
+    /// - Parameters:
+    ///   - deadline: The instant to wake at.
+    ///   - tolerance: Passed to the wrapped clock.
+    /// - Throws: What the wrapped clock's sleep throws: `CancellationError` when the task is cancelled.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try await self.sleepUntil(deadline.offset, tolerance)
+    }
+}

@@ -1,0 +1,55 @@
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// A dispatcher that wraps `any TaskDispatcher`, as a user's logging decorator would, and forwards the clock erased.
+private struct Wrapping: TaskDispatcher {
+    let base: any TaskDispatcher
+
+    var clock: AnyDispatcherClock { AnyDispatcherClock(self.base.clock) }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+}
+
+@Suite struct AnyDispatcherClockTests {
+    @Test func itReadsTheWrappedClockFromItsCreation() throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(5))
+        let clock = Wrapping(base: dispatcher).clock
+        #expect(clock.now == AnyDispatcherClock.Instant(offset: .zero))
+        try dispatcher.advance(by: .milliseconds(250))
+        #expect(clock.now.offset == .milliseconds(250))
+        #expect(clock.minimumResolution == .nanoseconds(1))
+    }
+
+    @Test func aSleepThroughAnErasingDecoratorIsATimerOnTheVirtualClock() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = Wrapping(base: dispatcher).clock
+        let sleeper = Task { try await clock.sleep(for: .seconds(2)) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
+        #expect(dispatcher.pendingTasks.first?.label == "clock sleep until 2 s")
+        try dispatcher.advance(by: .seconds(2))
+        try await sleeper.value
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func cancellingASleepThroughItCancelsTheTimer() async throws {
+        let dispatcher = ManualDispatcher()
+        let clock = Wrapping(base: dispatcher).clock
+        let sleeper = Task { try await clock.sleep(for: .seconds(2)) }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        try dispatcher.verifyIdle()  // the timer left with the sleep
+    }
+
+    @Test func overAProductionDispatcherItIsTheRealClock() async throws {
+        let clock = Wrapping(base: QueueDispatcher()).clock
+        let before = clock.now
+        try await clock.sleep(until: before)  // a deadline already reached returns at once
+        #expect(clock.now >= before)
+        #expect(clock.minimumResolution == ContinuousClock().minimumResolution)
+    }
+}
