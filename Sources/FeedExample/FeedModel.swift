@@ -139,7 +139,9 @@ public final class FeedModel {
 
     /// Suspends until the current load ends, and returns how it ended.
     ///
-    /// Returns at once when no load is in progress. A cancelled load ends with ``State/idle``.
+    /// Returns at once when no load is in progress. A cancelled load ends with ``State/idle``. A ``refresh()``
+    /// that has not ended counts as a load in progress even before its task's body begins: this waits for the
+    /// refresh's task.
     ///
     /// ```swift
     /// model.load()
@@ -148,6 +150,10 @@ public final class FeedModel {
     ///
     /// - Returns: The state the load ended in: ``State/loaded``, ``State/failed(_:)`` or ``State/idle``.
     public func finished() async -> State {
+        if let refresh = self.runningRefresh {
+            // Throws only `CancellationError`, when the task was cancelled before its body began.
+            return (try? await refresh.value) ?? self.state
+        }
         guard case .loading = self.state else { return self.state }
         return await withCheckedContinuation { self.waiters.append($0) }
     }
@@ -179,8 +185,9 @@ public final class FeedModel {
     ///
     /// **Joining.** While a refresh has not ended, another call returns the same task, and ``load()`` does
     /// nothing. While a ``load()`` is in progress, the call returns a task that waits for that load, like
-    /// ``finished()``. The model's ``state`` stays as it was until the task's body begins; ``finished()`` waits
-    /// only for a load that has begun, so await the returned task to wait for the refresh.
+    /// ``finished()``. The model's ``state`` stays as it was until the task's body begins (in production, on
+    /// the main actor's next turn; in a test, once the test runs the start); ``finished()`` waits for the
+    /// refresh's task all the same.
     ///
     /// **Cancelling.** ``cancel()`` cancels the task: a step that has not started leaves the dispatcher, a
     /// back-off sleep ends with its timer, and the load ends with ``State/idle``; a step that started runs to the

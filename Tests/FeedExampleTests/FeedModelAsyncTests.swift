@@ -104,6 +104,38 @@ import Testing
         try fixture.dispatcher.verifyIdle()
     }
 
+    @Test @MainActor func finishedWaitsForARefreshWhoseStartHasNotRun() async throws {
+        let fixture = FeedModelFixture.serving()
+        let refreshing = fixture.model.refresh()
+        #expect(fixture.model.state == .idle)  // the body has not begun, yet the refresh is in progress
+
+        async let finished = fixture.model.finished()
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+
+        #expect(await finished == .loaded)  // not the .idle the model showed when finished() was called
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aRefreshOnAProductionDispatcherRetriesOnTheRealClock() async throws {
+        let source = ScriptedFeedSource([.failure("offline"), .data(Fixtures.oneItem)])
+        let model = FeedModel(
+            feedName: "swift-notes",
+            source: source,
+            dispatcher: QueueDispatcher(),  // a plain Task, Dispatch queues, ContinuousClock
+            retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        )
+
+        let state = try await model.refresh().value
+
+        #expect(state == .loaded)
+        #expect(model.items.map(\.id) == ["9"])
+        #expect(model.attempts == 2)
+        #expect(source.fetchCount == 2)
+    }
+
     @Test @MainActor func cancellingBeforeTheStartRanMeansTheRefreshNeverBegins() async throws {
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
