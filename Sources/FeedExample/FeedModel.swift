@@ -192,9 +192,9 @@ public final class FeedModel {
     /// **Cancelling.** ``cancel()`` cancels the task: a step that has not started leaves the dispatcher, a
     /// back-off sleep ends with its timer, and the load ends with ``State/idle``; a step that started runs to the
     /// end and its result is dropped. Cancelling the returned task does the same. The task's body never throws:
-    /// its value is the state the load ended in. It throws `CancellationError` only when it was cancelled before
-    /// its body began, which a dispatcher that holds the start (`ManualDispatcher`) makes possible; the model
-    /// then never left ``State/idle``.
+    /// its value is the state the load ended in. A task cancelled before its body began loads nothing and leaves
+    /// ``state`` as it was: with a dispatcher that holds the start (`ManualDispatcher`) the task then throws
+    /// `CancellationError`; with a plain `Task` its value is ``State/idle``.
     ///
     /// A test steps each phase, checks the model in between, and awaits the task to see the end of the load:
     ///
@@ -229,7 +229,13 @@ public final class FeedModel {
         defer {
             if self.currentRefresh?.id == id { self.currentRefresh = nil }
         }
-        // No load began since `refresh()`: `load()` does nothing while this task has not ended.
+        // A task cancelled before its body began (a plain `Task` runs its body all the same) loads nothing and
+        // leaves the model alone: a later refresh may already be loading.
+        guard !Task.isCancelled else { return .idle }
+        // No load began since `refresh()`: `load()` does nothing while this task has not ended, and another
+        // refresh starts only after `cancel()` or the returned task's cancellation, which end this one. So a
+        // changed generation below always means that this load was cancelled: its value is then `.idle`, whatever
+        // a later load shows.
         self.generation &+= 1
         let generation = self.generation
         let feedName = self.feedName
@@ -241,7 +247,7 @@ public final class FeedModel {
                 let outcome = try await self.dispatcher.runInBackground(label: attempt == 1 ? "parse" : "retry") {
                     Self.fetchAndParse(feedName, from: source)
                 }
-                guard generation == self.generation else { return self.state }  // cancel() or another load took over
+                guard generation == self.generation else { return .idle }  // cancel() ended this load
                 switch outcome {
                 case .parsed(let feed):
                     try await self.dispatcher.runOnMainActor(label: "deliver") {
@@ -249,7 +255,7 @@ public final class FeedModel {
                         self.title = feed.title
                         self.items = feed.items
                     }
-                    guard generation == self.generation else { return self.state }
+                    guard generation == self.generation else { return .idle }
                     self.finish(.loaded)
                     return self.state
                 case .invalid(let reason):
@@ -263,7 +269,7 @@ public final class FeedModel {
                     attempt += 1
                     self.beginAttempt(attempt)  // while backing off, the state shows the coming attempt
                     try await self.dispatcher.clock.sleep(for: delay)
-                    guard generation == self.generation else { return self.state }
+                    guard generation == self.generation else { return .idle }
                 }
             }
         } catch {
@@ -273,7 +279,7 @@ public final class FeedModel {
                 self.generation &+= 1
                 self.finish(.idle)
             }
-            return self.state
+            return .idle
         }
     }
 

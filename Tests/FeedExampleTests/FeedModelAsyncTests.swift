@@ -136,6 +136,38 @@ import Testing
         #expect(source.fetchCount == 2)
     }
 
+    @Test @MainActor func onAProductionDispatcherATaskCancelledBeforeItsBodyBeganLoadsNothing() async throws {
+        let source = ScriptedFeedSource([.data(Fixtures.oneItem)])
+        let model = FeedModel(feedName: "swift-notes", source: source, dispatcher: QueueDispatcher())
+        let cancelled = model.refresh()
+        cancelled.cancel()  // before the main actor ran its body: the test holds the main actor
+
+        let next = model.refresh()  // the cancelled refresh is not joined
+
+        #expect(next != cancelled)
+        #expect(try await cancelled.value == .idle)  // a plain Task runs its body, which returns at once
+        #expect(try await next.value == .loaded)
+        #expect(source.fetchCount == 1)
+        #expect(model.items.map(\.id) == ["9"])
+    }
+
+    @Test @MainActor func withAutoDrainTheWholeRefreshRunsOnceTheTaskIsAwaited() async throws {
+        let dispatcher = ManualDispatcher(autoDrain: true)
+        let model = FeedModel(
+            feedName: "swift-notes",
+            source: ScriptedFeedSource([.data(Fixtures.threeItems)]),
+            dispatcher: dispatcher
+        )
+
+        let refreshing = model.refresh()
+        #expect(dispatcher.pendingCount == 0)  // the start ran at once; the body waits for the main actor
+
+        #expect(try await dispatcher.value(of: refreshing) == .loaded)
+        #expect(model.items.count == 3)
+        #expect(dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
+        try dispatcher.verifyIdle()
+    }
+
     @Test @MainActor func cancellingBeforeTheStartRanMeansTheRefreshNeverBegins() async throws {
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
