@@ -1,8 +1,10 @@
 // feed-demo: loads the feeds shipped in this target's resource bundle with a production dispatcher.
 //
-// Each FeedModel fetches and parses its feed in the background ("parse") and delivers the items on the main
-// actor ("deliver"). One feed fails its first fetch and is retried after a back-off delay; one feed does not
-// exist and fails after every attempt. The back-off base is 100 ms, so the whole run takes well under a second.
+// Each FeedModel refreshes in a task it starts through the dispatcher (a plain Task, in production): it fetches
+// and parses its feed in the background ("parse") and delivers the items on the main actor ("deliver"). One feed
+// fails its first fetch and is retried after a back-off sleep on the dispatcher's clock (the real clock, in
+// production); one feed does not exist and fails after every attempt. The back-off base is 100 ms, so the whole
+// run takes well under a second.
 //
 // Top-level code runs on the main actor, and `await` here keeps the main queue (where deliveries run) turning.
 
@@ -29,13 +31,11 @@ print(
 let models = feedNames.map {
     FeedModel(feedName: $0, source: source, dispatcher: dispatcher, retryPolicy: retryPolicy)
 }
-for model in models {
-    model.load()
-}
+let refreshes = models.map { $0.refresh() }
 
 var failures = 0
-for model in models {
-    let state = await model.finished()
+for (model, refreshing) in zip(models, refreshes) {
+    let state = try await refreshing.value  // throws only if the task was cancelled before it began
     print("")
     switch state {
     case .loaded:

@@ -34,6 +34,17 @@ public import TaskDispatch
 ///     try dispatcher.verifyIdle()
 /// }
 /// ```
+///
+/// ``load()`` chains those tasks with callbacks. ``refresh()`` does the same load with Swift concurrency: it
+/// starts a tracked task (`dispatcher.startTask(label: "refresh")`) that awaits each step, sleeps its back-off
+/// on the dispatcher's `clock`, and returns the task, whose value is how the load ended:
+///
+/// ```swift
+/// let state = try await model.refresh().value   // .loaded, .failed(error), or .idle when cancelled
+/// ```
+///
+/// With `ManualDispatcher` the back-off sleeps on the virtual clock, so a test checks the whole 1 s, 2 s, 4 s
+/// schedule with `advance(by:)` in well under a second of real time.
 @MainActor
 public final class FeedModel {
     /// The name of the feed this model loads, passed to ``FeedSource/fetch(_:)``.
@@ -65,6 +76,10 @@ public final class FeedModel {
     private var pendingAttempt: TaskHandle?
     /// Callers of ``finished()`` waiting for the current load to end.
     private var waiters: [CheckedContinuation<State, Never>] = []
+    /// The task of the ``refresh()`` that has not ended, if any: another call returns it, ``cancel()`` cancels it.
+    private var currentRefresh: RunningRefresh?
+    /// The number of refresh tasks started so far; identifies ``currentRefresh``.
+    private var refreshCount: UInt64 = 0
 
     /// Creates a model for one feed; it loads nothing until ``load()``.
     ///
@@ -87,23 +102,34 @@ public final class FeedModel {
 
     /// Starts loading the feed: sets ``state`` to `.loading(attempt: 1)` and dispatches the `"parse"` task.
     ///
-    /// Returns at once; the items arrive later, on the main actor. Calling it while a load is in progress
-    /// does nothing; calling it after a load ended reloads.
+    /// Returns at once; the items arrive later, on the main actor. Calling it while a load is in progress, or
+    /// while a ``refresh()`` has not ended (even one whose start has not run yet), does nothing; calling it after
+    /// a load ended reloads.
     public func load() {
         if case .loading = self.state { return }
+        if self.runningRefresh != nil { return }
         self.generation &+= 1
         self.startAttempt(1, after: .zero)
     }
 
-    /// Stops the current load: cancels the attempt that has not started and drops any delivery still to come.
+    /// Stops the current load: cancels the step that has not started and drops any delivery still to come.
     ///
-    /// ``state`` becomes ``State/idle``; ``items`` keep what was delivered before. Does nothing when no load
-    /// is in progress.
+    /// ``state`` becomes ``State/idle``; ``items`` keep what was delivered before. For a ``refresh()``, it
+    /// cancels the refresh's task: a step or a back-off sleep that has not ended leaves the dispatcher, and a
+    /// refresh whose start has not run never begins. Does nothing when no load is in progress.
     ///
-    /// - Returns: `true` if a load was in progress.
+    /// ```swift
+    /// model.refresh()
+    /// model.cancel()      // true: the refresh had not ended
+    /// ```
+    ///
+    /// - Returns: `true` if a load was in progress, or a refresh had been started and not ended.
     @discardableResult
     public func cancel() -> Bool {
-        guard case .loading = self.state else { return false }
+        let refresh = self.runningRefresh
+        self.currentRefresh = nil
+        refresh?.cancel()
+        guard case .loading = self.state else { return refresh != nil }
         self.pendingAttempt?.cancel()
         self.pendingAttempt = nil
         self.generation &+= 1
@@ -113,7 +139,9 @@ public final class FeedModel {
 
     /// Suspends until the current load ends, and returns how it ended.
     ///
-    /// Returns at once when no load is in progress. A cancelled load ends with ``State/idle``.
+    /// Returns at once when no load is in progress. A cancelled load ends with ``State/idle``. A ``refresh()``
+    /// that has not ended counts as a load in progress even before its task's body begins: this waits for the
+    /// refresh's task.
     ///
     /// ```swift
     /// model.load()
@@ -122,62 +150,104 @@ public final class FeedModel {
     ///
     /// - Returns: The state the load ended in: ``State/loaded``, ``State/failed(_:)`` or ``State/idle``.
     public func finished() async -> State {
+        if let refresh = self.runningRefresh {
+            // Throws only `CancellationError`, when the task was cancelled before its body began.
+            return (try? await refresh.value) ?? self.state
+        }
         guard case .loading = self.state else { return self.state }
         return await withCheckedContinuation { self.waiters.append($0) }
     }
 
     // MARK: - Loading with Swift concurrency
 
-    /// Loads the feed with Swift concurrency, and returns how the load ended.
+    /// Starts loading the feed in a tracked task, and returns the task, whose value is how the load ended.
     ///
-    /// The `async` sibling of ``load()``, with the same tasks, each awaited instead of chained by callbacks:
+    /// The Swift-concurrency sibling of ``load()``. It returns at once: the load runs in a task started with the
+    /// dispatcher's `startTask(label: "refresh")`, which in production is a plain `Task` on the main actor and
+    /// in a test is a task the dispatcher holds, tracks and reports on. The task awaits each step instead of
+    /// chaining callbacks:
     ///
-    /// 1. `"parse"` (background, through `runInBackground`): fetch and parse; the model waits, the main actor
-    ///    stays free.
-    /// 2. `"deliver"` (foreground, through `runOnMainActor`): publish ``title`` and ``items``, as a main-actor
+    /// 1. `"refresh"` (foreground): the task's start. Its body sets ``state`` to `.loading(attempt: 1)`.
+    /// 2. `"parse"` (background, through `runInBackground`): fetch and parse; the main actor stays free.
+    /// 3. `"deliver"` (foreground, through `runOnMainActor`): publish ``title`` and ``items``, as a main-actor
     ///    step of its own that a cancelled refresh never runs.
-    /// 3. Back in this method, on the main actor: set ``state`` to ``State/loaded`` (or ``State/failed(_:)``),
-    ///    resume the callers of ``finished()``, and return. A failed fetch is retried after the
-    ///    ``RetryPolicy``'s delay, as a `"retry"` task.
+    /// 4. Back in the task, on the main actor: set ``state`` to ``State/loaded`` (or ``State/failed(_:)``) and
+    ///    resume the callers of ``finished()``.
+    ///
+    /// When the fetch throws and the ``RetryPolicy`` allows another attempt, the task sleeps for the policy's
+    /// delay on the dispatcher's `clock` (with a `ManualDispatcher`, the virtual clock that `advance(by:)`
+    /// moves), with ``state`` already at the next attempt's number, then fetches again in a `"retry"` task.
     ///
     /// ```swift
-    /// let state = await model.refresh()       // .loaded, .failed(error), or .idle when cancelled
+    /// let refreshing = model.refresh()
+    /// let state = try await refreshing.value    // .loaded, .failed(error), or .idle when cancelled
     /// ```
     ///
-    /// Cancelling the calling task cancels the step that has not started and ends the load with
-    /// ``State/idle``; a step that started runs to the end. Calling it while a load is in progress joins that
-    /// load, like ``finished()``.
+    /// **Joining.** While a refresh has not ended, another call returns the same task, and ``load()`` does
+    /// nothing. While a ``load()`` is in progress, the call returns a task that waits for that load, like
+    /// ``finished()``. The model's ``state`` stays as it was until the task's body begins (in production, on
+    /// the main actor's next turn; in a test, once the test runs the start); ``finished()`` waits for the
+    /// refresh's task all the same.
     ///
-    /// In a test, start it in a task, step it, and await the task to see the end of the method:
+    /// **Cancelling.** ``cancel()`` cancels the task: a step that has not started leaves the dispatcher, a
+    /// back-off sleep ends with its timer, and the load ends with ``State/idle``; a step that started runs to the
+    /// end and its result is dropped. Cancelling the returned task does the same. The task's body never throws:
+    /// its value is the state the load ended in. A task cancelled before its body began loads nothing and leaves
+    /// ``state`` as it was: with a dispatcher that holds the start (`ManualDispatcher`) the task then throws
+    /// `CancellationError`; with a plain `Task` its value is ``State/idle``.
+    ///
+    /// A test steps each phase, checks the model in between, and awaits the task to see the end of the load:
     ///
     /// ```swift
-    /// let loading = Task { await model.refresh() }
+    /// let refreshing = model.refresh()
+    /// try dispatcher.runNextForeground()                                  // "refresh": the task's start
     /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))   // "parse"
+    /// #expect(model.state == .loading(attempt: 1))
     /// try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))   // "deliver": items published
-    /// #expect(await loading.value == .loaded)                             // the code after the await ran
+    /// #expect(try await dispatcher.value(of: refreshing) == .loaded)     // the rest of the task ran
     /// ```
     ///
-    /// - Returns: The state the load ended in: ``State/loaded``, ``State/failed(_:)`` or ``State/idle``.
+    /// - Returns: The refresh's task. Its value is the state the load ended in: ``State/loaded``,
+    ///   ``State/failed(_:)`` or ``State/idle``.
     @discardableResult
-    public func refresh() async -> State {
-        if case .loading = self.state { return await self.finished() }
+    public func refresh() -> Task<State, any Error> {
+        if let running = self.runningRefresh {
+            return running
+        }
+        if case .loading = self.state {
+            return self.dispatcher.startTask(label: "refresh") { await self.finished() }
+        }
+        self.refreshCount &+= 1
+        let id = self.refreshCount
+        let task = self.dispatcher.startTask(label: "refresh") { await self.performRefresh(id) }
+        self.currentRefresh = RunningRefresh(id: id, task: task)
+        return task
+    }
+
+    /// The body of the task ``refresh()`` starts: one load, attempt after attempt, each step awaited.
+    private func performRefresh(_ id: UInt64) async -> State {
+        defer {
+            if self.currentRefresh?.id == id { self.currentRefresh = nil }
+        }
+        // A task cancelled before its body began (a plain `Task` runs its body all the same) loads nothing and
+        // leaves the model alone: a later refresh may already be loading.
+        guard !Task.isCancelled else { return .idle }
+        // No load began since `refresh()`: `load()` does nothing while this task has not ended, and another
+        // refresh starts only after `cancel()` or the returned task's cancellation, which end this one. So a
+        // changed generation below always means that this load was cancelled: its value is then `.idle`, whatever
+        // a later load shows.
         self.generation &+= 1
         let generation = self.generation
         let feedName = self.feedName
         let source = self.source
         var attempt = 1
-        var delay = Duration.zero
         do {
             while true {
-                self.state = .loading(attempt: attempt)
-                self.attempts = attempt
-                let outcome = try await self.dispatcher.runInBackground(
-                    after: delay,
-                    label: attempt == 1 ? "parse" : "retry"
-                ) {
+                self.beginAttempt(attempt)
+                let outcome = try await self.dispatcher.runInBackground(label: attempt == 1 ? "parse" : "retry") {
                     Self.fetchAndParse(feedName, from: source)
                 }
-                guard generation == self.generation else { return self.state }  // cancel() or another load took over
+                guard generation == self.generation else { return .idle }  // cancel() ended this load
                 switch outcome {
                 case .parsed(let feed):
                     try await self.dispatcher.runOnMainActor(label: "deliver") {
@@ -185,37 +255,45 @@ public final class FeedModel {
                         self.title = feed.title
                         self.items = feed.items
                     }
-                    guard generation == self.generation else { return self.state }
+                    guard generation == self.generation else { return .idle }
                     self.finish(.loaded)
+                    return self.state
                 case .invalid(let reason):
                     self.finish(.failed(.invalidFeed(feed: self.feedName, reason: reason)))
+                    return self.state
                 case .fetchFailed(let reason):
-                    guard let next = self.retryPolicy.delay(afterAttempt: attempt) else {
+                    guard let delay = self.retryPolicy.delay(afterAttempt: attempt) else {
                         self.finish(.failed(.unavailable(feed: self.feedName, attempts: attempt, reason: reason)))
                         return self.state
                     }
                     attempt += 1
-                    delay = next
-                    continue
+                    self.beginAttempt(attempt)  // while backing off, the state shows the coming attempt
+                    try await self.dispatcher.clock.sleep(for: delay)
+                    guard generation == self.generation else { return .idle }
                 }
-                return self.state
             }
         } catch {
-            // Only `CancellationError` reaches here: the calling task was cancelled before a step started.
+            // Only `CancellationError` reaches here: the task was cancelled while it awaited a step that had not
+            // started, or a back-off sleep.
             if generation == self.generation {
                 self.generation &+= 1
                 self.finish(.idle)
             }
-            return self.state
+            return .idle
         }
+    }
+
+    /// The task of the refresh that has not ended and was not cancelled, if any.
+    private var runningRefresh: Task<State, any Error>? {
+        guard let current = self.currentRefresh, !current.task.isCancelled else { return nil }
+        return current.task
     }
 
     // MARK: - Steps
 
     /// Dispatches attempt `attempt`: fetch and parse in the background, then deliver on the main actor.
     private func startAttempt(_ attempt: Int, after delay: Duration) {
-        self.state = .loading(attempt: attempt)
-        self.attempts = attempt
+        self.beginAttempt(attempt)
         let generation = self.generation
         let feedName = self.feedName
         let source = self.source
@@ -267,6 +345,12 @@ public final class FeedModel {
         }
     }
 
+    /// Shows attempt `attempt` (from 1) as started: in ``state`` and ``attempts``.
+    private func beginAttempt(_ attempt: Int) {
+        self.state = .loading(attempt: attempt)
+        self.attempts = attempt
+    }
+
     private func finish(_ state: State) {
         self.state = state
         let waiters = self.waiters
@@ -275,6 +359,12 @@ public final class FeedModel {
             waiter.resume(returning: state)
         }
     }
+}
+
+/// A refresh task that has not ended, and the number that tells it from later ones.
+private struct RunningRefresh {
+    let id: UInt64
+    let task: Task<FeedModel.State, any Error>
 }
 
 /// What one background attempt produced.

@@ -3,27 +3,33 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// `FeedModel.refresh()`, the async load, tested the way a user would: start it in a task, wait for each step and
-/// run it, assert in between, then await the task to see how the method ended.
+/// `FeedModel.refresh()`, the load in a tracked task, stepped phase by phase the way a user would: start it,
+/// run each step, assert in between, then await the task to see how the load ended.
 @Suite(.timeLimit(.minutes(1))) struct FeedModelAsyncTests {
     /// Generous: only a failing test ever spends it.
     static let bound = Duration.seconds(30)
 
-    @Test @MainActor func refreshParsesInTheBackgroundThenDeliversOnTheMainActor() async throws {
+    @Test @MainActor func refreshStartsOnTheMainActorThenParsesThenDelivers() async throws {
         try await Self.stepThroughARefresh()
     }
 
     /// The scenario, shared with the repetition suite.
     @MainActor static func stepThroughARefresh() async throws {
-        let dispatcher = ManualDispatcher()
-        let source = ScriptedFeedSource([.data(Fixtures.threeItems)])
-        let model = FeedModel(feedName: "swift-notes", source: source, dispatcher: dispatcher)
+        let fixture = FeedModelFixture.serving(Fixtures.threeItems)
+        let (dispatcher, source, model) = (fixture.dispatcher, fixture.source, fixture.model)
 
-        let loading = Task { await model.refresh() }
+        let refreshing = model.refresh()
+        let start = try #require(dispatcher.pendingTasks.first)
+        #expect(dispatcher.pendingTasks.count == 1)
+        #expect(start.label == "refresh")
+        #expect(start.context == .foreground)  // FeedModel is @MainActor, so its task starts on the main actor
+        #expect(model.state == .idle)  // the task's body has not begun
+        #expect(dispatcher.unfinishedTaskCount == 1)
 
+        try dispatcher.runNextForeground()  // the start
         let parse = try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
         #expect(parse.label == "parse")
-        #expect(source.fetchedNames == ["swift-notes"])
+        #expect(source.fetchedNames == [FeedModelFixture.feedName])
         #expect(model.state == .loading(attempt: 1))
         #expect(model.items.isEmpty)  // parsed, not delivered yet
 
@@ -32,68 +38,215 @@ import Testing
         #expect(model.title == "Swift Notes")  // the "deliver" closure ran inside the step
         #expect(model.items.map(\.title) == ["Third", "Second", "First"])
 
-        // The rest of refresh() runs in its own main-actor job once "deliver" has returned: await the task to see it.
-        #expect(await loading.value == .loaded)
+        // The rest of the task runs in its own main-actor job once "deliver" has returned: await the task to see it.
+        #expect(try await dispatcher.value(of: refreshing) == .loaded)
         #expect(model.state == .loaded)
         #expect(model.attempts == 1)
+        #expect(dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
+        #expect(dispatcher.unfinishedTaskCount == 0)
         try dispatcher.verifyIdle()
     }
 
-    @Test @MainActor func refreshRetriesAfterTheBackOffOnTheVirtualClock() async throws {
-        let dispatcher = ManualDispatcher()
+    @Test @MainActor func aRefreshWhileOneIsRunningReturnsTheSameTask() async throws {
+        let fixture = FeedModelFixture.serving()
+        let first = fixture.model.refresh()
+
+        #expect(fixture.model.refresh() == first)  // before its start ran
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        #expect(fixture.model.refresh() == first)  // while it waits for "parse"
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["parse"])
+
+        try fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        #expect(try await fixture.dispatcher.value(of: first) == .loaded)
+        #expect(fixture.source.fetchCount == 1)
+
+        let second = fixture.model.refresh()  // the first ended: a new refresh
+        #expect(second != first)
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh"])
+        second.cancel()
+        await #expect(throws: CancellationError.self) { try await fixture.dispatcher.value(of: second) }
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aRefreshWhileALoadIsInProgressWaitsForThatLoad() async throws {
+        let fixture = FeedModelFixture.serving(Fixtures.oneItem)
+        fixture.model.load()
+
+        let joining = fixture.model.refresh()
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["parse", "refresh"])
+        try fixture.dispatcher.runNextForeground()  // the joining task's start: it waits for the load to end
+        try fixture.dispatcher.runNextBackground()  // the load's "parse"
+        try fixture.dispatcher.runNextForeground()  // the load's "deliver", which ends the load
+
+        #expect(try await fixture.dispatcher.value(of: joining) == .loaded)
+        #expect(fixture.source.fetchCount == 1)  // one load, not two
+        #expect(fixture.model.items.map(\.id) == ["9"])
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aLoadWhileARefreshHasNotEndedDoesNothing() async throws {
+        let fixture = FeedModelFixture.serving(Fixtures.oneItem)
+        let refreshing = fixture.model.refresh()
+
+        fixture.model.load()  // the refresh has not begun, but it has not ended either
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh"])
+
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        fixture.model.load()  // while the refresh waits for its delivery
+        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
+        #expect(fixture.source.fetchCount == 1)
+        #expect(fixture.dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func finishedWaitsForARefreshWhoseStartHasNotRun() async throws {
+        let fixture = FeedModelFixture.serving()
+        let refreshing = fixture.model.refresh()
+        #expect(fixture.model.state == .idle)  // the body has not begun, yet the refresh is in progress
+
+        async let finished = fixture.model.finished()
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+
+        #expect(await finished == .loaded)  // not the .idle the model showed when finished() was called
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aRefreshOnAProductionDispatcherRetriesOnTheRealClock() async throws {
         let source = ScriptedFeedSource([.failure("offline"), .data(Fixtures.oneItem)])
-        let model = FeedModel(feedName: "swift-notes", source: source, dispatcher: dispatcher)
-        let loading = Task { await model.refresh() }
+        let model = FeedModel(
+            feedName: "swift-notes",
+            source: source,
+            dispatcher: QueueDispatcher(),  // a plain Task, Dispatch queues, ContinuousClock
+            retryPolicy: RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        )
 
-        try await dispatcher.runNextBackground(waitingUpTo: Self.bound)  // "parse": the fetch fails
-        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
-        let retry = try #require(dispatcher.pendingTasks.first)
-        #expect(retry.label == "retry")
-        #expect(retry.dueTime == .seconds(1))
-        #expect(model.state == .loading(attempt: 2))  // set before the retry was dispatched
+        let state = try await model.refresh().value
 
-        try dispatcher.advance(by: .seconds(1))  // runs "retry"
-        #expect(source.fetchCount == 2)
-        try await dispatcher.runNextForeground(waitingUpTo: Self.bound)  // "deliver"
-
-        #expect(await loading.value == .loaded)
+        #expect(state == .loaded)
         #expect(model.items.map(\.id) == ["9"])
         #expect(model.attempts == 2)
-        try dispatcher.verifyIdle()
+        #expect(source.fetchCount == 2)
     }
 
-    @Test @MainActor func cancellingTheRefreshBeforeTheParseCancelsItAndEndsIdle() async throws {
-        let dispatcher = ManualDispatcher()
-        let source = ScriptedFeedSource([.data(Fixtures.threeItems)])
-        let model = FeedModel(feedName: "swift-notes", source: source, dispatcher: dispatcher)
-        let loading = Task { await model.refresh() }
-        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+    @Test @MainActor func onAProductionDispatcherATaskCancelledBeforeItsBodyBeganLoadsNothing() async throws {
+        let source = ScriptedFeedSource([.data(Fixtures.oneItem)])
+        let model = FeedModel(feedName: "swift-notes", source: source, dispatcher: QueueDispatcher())
+        let cancelled = model.refresh()
+        cancelled.cancel()  // before the main actor ran its body: the test holds the main actor
 
-        loading.cancel()
+        let next = model.refresh()  // the cancelled refresh is not joined
 
-        #expect(await loading.value == .idle)
-        #expect(model.state == .idle)
-        #expect(dispatcher.pendingCount == 0)  // "parse" was cancelled with the task
-        #expect(source.fetchCount == 0)
-        try dispatcher.verifyIdle()
+        #expect(next != cancelled)
+        #expect(try await cancelled.value == .idle)  // a plain Task runs its body, which returns at once
+        #expect(try await next.value == .loaded)
+        #expect(source.fetchCount == 1)
+        #expect(model.items.map(\.id) == ["9"])
     }
 
-    @Test @MainActor func cancellingTheRefreshAfterTheParseSkipsTheDelivery() async throws {
-        let dispatcher = ManualDispatcher()
+    @Test @MainActor func withAutoDrainTheWholeRefreshRunsOnceTheTaskIsAwaited() async throws {
+        let dispatcher = ManualDispatcher(autoDrain: true)
         let model = FeedModel(
             feedName: "swift-notes",
             source: ScriptedFeedSource([.data(Fixtures.threeItems)]),
             dispatcher: dispatcher
         )
-        let loading = Task { await model.refresh() }
-        try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        try await dispatcher.waitForPendingTasks(1, in: .foreground, waitingUpTo: Self.bound)
 
-        loading.cancel()
+        let refreshing = model.refresh()
+        #expect(dispatcher.pendingCount == 0)  // the start ran at once; the body waits for the main actor
 
-        #expect(await loading.value == .idle)
-        #expect(model.items.isEmpty)  // "deliver" never ran
+        #expect(try await dispatcher.value(of: refreshing) == .loaded)
+        #expect(model.items.count == 3)
+        #expect(dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
         try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func cancellingBeforeTheStartRanMeansTheRefreshNeverBegins() async throws {
+        let fixture = FeedModelFixture.serving()
+        let refreshing = fixture.model.refresh()
+
+        #expect(fixture.model.cancel())  // a refresh had been started
+
+        await #expect(throws: CancellationError.self) { try await fixture.dispatcher.value(of: refreshing) }
+        #expect(fixture.model.state == .idle)
+        #expect(fixture.dispatcher.pendingCount == 0)  // the start was cancelled with the task
+        #expect(fixture.source.fetchCount == 0)
+        #expect(!fixture.model.cancel())  // nothing left to cancel
+        #expect(fixture.dispatcher.unfinishedTaskCount == 0)
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func cancellingWhileTheParseIsPendingCancelsItAndEndsIdle() async throws {
+        let fixture = FeedModelFixture.serving()
+        let refreshing = fixture.model.refresh()
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        #expect(fixture.model.state == .loading(attempt: 1))
+
+        #expect(fixture.model.cancel())
+
+        #expect(fixture.model.state == .idle)
+        #expect(fixture.dispatcher.pendingCount == 0)  // "parse" left the dispatcher with the cancelled task
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .idle)
+        #expect(fixture.source.fetchCount == 0)
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func cancellingAfterTheParseSkipsTheDelivery() async throws {
+        let fixture = FeedModelFixture.serving()
+        let refreshing = fixture.model.refresh()
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .foreground, waitingUpTo: Self.bound)
+
+        #expect(fixture.model.cancel())
+
+        #expect(fixture.dispatcher.pendingCount == 0)  // "deliver" left the dispatcher
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .idle)
+        #expect(fixture.model.items.isEmpty)  // "deliver" never ran
+        #expect(fixture.model.state == .idle)
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func cancellingTheReturnedTaskEndsTheLoadIdleAsCancelDoes() async throws {
+        let fixture = FeedModelFixture.serving()
+        let refreshing = fixture.model.refresh()
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+
+        refreshing.cancel()
+
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .idle)
+        #expect(fixture.model.state == .idle)
+        #expect(fixture.dispatcher.pendingCount == 0)
+        #expect(!fixture.model.cancel())  // the load already ended
+        try fixture.dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aDocumentThatDoesNotParseFailsAtOnceWithoutABackOff() async throws {
+        let fixture = FeedModelFixture.serving(Fixtures.untitledItem)
+        let refreshing = fixture.model.refresh()
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+
+        let state = try await fixture.dispatcher.value(of: refreshing)
+
+        guard case .failed(.invalidFeed(let feed, let reason)) = state else {
+            Issue.record("expected .failed(.invalidFeed), got \(state)")
+            return
+        }
+        #expect(feed == FeedModelFixture.feedName)
+        #expect(reason.contains("missing key \"title\""))
+        #expect(fixture.dispatcher.history.map(\.label) == ["refresh", "parse"])  // no sleep, no "deliver"
+        #expect(fixture.source.fetchCount == 1)
+        try fixture.dispatcher.verifyIdle()
     }
 
     @Test @MainActor func theRealTimeBoundFailsWithItsMessageWhenTheModelNeverDispatches() async throws {
@@ -104,7 +257,7 @@ import Testing
             source: ScriptedFeedSource([.data(Fixtures.threeItems)]),
             dispatcher: forgotten
         )
-        let loading = Task { await model.refresh() }
+        let refreshing = model.refresh()
 
         let error = try await #require(throws: ManualDispatcherError.self) {
             try await dispatcher.runNextBackground(waitingUpTo: .milliseconds(100))
@@ -118,15 +271,9 @@ import Testing
                 + "was given this dispatcher and dispatched its work"
         )
         #expect(error.description.hasPrefix("ManualDispatcher: runNextBackground(waitingUpTo: 100 ms) found no"))
-        loading.cancel()
-        #expect(await loading.value == .idle)
+        #expect(forgotten.pendingTasks.map(\.label) == ["refresh"])  // the start went to the other dispatcher
+        model.cancel()
+        await #expect(throws: CancellationError.self) { try await forgotten.value(of: refreshing) }
         try forgotten.verifyIdle()
-    }
-}
-
-/// The async example 200 times in a row, in parallel (Swift Testing runs the cases concurrently).
-@Suite(.timeLimit(.minutes(2))) struct FeedModelAsyncRepetitionTests {
-    @Test(arguments: 0..<200) @MainActor func stepThroughARefresh(round: Int) async throws {
-        try await FeedModelAsyncTests.stepThroughARefresh()
     }
 }

@@ -1,5 +1,6 @@
 import FeedExample
 import Foundation
+import TaskDispatchTesting
 
 /// A ``FeedSource`` that answers each fetch with the next step of a script and counts the fetches.
 ///
@@ -77,4 +78,54 @@ enum Fixtures {
 
     /// JSON whose second item has no title.
     static let untitledItem = Data(#"{ "title": "T", "items": [{ "id": "1", "title": "A" }, { "id": "2" }] }"#.utf8)
+}
+
+/// A ``FeedModel`` over a ``ManualDispatcher`` and a ``ScriptedFeedSource``: what a test of a refresh drives.
+///
+/// ```swift
+/// let fixture = FeedModelFixture.failing(times: 2)      // "offline", "offline", then three items
+/// let refreshing = fixture.model.refresh()
+/// try fixture.dispatcher.runNextForeground()            // the start
+/// ```
+@MainActor struct FeedModelFixture {
+    /// The feed name the model loads.
+    static let feedName = "swift-notes"
+
+    /// The reason the scripted failures give.
+    static let outage = "offline"
+
+    let dispatcher: ManualDispatcher
+    let source: ScriptedFeedSource
+    let model: FeedModel
+
+    /// A model whose source answers with `script`, step after step, repeating the last step.
+    init(script: [ScriptedFeedSource.Step], retryPolicy: RetryPolicy = .standard) {
+        self.dispatcher = ManualDispatcher()
+        self.source = ScriptedFeedSource(script)
+        self.model = FeedModel(
+            feedName: Self.feedName,
+            source: self.source,
+            dispatcher: self.dispatcher,
+            retryPolicy: retryPolicy
+        )
+    }
+
+    /// A model whose source serves `data` at once.
+    static func serving(_ data: Data = Fixtures.threeItems, retryPolicy: RetryPolicy = .standard) -> Self {
+        Self(script: [.data(data)], retryPolicy: retryPolicy)
+    }
+
+    /// A model whose source fails `times` fetches with ``outage``, then serves `data`.
+    static func failing(
+        times: Int,
+        then data: Data = Fixtures.threeItems,
+        retryPolicy: RetryPolicy = .standard
+    ) -> Self {
+        Self(script: Array(repeating: .failure(Self.outage), count: times) + [.data(data)], retryPolicy: retryPolicy)
+    }
+
+    /// A model whose source fails every fetch with ``outage``.
+    static func failingEveryFetch(retryPolicy: RetryPolicy = .standard) -> Self {
+        Self(script: [.failure(Self.outage)], retryPolicy: retryPolicy)
+    }
 }
