@@ -12,7 +12,7 @@ extension ManualDispatcher {
     /// A task dispatched before the call is never missed.
     ///
     /// ```swift
-    /// let loading = Task { await model.refresh() }      // the code under test, in its own task
+    /// let loading = Task { await model.reload() }       // the code under test, an async function, in a task
     /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))   // "parse"
     /// #expect(model.items.isEmpty)
     /// try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))   // "deliver"
