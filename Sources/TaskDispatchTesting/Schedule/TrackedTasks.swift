@@ -34,7 +34,28 @@ struct TrackedTasks: @unchecked Sendable {
         /// The tracked task whose value this one awaits through `value(of:)`, if any.
         var awaiting: UInt64?
         /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
-        var lastSeen: String
+        var lastSeen: Event
+    }
+
+    /// The last thing the dispatcher saw a tracked task do; turned into text only for an error.
+    enum Event: Sendable, CustomStringConvertible {
+        case created
+        case started(at: Int64)
+        case awaited(String)
+        case resumed(after: String)
+        case awaitedValue(of: String)
+        case gotValue
+
+        var description: String {
+            switch self {
+            case .created: "it was started; its start is pending on the dispatcher"
+            case .started(let time): "its start ran at \(formatTime(time)) and its operation began"
+            case .awaited(let what): "it awaited \(what)"
+            case .resumed(let what): "it resumed after \(what)"
+            case .awaitedValue(let task): "it awaited the value of \(task) with value(of:)"
+            case .gotValue: "it resumed with the value it awaited with value(of:)"
+            }
+        }
     }
 
     /// A tracked task that has not settled, as the error that names it shows it.
@@ -80,7 +101,7 @@ struct TrackedTasks: @unchecked Sendable {
             label: label,
             callSite: callSite,
             phase: .waitingToStart,
-            lastSeen: "it was started; its start is pending on the dispatcher"
+            lastSeen: .created
         )
         return id
     }
@@ -96,7 +117,7 @@ struct TrackedTasks: @unchecked Sendable {
     mutating func markStarted(_ id: UInt64, at time: Int64) {
         self.update(id) { record in
             record.phase = .running
-            record.lastSeen = "its start ran at \(formatTime(time)) and its operation began"
+            record.lastSeen = .started(at: time)
         }
     }
 
@@ -104,7 +125,7 @@ struct TrackedTasks: @unchecked Sendable {
     mutating func ownedWaitBegan(_ id: UInt64, on description: String) {
         self.update(id) { record in
             record.ownedWaits += 1
-            record.lastSeen = "it awaited \(description)"
+            record.lastSeen = .awaited(description)
         }
     }
 
@@ -112,15 +133,13 @@ struct TrackedTasks: @unchecked Sendable {
     mutating func ownedWaitEnded(_ id: UInt64, on description: String) {
         self.update(id) { record in
             record.ownedWaits -= 1
-            record.lastSeen = "it resumed after \(description)"
+            record.lastSeen = .resumed(after: description)
         }
     }
 
     /// Task `id` awaits the value of tracked task `other` through `value(of:)` (`nil`: that await ended).
     mutating func setAwaiting(_ id: UInt64, _ other: UInt64?) {
-        let seen =
-            other.map { "it awaited the value of \(self.name($0)) with value(of:)" }
-            ?? "it resumed with the value it awaited with value(of:)"
+        let seen = other.map { Event.awaitedValue(of: self.name($0)) } ?? .gotValue
         self.update(id) { record in
             record.awaiting = other
             record.lastSeen = seen
@@ -167,7 +186,7 @@ struct TrackedTasks: @unchecked Sendable {
             return UnsettledTask(
                 label: record.label,
                 callSite: record.callSite,
-                lastSeen: record.lastSeen,
+                lastSeen: record.lastSeen.description,
                 awaiting: record.awaiting.map { self.name($0) }
             )
         }
