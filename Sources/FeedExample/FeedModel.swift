@@ -184,15 +184,17 @@ public final class FeedModel {
     /// ```
     ///
     /// **Joining.** While a refresh has not ended, another call returns the same task, and ``load()`` does
-    /// nothing. While a ``load()`` is in progress, the call returns a task that waits for that load, like
-    /// ``finished()``. The model's ``state`` stays as it was until the task's body begins (in production, on
-    /// the main actor's next turn; in a test, once the test runs the start); ``finished()`` waits for the
-    /// refresh's task all the same.
+    /// nothing. A refresh while a ``load()`` is in progress supersedes it: that load is cancelled as by
+    /// ``cancel()`` (its callers of ``finished()`` get ``State/idle``) and a new load starts in the task. The
+    /// model's ``state`` stays as it was until the task's body begins (in production, on the main actor's next
+    /// turn; in a test, once the test runs the start); ``finished()`` waits for the refresh's task all the same.
     ///
     /// **Cancelling.** ``cancel()`` cancels the task: a step that has not started leaves the dispatcher, a
     /// back-off sleep ends with its timer, and the load ends with ``State/idle``; a step that started runs to the
-    /// end and its result is dropped. Cancelling the returned task does the same. The task's body never throws:
-    /// its value is the state the load ended in. A task cancelled before its body began loads nothing and leaves
+    /// end and its result is dropped. Cancelling the returned task ends the load the same way once the task's body
+    /// sees the cancellation, at its next `await` (until then ``state`` still shows the load; a `refresh()` called
+    /// meanwhile cancels it at once and starts a new one). The task's body never throws: its value is the state
+    /// the load ended in. A task cancelled before its body began loads nothing and leaves
     /// ``state`` as it was: with a dispatcher that holds the start (`ManualDispatcher`) the task then throws
     /// `CancellationError`; with a plain `Task` its value is ``State/idle``.
     ///
@@ -215,7 +217,9 @@ public final class FeedModel {
             return running
         }
         if case .loading = self.state {
-            return self.dispatcher.startTask(label: "refresh") { await self.finished() }
+            // A load() in progress: the refresh supersedes it. Waiting for it instead would wait on a callback
+            // chain that no tracked task owns, which a test's async drain could only report as unsettled.
+            self.cancel()
         }
         self.refreshCount &+= 1
         let id = self.refreshCount

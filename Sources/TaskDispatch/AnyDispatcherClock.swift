@@ -8,8 +8,12 @@
 /// ```swift
 /// struct LoggingDispatcher: TaskDispatcher {
 ///     let base: any TaskDispatcher
+///     let clock: AnyDispatcherClock
 ///
-///     var clock: AnyDispatcherClock { AnyDispatcherClock(base.clock) }
+///     init(base: any TaskDispatcher) {
+///         self.base = base
+///         self.clock = AnyDispatcherClock(base.clock)      // erased once: its instants share one origin
+///     }
 ///
 ///     func dispatch(_ task: DispatchedTask) -> TaskHandle {
 ///         print("dispatch", task.label ?? "(no label)")
@@ -22,8 +26,10 @@
 /// `advance(by:)`; with a production dispatcher it is a real sleep.
 ///
 /// Instants are measured from the moment the erased clock was created: ``Instant/offset`` is the time since
-/// then on the wrapped clock. Instants of two different `AnyDispatcherClock` values are not comparable; keep
-/// the one value, or read `now` from the same one you sleep on.
+/// then on the wrapped clock. So erase the clock once and keep the value, as above: a computed
+/// `var clock: AnyDispatcherClock { AnyDispatcherClock(base.clock) }` would start a new origin at every access,
+/// and an instant read from one access would mean another time to the next. Instants of two different values
+/// are not comparable.
 public struct AnyDispatcherClock: Clock, Sendable {
     /// A point on the wrapped clock, as the time since the erased clock was created.
     public struct Instant: InstantProtocol, Hashable, Sendable {

@@ -39,16 +39,16 @@ extension TaskDispatcher {
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let awaited = AwaitedDispatch<Value>(
-            reporting: TrackedTaskScope.ownedWait(on: self, Self.describe("runInBackground", label, fileID, line))
-        )
-        let task = DispatchedTask(
+        let wait = TrackedTaskScope.wait(on: Self.describe("runInBackground", label, fileID, line))
+        let awaited = AwaitedDispatch<Value>(reporting: wait)
+        var task = DispatchedTask(
             .background { awaited.finish(Result { try work() }) },
             label: label,
             delay: delay,
             priority: priority,
             callSite: CallSite(fileID: fileID, line: line)
         )
+        task.ownedWait = wait
         return try await self.awaitResult(of: task, through: awaited)
     }
 
@@ -88,15 +88,15 @@ extension TaskDispatcher {
         _ work: @escaping @MainActor @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let awaited = AwaitedDispatch<Value>(
-            reporting: TrackedTaskScope.ownedWait(on: self, Self.describe("runOnMainActor", label, fileID, line))
-        )
-        let task = DispatchedTask(
+        let wait = TrackedTaskScope.wait(on: Self.describe("runOnMainActor", label, fileID, line))
+        let awaited = AwaitedDispatch<Value>(reporting: wait)
+        var task = DispatchedTask(
             .foreground { awaited.finish(Result { try work() }) },
             label: label,
             delay: delay,
             callSite: CallSite(fileID: fileID, line: line)
         )
+        task.ownedWait = wait
         return try await self.awaitResult(of: task, through: awaited)
     }
 

@@ -73,7 +73,7 @@ public protocol TaskDispatcher: Sendable {
     /// The default, for every dispatcher that does not implement it, is `ContinuousClock()`, the real clock that
     /// keeps counting while the device sleeps. A dispatcher that wraps another (a decorator) should be generic
     /// over the wrapped type and forward its clock, `var clock: Base.Clock { base.clock }`; a decorator around
-    /// `any TaskDispatcher` forwards it erased, `var clock: AnyDispatcherClock { AnyDispatcherClock(base.clock) }`
+    /// `any TaskDispatcher` erases it once, in its initializer, into a stored `let clock: AnyDispatcherClock`
     /// (see ``AnyDispatcherClock``). One that forwards nothing gets the real clock, and a test that sleeps
     /// through it waits in real time.
     var clock: Clock { get }

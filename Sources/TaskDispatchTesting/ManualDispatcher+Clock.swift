@@ -116,15 +116,14 @@ extension ManualDispatcher {
             }
             let dispatcher = self.dispatcher
             let label = "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))"
-            let awaited = AwaitedDispatch<Void>(
-                reporting: TrackedTaskScope.ownedWait(
-                    on: dispatcher, "a sleep on the dispatcher's clock (\"\(label)\")")
-            )
-            let task = DispatchedTask(
+            let wait = TrackedTaskScope.wait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
+            let awaited = AwaitedDispatch<Void>(reporting: wait)
+            var task = DispatchedTask(
                 .background { awaited.finish(.success(())) },
                 label: label,
                 callSite: CallSite(fileID: #fileID, line: #line)
             )
+            task.ownedWait = wait
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     awaited.start(continuation) { dispatcher.dispatch(task, dueAt: due) }
@@ -145,6 +144,6 @@ extension ManualDispatcher {
     /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation; otherwise
     /// as ``dispatch(_:)``.
     func dispatch(_ task: DispatchedTask, dueAt due: Int64) -> TaskHandle {
-        self.record { $0.accept(task, dueAt: due) }
+        self.record(task.ownedWait) { $0.accept(task, dueAt: due) }
     }
 }

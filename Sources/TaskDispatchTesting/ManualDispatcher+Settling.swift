@@ -156,7 +156,6 @@ extension ManualDispatcher {
         movesClockToTarget: Bool,
         target: (_ now: Int64) -> Int64
     ) async throws -> Int {
-        let deadline = Self.deadline(after: limit)
         let id = self.monitor.withLock { $0.waiters.makeID() }
         var targetTime: Int64 = 0
         let first = try self.claimRun(method) { schedule in
@@ -189,7 +188,8 @@ extension ManualDispatcher {
             case .unsettled:
                 self.endRun()
                 claimed = false
-                switch await self.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline) {
+                // Each wait has the whole limit: running the tasks in between takes none of it.
+                switch await self.suspend(until: .dueTaskOrSettled, id: id, deadline: Self.deadline(after: limit)) {
                 case .conditionMet:
                     continue
                 case .cancelled:

@@ -201,8 +201,9 @@ final class StartGate: Sendable {
     }
 }
 
-/// What a ``ManualDispatcher`` hands to its tracked tasks, through ``TrackedTaskScope``, so that the awaitable
-/// dispatches and the clock's sleeps tell it when one of them waits on its work.
+/// What a ``ManualDispatcher`` hands to its tracked tasks, through ``TrackedTaskScope``: the dispatcher records a
+/// tracked task's wait as it accepts the awaited task (`ManualDispatcher.record`), and the awaitable dispatch or
+/// clock sleep ends it here, just before it resumes the task.
 final class TrackedTaskRecorder: TrackedTaskObserver {
     private let monitor: Monitor<Schedule>
 
@@ -210,16 +211,12 @@ final class TrackedTaskRecorder: TrackedTaskObserver {
         self.monitor = monitor
     }
 
-    func tracks(_ dispatcher: some TaskDispatcher) -> Bool {
-        (dispatcher as? ManualDispatcher)?.monitor === self.monitor
-    }
-
-    func ownedWaitBegan(task id: UInt64, on description: String) {
-        self.monitor.changeTrackedTasks { $0.tracked.ownedWaitBegan(id, on: description) }
-    }
-
-    func ownedWaitEnded(task id: UInt64, on description: String) {
-        self.monitor.changeTrackedTasks { $0.tracked.ownedWaitEnded(id, on: description) }
+    func ownedWaitEnded(_ wait: OwnedWait) {
+        self.monitor.changeTrackedTasks { schedule in
+            guard wait.isRecorded else { return }  // it awaited another dispatcher's work
+            wait.isRecorded = false
+            schedule.tracked.ownedWaitEnded(wait.scope.id, on: wait.description)
+        }
     }
 }
 

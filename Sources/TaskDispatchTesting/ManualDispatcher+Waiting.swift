@@ -265,7 +265,7 @@ struct WaitResumer: Sendable {
 extension Schedule {
     /// The counts the waiters' conditions are checked against.
     ///
-    /// - Complexity: O(t) in the tracked tasks, to count the unsettled ones.
+    /// - Complexity: O(d) in the tracked tasks awaiting another through `value(of:)`, to count the unsettled ones.
     var waitCounts: DispatchWaiters<WaitResumer>.Counts {
         DispatchWaiters.Counts(
             dueForeground: self.dueForeground,

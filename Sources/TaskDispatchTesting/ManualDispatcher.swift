@@ -126,16 +126,21 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.record { $0.accept(task) }
+        self.record(task.ownedWait) { $0.accept(task) }
     }
 
-    /// Takes a task in with `accept`, in the one critical section of a dispatch that also finds the async waits
-    /// it wakes (`ManualDispatcher+Waiting.swift`) and claims an auto-drain; then resumes the waits, drains, and
-    /// hands out the task's handle.
+    /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
+    /// tracked task of this dispatcher on it (`ManualDispatcher+Settling.swift`), finds the async waits it wakes
+    /// (`ManualDispatcher+Waiting.swift`) and claims an auto-drain; then resumes the waits, drains, and hands out
+    /// the task's handle.
     @inline(__always)
-    func record(_ accept: (inout Schedule) -> ScheduledTask) -> TaskHandle {
+    func record(_ ownedWait: OwnedWait?, _ accept: (inout Schedule) -> ScheduledTask) -> TaskHandle {
         let (scheduled, drain, woken) = self.monitor.withLock { schedule in
             let scheduled = accept(&schedule)
+            if let ownedWait, ownedWait.scope.observer === self.trackedTaskObserver {
+                schedule.tracked.ownedWaitBegan(ownedWait.scope.id, on: ownedWait.description)
+                ownedWait.isRecorded = true
+            }
             let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
             return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()), woken)
         }

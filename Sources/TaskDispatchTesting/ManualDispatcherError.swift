@@ -92,7 +92,7 @@ extension ManualDispatcherError {
             return (.unobservedTaskError, Self.unobserved(method, errors))
         case .tasksNotSettled(let method, let limit, let tasks):
             let listing = tasks.map { task in
-                let awaiting = task.awaiting.map { ", and it awaits \($0), which has not settled either" } ?? ""
+                let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""
                 return
                     "\(task.label.map { "\"\($0)\"" } ?? "(no label)") started at \(task.callSite): last seen, \(task.lastSeen)\(awaiting)"
             }

@@ -70,18 +70,20 @@ import Testing
         try fixture.dispatcher.verifyIdle()
     }
 
-    @Test @MainActor func aRefreshWhileALoadIsInProgressWaitsForThatLoad() async throws {
+    @Test @MainActor func aRefreshWhileALoadIsInProgressSupersedesIt() async throws {
         let fixture = FeedModelFixture.serving(Fixtures.oneItem)
         fixture.model.load()
+        #expect(fixture.model.state == .loading(attempt: 1))
 
-        let joining = fixture.model.refresh()
-        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["parse", "refresh"])
-        try fixture.dispatcher.runNextForeground()  // the joining task's start: it waits for the load to end
-        try fixture.dispatcher.runNextBackground()  // the load's "parse"
-        try fixture.dispatcher.runNextForeground()  // the load's "deliver", which ends the load
+        let refreshing = fixture.model.refresh()
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh"])  // the load's "parse" was cancelled
+        #expect(fixture.model.state == .idle)  // the superseded load ended as cancel() ends it
+        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
 
-        #expect(try await fixture.dispatcher.value(of: joining) == .loaded)
-        #expect(fixture.source.fetchCount == 1)  // one load, not two
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
+        #expect(fixture.source.fetchCount == 1)  // one fetch: the load's never ran
         #expect(fixture.model.items.map(\.id) == ["9"])
         try fixture.dispatcher.verifyIdle()
     }

@@ -61,6 +61,23 @@ import Testing
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
     }
 
+    /// A refresh that supersedes a callback load waiting to retry: the async drain settles at once, since the
+    /// refresh does not wait on the load's callback chain.
+    @Test @MainActor func aRefreshDuringALoadsBackOffSettles() async throws {
+        let fixture = FeedModelFixture.failing(times: 1)
+        fixture.model.load()
+        try fixture.dispatcher.runNextBackground()  // the load's "parse" fails
+        try fixture.dispatcher.runNextForeground()  // its delivery schedules a retry in 1 s
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["retry"])
+        let refreshing = fixture.model.refresh()  // cancels the retry, and loads again
+        try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)
+        #expect(fixture.model.state == .loaded)
+        #expect(fixture.source.fetchCount == 2)
+        #expect(fixture.dispatcher.now == .zero)  // the cancelled retry never moved the clock
+        #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
+        try fixture.dispatcher.verifyIdle()
+    }
+
     @Test @MainActor func cancellingDuringTheBackOffLeavesNothingBehind() async throws {
         let fixture = FeedModelFixture.failingEveryFetch()
         let refreshing = fixture.model.refresh()

@@ -6,7 +6,12 @@ import Testing
 private struct Wrapping: TaskDispatcher {
     let base: any TaskDispatcher
 
-    var clock: AnyDispatcherClock { AnyDispatcherClock(self.base.clock) }
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
@@ -22,6 +27,14 @@ private struct Wrapping: TaskDispatcher {
         try dispatcher.advance(by: .milliseconds(250))
         #expect(clock.now.offset == .milliseconds(250))
         #expect(clock.minimumResolution == .nanoseconds(1))
+    }
+
+    @Test func eachErasureStartsItsOwnOrigin() throws {
+        let dispatcher = ManualDispatcher()
+        let kept = AnyDispatcherClock(dispatcher.clock)
+        try dispatcher.advance(by: .seconds(1))
+        #expect(kept.now.offset == .seconds(1))
+        #expect(AnyDispatcherClock(dispatcher.clock).now.offset == .zero)  // why a decorator erases once
     }
 
     @Test func aSleepThroughAnErasingDecoratorIsATimerOnTheVirtualClock() async throws {

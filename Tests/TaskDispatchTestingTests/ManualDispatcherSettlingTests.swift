@@ -203,6 +203,24 @@ private struct LoadError: Error, CustomStringConvertible {
         try await dispatcher.value(of: task)
     }
 
+    @Test func waitsThroughADecoratorAreStillTheDispatchersOwn() async throws {
+        let dispatcher = ManualDispatcher()
+        let decorated = ForwardingDispatcher(base: dispatcher)
+        let task = dispatcher.startTask(label: "decorated") { () async throws -> Int in
+            let value = try await decorated.runInBackground(after: .seconds(1), label: "later") { 20 }
+            try await decorated.clock.sleep(for: .seconds(2))
+            return value + 1
+        }
+        // The delayed "later" and the sleep's timer are pending on the dispatcher underneath, recognized as
+        // this task's waits there, so the clock can move to them.
+        try await dispatcher.advance(by: .seconds(3), waitingUpTo: settleLimit)
+        #expect(
+            dispatcher.history.map(\.label).filter { $0 != "task executor job" } == [
+                "decorated", "later", "clock sleep until 3 s",
+            ])
+        #expect(try await dispatcher.value(of: task) == 21)
+    }
+
     // MARK: - Tasks awaiting tasks
 
     @Test func aTaskAwaitingAnotherThroughValueOfSettlesWithIt() async throws {
@@ -360,6 +378,22 @@ private struct LoadError: Error, CustomStringConvertible {
         release.open(1)
         try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
         #expect(try await dispatcher.value(of: tracked) == 1)
+    }
+}
+
+/// A decorator around `any TaskDispatcher`, as a user's logging dispatcher would be: it forwards dispatches
+/// and the clock, erased once.
+private struct ForwardingDispatcher: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
     }
 }
 

@@ -15,10 +15,11 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
     }
 
     private let state = LockedValue(State())
-    /// The wait of a tracked task this dispatch reports to its dispatcher, if any (see ``TrackedTaskScope``).
+    /// The wait of a tracked task on the dispatched task, if any (see ``TrackedTaskScope``), to end before the
+    /// awaiting task is resumed.
     private let ownedWait: OwnedWait?
 
-    /// - Parameter ownedWait: The wait to report as it begins and ends; `nil` for none.
+    /// - Parameter ownedWait: The wait attached to the dispatched task, to end on resumption; `nil` for none.
     package init(reporting ownedWait: OwnedWait? = nil) {
         self.ownedWait = ownedWait
     }
@@ -37,8 +38,6 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
             continuation.resume(throwing: CancellationError())
             return
         }
-        // Before the dispatch: the task may run, and end the wait, before `dispatch` returns.
-        self.ownedWait?.began()
         let handle = dispatch()
         let cancelledMeanwhile = self.state.withLock { state -> Bool in
             guard !state.isCancelled else { return true }

@@ -1,10 +1,13 @@
 /// The tracked task a piece of async code runs in, as a task-local value: how a dispatcher that tracks tasks
-/// (`ManualDispatcher.startTask`) learns that one of them is about to suspend on work the dispatcher owns.
+/// (`ManualDispatcher.startTask`) learns that one of them is suspended on work the dispatcher holds.
 ///
-/// `ManualDispatcher` binds it around a tracked task's operation. The awaitable dispatches
-/// (`runInBackground`, `runOnMainActor`) and the virtual clock's sleep read it, and when the task awaits work of
-/// the dispatcher that tracks it, they report the start and the end of that wait through ``observer``. Production
-/// code never binds it, so for a production dispatcher the cost is one task-local lookup that finds nothing.
+/// `ManualDispatcher` binds it around a tracked task's operation. The awaitable dispatches (`runInBackground`,
+/// `runOnMainActor`) and the virtual clock's sleep read it and attach an ``OwnedWait`` to the task they dispatch.
+/// The dispatcher that tracks the task recognizes the wait when it accepts that task, in the same critical
+/// section, and so counts the tracked task as waiting on its own work from the moment the work is pending; the
+/// wait ends just before the awaiting task is resumed. Work that reaches another dispatcher is not recognized,
+/// so a wait on it is not the tracking dispatcher's. Production code never binds the scope: for a production
+/// dispatcher the cost is one task-local lookup that finds nothing.
 package struct TrackedTaskScope: Sendable {
     /// The tracked task the current code runs in, if any; child tasks and `Task {}` inherit it.
     @TaskLocal package static var current: TrackedTaskScope?
@@ -19,44 +22,42 @@ package struct TrackedTaskScope: Sendable {
         self.id = id
     }
 
-    /// The wait about to begin, if the current code runs in a task tracked by `dispatcher`; `nil` otherwise
-    /// (no tracked task, or one tracked by another dispatcher, whose work this dispatcher does not own).
+    /// A wait about to begin on `description`, if the current code runs in a tracked task; `nil` otherwise.
     ///
-    /// - Parameters:
-    ///   - dispatcher: The dispatcher that holds the awaited work.
-    ///   - description: What is awaited, for diagnostics; built only when the wait is reported.
-    /// - Returns: The wait to report, or `nil`.
-    package static func ownedWait(
-        on dispatcher: some TaskDispatcher,
-        _ description: @autoclosure () -> String
-    ) -> OwnedWait? {
-        guard let scope = Self.current, scope.observer.tracks(dispatcher) else { return nil }
+    /// - Parameter description: What is awaited, for diagnostics; built only inside a tracked task.
+    /// - Returns: The wait to attach to the dispatched task, or `nil`.
+    package static func wait(on description: @autoclosure () -> String) -> OwnedWait? {
+        guard let scope = Self.current else { return nil }
         return OwnedWait(scope: scope, description: description())
     }
 }
 
-/// A dispatcher that tracks tasks and wants to know when they wait on its own work.
+/// A dispatcher that tracks tasks and wants to know when a wait on its own work ends.
 package protocol TrackedTaskObserver: AnyObject, Sendable {
-    /// Whether `dispatcher` is the one this observer tracks tasks for.
-    func tracks(_ dispatcher: some TaskDispatcher) -> Bool
-    /// Task `id` is about to suspend until the dispatcher runs `description`.
-    func ownedWaitBegan(task id: UInt64, on description: String)
-    /// Task `id` is about to be resumed: the wait on `description` ended.
-    func ownedWaitEnded(task id: UInt64, on description: String)
+    /// The awaiting task is about to be resumed: `wait` ended, if this observer recorded it.
+    func ownedWaitEnded(_ wait: OwnedWait)
 }
 
-/// One wait of a tracked task on work its dispatcher owns: reported when it begins and when it ends.
-package struct OwnedWait: Sendable {
-    let scope: TrackedTaskScope
-    let description: String
+/// One wait of a tracked task on a dispatched task: attached to that task, recorded by the dispatcher that tracks
+/// the awaiting task when it accepts it, and ended before the awaiting task is resumed.
+///
+/// `@unchecked Sendable`: ``isRecorded`` is read and written only under the lock of the dispatcher whose
+/// ``TrackedTaskScope/observer`` `scope` names.
+package final class OwnedWait: @unchecked Sendable {
+    /// The awaiting tracked task.
+    package let scope: TrackedTaskScope
+    /// What is awaited, for diagnostics.
+    package let description: String
+    /// Whether the tracking dispatcher recorded the wait, and has not seen it end.
+    package var isRecorded = false
 
-    /// The task is about to suspend on the work: call before the work is dispatched.
-    package func began() {
-        self.scope.observer.ownedWaitBegan(task: self.scope.id, on: self.description)
+    init(scope: TrackedTaskScope, description: String) {
+        self.scope = scope
+        self.description = description
     }
 
     /// The work ran or was cancelled: call once, before the waiting task is resumed.
     package func ended() {
-        self.scope.observer.ownedWaitEnded(task: self.scope.id, on: self.description)
+        self.scope.observer.ownedWaitEnded(self)
     }
 }

@@ -63,8 +63,9 @@ struct TrackedTasks: @unchecked Sendable {
         let label: String?
         let callSite: CallSite
         let lastSeen: String
-        /// The tracked task it awaits through `value(of:)`, if that is why it has not settled: its label and call
-        /// site.
+        /// The tracked task it awaits through `value(of:)`, if any, and how that task stands: `tracked task
+        /// "load" (File.swift:12), which has not settled either`, or `a tracked task that has finished (its value
+        /// is on its way)`.
         let awaiting: String?
     }
 
@@ -187,7 +188,11 @@ struct TrackedTasks: @unchecked Sendable {
                 label: record.label,
                 callSite: record.callSite,
                 lastSeen: record.lastSeen.description,
-                awaiting: record.awaiting.map { self.name($0) }
+                awaiting: record.awaiting.map { other in
+                    self.records[other] == nil
+                        ? "a tracked task that has finished (its value is on its way)"
+                        : "\(self.name(other)), which has not settled either"
+                }
             )
         }
     }

@@ -21,7 +21,12 @@ final class AsyncHeadlinesModel {
 struct CountingDispatcher: TaskDispatcher {
     let base: any TaskDispatcher
 
-    var clock: AnyDispatcherClock { AnyDispatcherClock(self.base.clock) }
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
