@@ -52,6 +52,11 @@ private struct LoadError: Error, CustomStringConvertible {
 
 /// The async `runUntilIdle(waitingUpTo:)` and `advance(by:waitingUpTo:)`: they run what is due, wait for the
 /// tracked tasks to settle, and name the ones that do not.
+///
+/// Every `clock.sleep` here is a sleep on the dispatcher's virtual clock (a timer task that the drain runs when it
+/// moves the clock), which is what these tests check; none waits in real time. The one real `Task.sleep` is the
+/// foreign wait that `taskSleepIsAForeignWait` expects the drain to report; that task is cancelled, never waited
+/// out.
 @Suite struct ManualDispatcherSettlingTests {
     // MARK: - Driving to completion
 
