@@ -74,8 +74,7 @@ extension ManualDispatcher {
     public func advance(by duration: Duration, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
         let nanoseconds = duration.nanosecondsSaturated
         return try self.advance(method: "advance(by: \(duration))", maxTasks: maxTasks) { now in
-            let (target, overflow) = now.addingReportingOverflow(nanoseconds)
-            return overflow ? (nanoseconds < 0 ? .min : .max) : target
+            Self.time(now, movedBy: nanoseconds)
         }
     }
 
@@ -125,21 +124,11 @@ extension ManualDispatcher {
         clockLimit: Int64,
         stop: ((RunRecord) -> Bool)? = nil
     ) throws(ManualDispatcherError) -> Int {
-        let (sum, overflow) = start.pendingCount.addingReportingOverflow(Self.defaultMaxTasks)
-        let bound = maxTasks ?? (overflow ? .max : sum)
+        let bound = Self.bound(maxTasks: maxTasks, from: start)
         var ran = 0
         while true {
             if ran >= bound {
-                let failure = self.monitor.withLock { schedule -> Failure? in
-                    guard schedule.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
-                    let misuse = Failure.Misuse.runawayTasks(
-                        method: method,
-                        maxTasks: bound,
-                        ran: ran,
-                        firstSequence: start.firstSequence
-                    )
-                    return schedule.failure(misuse)
-                }
+                let failure = self.runawayFailure(method, bound: bound, ran: ran, from: start, clockLimit: clockLimit)
                 guard let failure else { return ran }
                 throw ManualDispatcherError(failure)
             }
@@ -150,6 +139,40 @@ extension ManualDispatcher {
             ran += 1
             if let stop, stop(step.run) { return ran }
         }
+    }
+
+    /// The most tasks a draining call may run: `maxTasks`, or by default every task pending when it started plus
+    /// ``defaultMaxTasks``.
+    static func bound(maxTasks: Int?, from start: RunStart) -> Int {
+        let (sum, overflow) = start.pendingCount.addingReportingOverflow(Self.defaultMaxTasks)
+        return maxTasks ?? (overflow ? .max : sum)
+    }
+
+    /// The runaway failure of a drain that has run `ran` tasks, its `bound`, while tasks can still run up to
+    /// `clockLimit`; `nil` when none can.
+    func runawayFailure(
+        _ method: String,
+        bound: Int,
+        ran: Int,
+        from start: RunStart,
+        clockLimit: Int64
+    ) -> Failure? {
+        self.monitor.withLock { schedule -> Failure? in
+            guard schedule.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
+            let misuse = Failure.Misuse.runawayTasks(
+                method: method,
+                maxTasks: bound,
+                ran: ran,
+                firstSequence: start.firstSequence
+            )
+            return schedule.failure(misuse)
+        }
+    }
+
+    /// `now` moved by `nanoseconds`, saturating at the ends of `Int64` instead of overflowing.
+    static func time(_ now: Int64, movedBy nanoseconds: Int64) -> Int64 {
+        let (target, overflow) = now.addingReportingOverflow(nanoseconds)
+        return overflow ? (nanoseconds < 0 ? .min : .max) : target
     }
 
     // MARK: - Running until something happens

@@ -102,8 +102,7 @@ extension ManualDispatcher {
             limit: limit,
             movesClockToTarget: true
         ) { now in
-            let (target, overflow) = now.addingReportingOverflow(nanoseconds)
-            return overflow ? (nanoseconds < 0 ? .min : .max) : target
+            Self.time(now, movedBy: nanoseconds)
         }
     }
 
@@ -163,8 +162,7 @@ extension ManualDispatcher {
             guard targetTime < schedule.now else { return nil }
             return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
         }
-        let (sum, overflow) = first.pendingCount.addingReportingOverflow(Self.defaultMaxTasks)
-        let bound = maxTasks ?? (overflow ? .max : sum)
+        let bound = Self.bound(maxTasks: maxTasks, from: first)
         var ran = 0
         var claimed = true
         while true {
@@ -172,7 +170,7 @@ extension ManualDispatcher {
             let outcome: SettleOutcome
             do {
                 outcome = try self.settlingPass(
-                    method, bound: bound, ran: &ran, firstSequence: first.firstSequence, target: targetTime)
+                    method, bound: bound, ran: &ran, from: first, target: targetTime)
             } catch {
                 self.endRun()
                 throw error
@@ -212,19 +210,15 @@ extension ManualDispatcher {
         _ method: String,
         bound: Int,
         ran: inout Int,
-        firstSequence: UInt64,
+        from start: RunStart,
         target: Int64
     ) throws(ManualDispatcherError) -> SettleOutcome {
         var jump = false
         while true {
-            if ran >= bound {
-                let failure = self.monitor.withLock { schedule -> Failure? in
-                    guard schedule.hasRunnableTask(jumpingClockTo: target) else { return nil }
-                    let misuse = Failure.Misuse.runawayTasks(
-                        method: method, maxTasks: bound, ran: ran, firstSequence: firstSequence)
-                    return schedule.failure(misuse)
-                }
-                if let failure { throw ManualDispatcherError(failure) }
+            if ran >= bound,
+                let failure = self.runawayFailure(method, bound: bound, ran: ran, from: start, clockLimit: target)
+            {
+                throw ManualDispatcherError(failure)
             }
             if let step = self.monitor.withLock({ $0.next(in: .any, jumpingClockTo: jump ? target : nil) }) {
                 self.execute(step.work)

@@ -2,27 +2,11 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// A dispatcher that wraps `any TaskDispatcher`, as a user's logging decorator would, and forwards the clock erased.
-private struct Wrapping: TaskDispatcher {
-    let base: any TaskDispatcher
-
-    let clock: AnyDispatcherClock
-
-    init(base: any TaskDispatcher) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
-    }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.base.dispatch(task)
-    }
-}
-
 @Suite struct AnyDispatcherClockTests {
     @Test func itReadsTheWrappedClockFromItsCreation() throws {
         let dispatcher = ManualDispatcher()
         try dispatcher.advance(by: .seconds(5))
-        let clock = Wrapping(base: dispatcher).clock
+        let clock = ForwardingDispatcher(base: dispatcher).clock
         #expect(clock.now == AnyDispatcherClock.Instant(offset: .zero))
         try dispatcher.advance(by: .milliseconds(250))
         #expect(clock.now.offset == .milliseconds(250))
@@ -39,7 +23,7 @@ private struct Wrapping: TaskDispatcher {
 
     @Test func aSleepThroughAnErasingDecoratorIsATimerOnTheVirtualClock() async throws {
         let dispatcher = ManualDispatcher()
-        let clock = Wrapping(base: dispatcher).clock
+        let clock = ForwardingDispatcher(base: dispatcher).clock
         let sleeper = Task { try await clock.sleep(for: .seconds(2)) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
         #expect(dispatcher.pendingTasks.first?.label == "clock sleep until 2 s")
@@ -50,7 +34,7 @@ private struct Wrapping: TaskDispatcher {
 
     @Test func cancellingASleepThroughItCancelsTheTimer() async throws {
         let dispatcher = ManualDispatcher()
-        let clock = Wrapping(base: dispatcher).clock
+        let clock = ForwardingDispatcher(base: dispatcher).clock
         let sleeper = Task { try await clock.sleep(for: .seconds(2)) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
         sleeper.cancel()
@@ -59,7 +43,7 @@ private struct Wrapping: TaskDispatcher {
     }
 
     @Test func overAProductionDispatcherItIsTheRealClock() async throws {
-        let clock = Wrapping(base: QueueDispatcher()).clock
+        let clock = ForwardingDispatcher(base: QueueDispatcher()).clock
         let before = clock.now
         try await clock.sleep(until: before)  // a deadline already reached returns at once
         #expect(clock.now >= before)

@@ -386,22 +386,6 @@ private struct LoadError: Error, CustomStringConvertible {
     }
 }
 
-/// A decorator around `any TaskDispatcher`, as a user's logging dispatcher would be: it forwards dispatches
-/// and the clock, erased once.
-private struct ForwardingDispatcher: TaskDispatcher {
-    let base: any TaskDispatcher
-    let clock: AnyDispatcherClock
-
-    init(base: any TaskDispatcher) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
-    }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.base.dispatch(task)
-    }
-}
-
 /// A debounce on the dispatcher's clock: each keystroke cancels the sleeping search and starts another.
 private final class Debouncer: Sendable {
     private let dispatcher: ManualDispatcher

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TaskDispatch
 
 /// An ordered, thread-safe log of events for assertions.
 ///
@@ -44,5 +45,21 @@ final class NSLockBox: Sendable {
         self.lock.lock()
         defer { self.lock.unlock() }
         return try body()
+    }
+}
+
+/// A decorator around `any TaskDispatcher`, as a user's logging dispatcher would be: it forwards dispatches, and
+/// the clock erased once.
+struct ForwardingDispatcher: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
     }
 }
