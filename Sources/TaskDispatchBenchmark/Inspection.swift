@@ -31,7 +31,7 @@ func listingRows(_ configuration: Configuration) -> [Row] {
             var listed = 0
             listingTimes.append(time { listed = dispatcher.pendingTasks.count })
             guard listed == size else { throw BenchmarkError(description: "pendingTasks listed \(listed)") }
-            try dispatcher.runUntilIdle(maxTasks: size)
+            try dispatcher.runUntilIdle()
         }
     } catch {
         return [.failure("verifyIdle / pendingTasks", size: formatCount(size), "\(error)")]
@@ -73,7 +73,7 @@ func memoryRows(_ configuration: Configuration) -> [Row] {
     let after = residentBytes()
     let bytes = Double(after - before) / Double(size)
     var ran = 0
-    do { ran = try dispatcher.runUntilIdle(maxTasks: size) } catch {
+    do { ran = try dispatcher.runUntilIdle() } catch {
         return [.failure("memory", size: formatCount(size), "\(error)")]
     }
     guard before > 0, ran == size else {

@@ -47,7 +47,7 @@ func manualImmediate(_ size: Int, _ kind: ClosureKind = .nonAllocating) throws -
         case .nonAllocating: for _ in 0..<size { dispatcher.background { counter.value &+= 1 } }
         case .allocating: for _ in 0..<size { dispatcher.background { counter.value &+= one } }
         }
-        try dispatcher.runUntilIdle(maxTasks: size)
+        try dispatcher.runUntilIdle()
     }
     try checkCount(counter, size)
     return elapsed
@@ -80,7 +80,7 @@ func manualDelayed(_ delays: [Int64], _ kind: ClosureKind = .nonAllocating) thro
         case .allocating:
             for delay in delays { dispatcher.background(after: .nanoseconds(delay)) { counter.value &+= one } }
         }
-        try dispatcher.advance(by: .milliseconds(1), maxTasks: delays.count)
+        try dispatcher.advance(by: .milliseconds(1))
     }
     try checkCount(counter, delays.count)
     return elapsed
@@ -103,7 +103,7 @@ func floorDelayed(_ delays: [Int64], _ kind: ClosureKind) throws -> Double {
 
 /// Dispatch `size` tasks one by one in auto-drain mode: each runs before its dispatch returns.
 func manualAutoDrain(_ size: Int, _ kind: ClosureKind) throws -> Double {
-    let dispatcher = ManualDispatcher(autoDrain: true)
+    let dispatcher = ManualDispatcher(mode: .autoDrain)
     let counter = Counter()
     let one = 1
     let elapsed = time {
@@ -234,8 +234,8 @@ func churnRows(_ configuration: Configuration) -> [Row] {
         let before = residentBytes()
         for _ in 0..<(total / 1_000) { try round() }
         let growth = residentBytes() - before
-        guard before > 0, dispatcher.pendingCount == 1 else {
-            throw BenchmarkError(description: "pending \(dispatcher.pendingCount), resident \(before)")
+        guard before > 0, dispatcher.pendingTaskCount == 1 else {
+            throw BenchmarkError(description: "pending \(dispatcher.pendingTaskCount), resident \(before)")
         }
         return [
             Row(

@@ -74,7 +74,7 @@ extension DispatcherContract {
         public static func manual(_ dispatcher: ManualDispatcher) -> Subject {
             Subject(
                 dispatcher,
-                runsTasksInline: dispatcher.isAutoDrainEnabled,
+                runsTasksInline: dispatcher.mode != .manual,
                 now: { dispatcher.now },
                 advance: { duration in try dispatcher.advance(by: duration) }
             )

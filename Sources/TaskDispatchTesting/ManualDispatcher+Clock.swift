@@ -28,7 +28,7 @@ extension ManualDispatcher {
     ///
     /// `sleep(until:tolerance:)` dispatches one background task labeled `clock sleep until <deadline>` that is due
     /// at the deadline, and suspends until it runs. So a sleeping task is pending work like any other: it shows
-    /// in ``pendingTasks`` and ``pendingCount``, ``verifyIdle()`` reports it, and the run methods wake it at its
+    /// in ``pendingTasks`` and ``pendingTaskCount``, ``verifyIdle()`` reports it, and the run methods wake it at its
     /// place in (due time, dispatch order), interleaved with delayed closures. Running the timer resumes the
     /// sleeping task; the code after its `sleep` then runs on that task's own executor, after the run method
     /// has moved on, so the test awaits the task (or a later dispatch) before checking what it did.
@@ -46,13 +46,13 @@ extension ManualDispatcher {
         /// A point on the dispatcher's virtual timeline, measured from the dispatcher's creation.
         public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
             /// The virtual time since the dispatcher was created; what ``ManualDispatcher/now`` shows.
-            public var timeSinceCreation: Duration
+            public var offset: Duration
 
-            /// Creates the instant `timeSinceCreation` after the dispatcher's creation.
+            /// Creates the instant `offset` after the dispatcher's creation.
             ///
-            /// - Parameter timeSinceCreation: The virtual time since the dispatcher was created.
-            public init(timeSinceCreation: Duration) {
-                self.timeSinceCreation = timeSinceCreation
+            /// - Parameter offset: The virtual time since the dispatcher was created.
+            public init(offset: Duration) {
+                self.offset = offset
             }
 
             /// The instant `duration` later (earlier, if negative).
@@ -60,7 +60,7 @@ extension ManualDispatcher {
             /// - Parameter duration: How far to move.
             /// - Returns: The moved instant.
             public func advanced(by duration: Duration) -> Instant {
-                Instant(timeSinceCreation: self.timeSinceCreation + duration)
+                Instant(offset: self.offset + duration)
             }
 
             /// The time from this instant to `other`, negative when `other` is earlier.
@@ -68,7 +68,7 @@ extension ManualDispatcher {
             /// - Parameter other: The later instant.
             /// - Returns: `other` minus this instant.
             public func duration(to other: Instant) -> Duration {
-                other.timeSinceCreation - self.timeSinceCreation
+                other.offset - self.offset
             }
 
             /// Whether `lhs` comes before `rhs` on the timeline.
@@ -78,12 +78,12 @@ extension ManualDispatcher {
             ///   - rhs: Another instant.
             /// - Returns: `true` when `lhs` is earlier.
             public static func < (lhs: Instant, rhs: Instant) -> Bool {
-                lhs.timeSinceCreation < rhs.timeSinceCreation
+                lhs.offset < rhs.offset
             }
 
             /// The time since the dispatcher's creation, as messages show it: `0 s`, `1.5 s`, `250 ms`.
             public var description: String {
-                formatTime(self.timeSinceCreation.nanosecondsSaturated)
+                formatTime(self.offset.nanosecondsSaturated)
             }
         }
 
@@ -92,7 +92,7 @@ extension ManualDispatcher {
 
         /// The dispatcher's current virtual time.
         public var now: Instant {
-            Instant(timeSinceCreation: self.dispatcher.now)
+            Instant(offset: self.dispatcher.now)
         }
 
         /// One nanosecond: the virtual clock's unit.
@@ -109,7 +109,7 @@ extension ManualDispatcher {
         ///   - tolerance: Ignored: the timer runs exactly at `deadline`.
         /// - Throws: `CancellationError` when the sleeping task is cancelled before its timer ran.
         public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-            let due = deadline.timeSinceCreation.nanosecondsSaturated
+            let due = deadline.offset.nanosecondsSaturated
             guard due > self.dispatcher.now.nanosecondsSaturated else {
                 try Task.checkCancellation()
                 return

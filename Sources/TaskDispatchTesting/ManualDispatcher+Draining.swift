@@ -30,21 +30,24 @@ extension ManualDispatcher {
     /// #expect(service.state == .loaded)
     /// ```
     ///
-    /// Tasks that never fall due (their delay reaches past the clock's range) stay pending.
+    /// This is the synchronous form, for synchronous code. In async code the compiler picks
+    /// ``runUntilIdle(waitingUpTo:)``, which also waits for tasks started with
+    /// ``startTask(label:callSite:operation:)`` to settle. Tasks that never fall due (their delay reaches past
+    /// the clock's range) stay pending. The drain stops at the dispatcher's ``runawayLimit``.
     ///
-    /// - Parameter maxTasks: The most tasks to run before giving up on a task that keeps rescheduling. By
-    ///   default, every task pending when the call starts, plus at most ``defaultMaxTasks`` more.
     /// - Returns: The number of tasks that ran.
-    /// - Throws: ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)`` when more tasks would run than the bound
-    ///   allows (its message tells a task that keeps coming back from a large batch), or
-    ///   ``ManualDispatcherError/Kind/reentrantRun``.
+    /// - Throws: ``ManualDispatcherError/Kind/runawayTasks(limit:)`` when a task keeps rescheduling itself;
+    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` when tracked tasks are still running at the end,
+    ///   which only the async form can wait for; or ``ManualDispatcherError/Kind/reentrantRun``.
     /// - Complexity: O(k) for k immediate tasks, O(k log n) when they are delayed.
     @discardableResult
-    public func runUntilIdle(maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
-        let method = "runUntilIdle(maxTasks: \(maxTasks ?? Self.defaultMaxTasks))"
+    public func runUntilIdle() throws(ManualDispatcherError) -> Int {
+        let method = "runUntilIdle()"
         let start = try self.claimRun(method)
         defer { self.endRun() }
-        return try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: TaskKey.latestTime)
+        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime)
+        try self.checkSettledAfterSynchronousDrain(method)
+        return ran
     }
 
     /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, in
@@ -61,41 +64,38 @@ extension ManualDispatcher {
     /// Due tasks run first, at the current time; then the clock jumps to each delayed task in turn; at the
     /// end it stands at the target time, or at the end of the clock's range (about 292 years) if the target
     /// lies beyond it. The clock is read, checked and moved while this call holds the run, so a run on another
-    /// thread cannot slip in between.
+    /// thread cannot slip in between. In async code the compiler picks ``advance(by:waitingUpTo:)``.
     ///
-    /// - Parameters:
-    ///   - duration: How far to move the clock; zero runs what is due now.
-    ///   - maxTasks: The most tasks to run before giving up on a task that keeps rescheduling; by default,
-    ///     every task pending when the call starts, plus at most ``defaultMaxTasks`` more.
+    /// - Parameter duration: How far to move the clock; zero runs what is due now.
     /// - Returns: The number of tasks that ran.
+    /// A synchronous step of time may end with tracked tasks running (one a timer just woke, say): it does not
+    /// wait for them, and it does not report them, unlike ``runUntilIdle()``.
+    ///
     /// - Throws: ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative duration,
-    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
-    public func advance(by duration: Duration, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
+    public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
         let nanoseconds = duration.nanosecondsSaturated
-        return try self.advance(method: "advance(by: \(duration))", maxTasks: maxTasks) { now in
+        return try self.advance(method: "advance(by: \(formatTime(nanoseconds)))") { now in
             Self.time(now, movedBy: nanoseconds)
         }
     }
 
-    /// Moves the virtual clock to `time`, running every task that falls due on the way.
+    /// Moves the virtual clock to `time`, running every task that falls due on the way; otherwise as
+    /// ``advance(by:)``.
     ///
-    /// - Parameters:
-    ///   - time: The new time, measured from the dispatcher's creation; not earlier than ``now``.
-    ///   - maxTasks: The most tasks to run before giving up on a task that keeps rescheduling; by default,
-    ///     every task pending when the call starts, plus at most ``defaultMaxTasks`` more.
+    /// - Parameter time: The new time, measured from the dispatcher's creation, as ``now``; not earlier than
+    ///   ``now``.
     /// - Returns: The number of tasks that ran.
-    /// - Throws: ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` when `time` is before ``now``,
-    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    /// - Throws: What ``advance(by:)`` throws.
     @discardableResult
-    public func advance(to time: Duration, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
+    public func advance(to time: Duration) throws(ManualDispatcherError) -> Int {
         let nanoseconds = time.nanosecondsSaturated
-        return try self.advance(method: "advance(to: \(time))", maxTasks: maxTasks) { _ in nanoseconds }
+        return try self.advance(method: "advance(to: \(formatTime(nanoseconds)))") { _ in nanoseconds }
     }
 
     private func advance(
         method: String,
-        maxTasks: Int?,
         target: (_ now: Int64) -> Int64
     ) throws(ManualDispatcherError) -> Int {
         var targetTime: Int64 = 0
@@ -106,7 +106,7 @@ extension ManualDispatcher {
         }
         let ran: Int
         do {
-            ran = try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: targetTime)
+            ran = try self.drain(method, from: start, clockLimit: targetTime)
         } catch {
             self.endRun()
             throw error
@@ -115,16 +115,25 @@ extension ManualDispatcher {
         return ran
     }
 
+    /// Throws when a synchronous drain ends with tracked tasks running on their own executors: the drain cannot
+    /// wait for them, and returning would let a test pass with their work undone.
+    private func checkSettledAfterSynchronousDrain(_ method: String) throws(ManualDispatcherError) {
+        let failure = self.monitor.withLock { schedule -> Failure? in
+            guard schedule.tracked.unsettledCount > 0 else { return nil }
+            return schedule.failure(.tasksNotSettled(method: method, limit: nil, tasks: schedule.tracked.unsettled))
+        }
+        if let failure { throw ManualDispatcherError(failure) }
+    }
+
     /// Runs tasks, jumping the clock up to `clockLimit`, until none is left or `stop` says so. The caller holds
     /// the claim.
     func drain(
         _ method: String,
         from start: RunStart,
-        maxTasks: Int?,
         clockLimit: Int64,
         stop: ((RunRecord) -> Bool)? = nil
     ) throws(ManualDispatcherError) -> Int {
-        let bound = Self.bound(maxTasks: maxTasks, from: start)
+        let bound = self.bound(from: start)
         var ran = 0
         while true {
             if ran >= bound {
@@ -141,11 +150,10 @@ extension ManualDispatcher {
         }
     }
 
-    /// The most tasks a draining call may run: `maxTasks`, or by default every task pending when it started plus
-    /// ``defaultMaxTasks``.
-    static func bound(maxTasks: Int?, from start: RunStart) -> Int {
-        let (sum, overflow) = start.pendingCount.addingReportingOverflow(Self.defaultMaxTasks)
-        return maxTasks ?? (overflow ? .max : sum)
+    /// The most tasks a draining call may run: every task pending when it started plus ``runawayLimit``.
+    func bound(from start: RunStart) -> Int {
+        let (sum, overflow) = start.pendingCount.addingReportingOverflow(self.runawayLimit)
+        return overflow ? .max : sum
     }
 
     /// The runaway failure of a drain that has run `ran` tasks, its `bound`, while tasks can still run up to
@@ -161,7 +169,7 @@ extension ManualDispatcher {
             guard schedule.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
             let misuse = Failure.Misuse.runawayTasks(
                 method: method,
-                maxTasks: bound,
+                maxTasks: self.runawayLimit,
                 ran: ran,
                 firstSequence: start.firstSequence
             )
@@ -177,7 +185,7 @@ extension ManualDispatcher {
 
     // MARK: - Running until something happens
 
-    /// Runs tasks, as ``runUntilIdle(maxTasks:)`` does, until a task labeled `label` has run.
+    /// Runs tasks, as ``runUntilIdle()`` does, until a task labeled `label` has run.
     ///
     /// ```swift
     /// service.refresh()
@@ -185,20 +193,17 @@ extension ManualDispatcher {
     /// #expect(service.parsedCount == 3)      // "deliver" has not run yet
     /// ```
     ///
-    /// - Parameters:
-    ///   - label: The label to wait for.
-    ///   - maxTasks: The most tasks to run before giving up; by default, every task pending when the call
-    ///     starts, plus at most ``defaultMaxTasks`` more.
+    /// - Parameter label: The label to wait for.
     /// - Returns: The run of the labeled task.
     /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first,
-    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
-    public func run(untilTaskLabeled label: String, maxTasks: Int? = nil) throws(ManualDispatcherError) -> TaskRun {
+    public func run(untilTaskLabeled label: String) throws(ManualDispatcherError) -> TaskRun {
         let method = "run(untilTaskLabeled: \"\(label)\")"
         let start = try self.claimRun(method)
         defer { self.endRun() }
         var found: RunRecord?
-        let ran = try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: TaskKey.latestTime) { run in
+        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime) { run in
             guard run.task.label == label else { return false }
             found = run
             return true
@@ -213,7 +218,7 @@ extension ManualDispatcher {
         throw ManualDispatcherError(failure.unsafelyUnwrapped)  // set whenever `found` is nil
     }
 
-    /// Runs tasks, as ``runUntilIdle(maxTasks:)`` does, until `condition` holds.
+    /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.
     ///
     /// The condition is checked before the first task and after each task, on the calling thread. When the
     /// tasks run out, the call returns if the last check held, and throws otherwise.
@@ -222,22 +227,19 @@ extension ManualDispatcher {
     /// try dispatcher.run(until: { service.retryCount == 2 })
     /// ```
     ///
-    /// - Parameters:
-    ///   - condition: The state to reach.
-    ///   - maxTasks: The most tasks to run before giving up; by default, every task pending when the call
-    ///     starts, plus at most ``defaultMaxTasks`` more.
+    /// - Parameter condition: The state to reach.
     /// - Returns: The number of tasks that ran.
     /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first,
-    ///   ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
+    ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
-    public func run(until condition: () -> Bool, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
+    public func run(until condition: () -> Bool) throws(ManualDispatcherError) -> Int {
         let method = "run(until:)"
         if condition() { return 0 }
         return try withoutActuallyEscaping(condition) { condition throws(ManualDispatcherError) in
             let start = try self.claimRun(method)
             defer { self.endRun() }
             var satisfied = false
-            let ran = try self.drain(method, from: start, maxTasks: maxTasks, clockLimit: TaskKey.latestTime) { _ in
+            let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime) { _ in
                 satisfied = condition()
                 return satisfied
             }

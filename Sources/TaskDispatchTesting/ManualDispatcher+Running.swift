@@ -79,7 +79,7 @@ extension ManualDispatcher {
     func drainAutomatically() {
         var ran = 0
         while true {
-            switch self.monitor.withLock({ $0.autoDrainStep(ran: ran, maxTasks: Self.defaultMaxTasks) }) {
+            switch self.monitor.withLock({ $0.autoDrainStep(ran: ran) }) {
             case .run(let step):
                 self.execute(step.work)
                 ran += 1

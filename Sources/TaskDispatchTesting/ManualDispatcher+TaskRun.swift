@@ -15,15 +15,6 @@ extension ManualDispatcher {
             self.startTime = .nanoseconds(record.start)
         }
 
-        /// The task's dispatch order, starting at 1.
-        public var sequence: UInt64 { self.task.sequence }
-        /// Where the task ran.
-        public var context: TaskContext { self.task.context }
-        /// The task's label, if any.
-        public var label: String? { self.task.label }
-        /// Where the task was dispatched.
-        public var callSite: CallSite { self.task.callSite }
-
         /// Like `#4 background "parse" at FeedExample/FeedService.swift:31, ran at 0 s`.
         public var description: String {
             let name = self.task.label.map { "\"\($0)\"" } ?? "(no label)"

@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 
 extension ManualDispatcher {
@@ -12,7 +13,7 @@ extension ManualDispatcher {
     ///     let model = FeedModel(dispatcher: dispatcher)
     ///
     ///     let refresh = model.refresh()                 // dispatcher.startTask(label: "refresh") { … }
-    ///     #expect(dispatcher.pendingCount(in: .foreground) == 1)   // the start, held
+    ///     #expect(dispatcher.pendingTaskCount(in: .foreground) == 1)   // the start, held
     ///     try dispatcher.runNextForeground()            // starts it
     ///     try await dispatcher.value(of: refresh)       // awaits it, and claims its error
     ///     #expect(model.items.count == 3)
@@ -24,12 +25,10 @@ extension ManualDispatcher {
     ///   `operation.isolation`), a background task otherwise. Step or drain it like any other. Once it has run,
     ///   the operation runs on the executor its isolation names, concurrently with the test: await the task, or
     ///   the next thing it dispatches, before checking what it did.
-    /// - **The task executor.** Where ``taskExecutor`` is available (Linux; macOS 15, iOS 18 and later), a task
-    ///   whose operation is not isolated to an actor runs with it as its executor preference: its first run and
-    ///   every resumption after an `await` are background tasks labeled `task executor job`, so a synchronous
-    ///   ``runUntilIdle(maxTasks:)`` drives the whole task, step after step, on the test's thread. A main-actor
-    ///   operation runs on the main actor. Before macOS 15 / iOS 18 a nonisolated operation runs on the global
-    ///   concurrent executor once its start has run.
+    /// - **Where it runs.** A main-actor operation runs on the main actor; any other on the global concurrent
+    ///   executor, as `Task { }` would, and an actor it calls runs on that actor. The async drains
+    ///   (``runUntilIdle(waitingUpTo:)``, ``advance(by:waitingUpTo:)``) know from the dispatcher's own records when
+    ///   the task waits on the dispatcher again, whatever its isolation, on every platform.
     /// - **Cancellation.** A task cancelled before its operation begins never runs the operation and throws
     ///   `CancellationError`; its start is cancelled when the task's body sees the cancellation (at once while the
     ///   body waits for its start, otherwise when the body begins, which with the task executor is a step), so
@@ -100,16 +99,23 @@ extension ManualDispatcher {
     ///
     /// ```swift
     /// let load = model.reload()                                  // a tracked task that fails
-    /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))
+    /// try await dispatcher.runUntilIdle()
     /// await #expect(throws: FeedError.offline) { try await dispatcher.value(of: load) }
     /// try dispatcher.verifyIdle()                                // the error was claimed
     /// ```
     ///
-    /// A task this dispatcher did not start is simply awaited.
+    /// Called from the test (not from inside a tracked task), the await is bounded: a task that needs the test
+    /// to run its next step (it sleeps on ``clock``, or awaits a dispatch that is pending) cannot finish while the
+    /// test waits here, so after the dispatcher's ``waitLimit`` of real time the call throws
+    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, saying what the task last awaited. In
+    /// ``Mode/autoDrain`` and ``Mode/autoAdvance`` the dispatcher runs those steps itself. Inside a tracked task
+    /// the await is part of that task's settling (see ``runUntilIdle(waitingUpTo:)``) and is not bounded here.
+    /// A task this dispatcher did not start is awaited in the same way.
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
-    /// - Throws: What the task threw.
+    /// - Throws: What the task threw, or ``ManualDispatcherError`` of kind
+    ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
     public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
         let key = AnyHashable(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
@@ -120,15 +126,37 @@ extension ManualDispatcher {
             schedule.tracked.setAwaiting(caller, awaited)
             return caller
         }
-        defer {
-            if let waiting { self.monitor.changeTrackedTasks { $0.tracked.setAwaiting(waiting, nil) } }
+        guard caller == nil else {
+            defer {
+                if let waiting { self.monitor.changeTrackedTasks { $0.tracked.setAwaiting(waiting, nil) } }
+            }
+            return try await task.value
         }
-        return try await task.value
+        let limit = self.waitLimit
+        switch await BoundedAwait.value(of: task, deadline: Self.deadline(after: limit)) {
+        case .finished(let result):
+            return try result.get()
+        case .cancelled:
+            throw CancellationError()
+        case .timedOut:
+            let failure = self.monitor.withLock { schedule in
+                let standing =
+                    schedule.tracked.id(of: key).flatMap { schedule.tracked.standing(of: $0) }
+                    ?? TrackedTasks.UnsettledTask(
+                        label: nil,
+                        callSite: CallSite(fileID: "(unknown)", line: 0),
+                        lastSeen:
+                            "it was not started by this dispatcher's startTask, so the dispatcher cannot say what it awaits",
+                        awaiting: nil
+                    )
+                return schedule.failure(.taskNotFinished(method: "value(of:)", limit: limit, task: standing))
+            }
+            throw ManualDispatcherError(failure)
+        }
     }
 
-    /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (the default, where the
-    /// executor is available); for the package's own tests, which turn it off to check what happens on macOS
-    /// 13-14 and iOS 16-17, where there is no task executor.
+    /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (off by default); for the
+    /// package's own tests of the executor.
     package var prefersTaskExecutorForTrackedTasks: Bool {
         get { self.monitor.withLock { $0.tracked.prefersTaskExecutor } }
         set { self.monitor.withLock { $0.tracked.prefersTaskExecutor = newValue } }
@@ -231,5 +259,40 @@ extension Monitor where Value == Schedule {
         }
         if let woken { WaitResumer.resumeAll(woken) }
         return result
+    }
+}
+
+/// An await of a task's value that gives up at a real-time deadline or when the awaiting task is cancelled.
+///
+/// `task.value` cannot be interrupted, so a helper task awaits it and hands the result over; whichever comes first
+/// (the value, the deadline, the cancellation) resumes the caller, exactly once. A helper left behind ends when the
+/// task does.
+enum BoundedAwait<Success: Sendable>: Sendable {
+    case finished(Result<Success, any Error>)
+    case timedOut
+    case cancelled
+
+    static func value(of task: Task<Success, any Error>, deadline: DispatchTime) async -> BoundedAwait {
+        let slot = LockedValue<CheckedContinuation<BoundedAwait, Never>?>(nil)
+        let resume: @Sendable (BoundedAwait) -> Void = { outcome in
+            slot.withLock { continuation in
+                defer { continuation = nil }
+                return continuation
+            }?.resume(returning: outcome)
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<BoundedAwait, Never>) in
+                slot.withLock { $0 = continuation }
+                if Task.isCancelled { resume(.cancelled) }
+                Task {
+                    do { resume(.finished(.success(try await task.value))) } catch {
+                        resume(.finished(.failure(error)))
+                    }
+                }
+                DispatchQueue.global().asyncAfter(deadline: deadline) { resume(.timedOut) }
+            }
+        } onCancel: {
+            resume(.cancelled)
+        }
     }
 }

@@ -4,86 +4,76 @@ public import TaskDispatch
 extension ManualDispatcher {
     // MARK: - Stepping, waiting for work to arrive
 
-    /// Runs the next due background task, first waiting up to `limit` of real time for one to be dispatched.
+    /// Runs the next due background task, first waiting for the code under test to dispatch one: the async form
+    /// of ``runNextBackground()``, which async code gets.
     ///
-    /// The async form of ``runNextBackground()``, for code under test that runs in a Swift task: when a
-    /// background task is due it runs at once, as ``runNextBackground()`` would; otherwise the call suspends
-    /// until the code under test dispatches one (the dispatch itself wakes it: nothing polls), then runs it.
-    /// A task dispatched before the call is never missed.
+    /// When a background task is due it runs at once, as ``runNextBackground()`` would; otherwise the call
+    /// suspends until the code under test dispatches one (the dispatch itself wakes it: nothing polls), then runs
+    /// it. A task dispatched before the call is never missed.
     ///
     /// ```swift
     /// let loading = Task { await model.reload() }       // the code under test, an async function, in a task
-    /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))   // "parse"
+    /// try await dispatcher.runNextBackground()          // "parse"
     /// #expect(model.items.isEmpty)
-    /// try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))   // "deliver"
+    /// try await dispatcher.runNextForeground()          // "deliver"
     /// #expect(await loading.value == .loaded)
     /// ```
     ///
-    /// `limit` is real time, not the virtual clock: it bounds a wait for another task to make progress, and
-    /// only the error path ever spends it. A delayed task does not fall due while the call waits; move the
-    /// clock with ``advance(by:maxTasks:)`` for that. The task runs on a thread of the global concurrent
-    /// executor, as an async function's body does. The rules for one run at a time are those of
+    /// A delayed task does not fall due while the call waits; move the clock with ``advance(by:waitingUpTo:)`` for
+    /// that. The task runs on the calling task's thread. The rules for one run at a time are those of
     /// ``runNextBackground()``.
     ///
-    /// - Parameter limit: The longest real time to wait for a background task; zero or negative checks once.
+    /// - Parameter limit: The longest real time to wait for a background task; the dispatcher's ``waitLimit`` when
+    ///   `nil` (see <doc:Limits>). Zero or negative checks once.
     /// - Returns: What ran.
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
-    ///   none was due within `limit` (the message says what else is pending, with call sites),
+    ///   none was due within the limit (the message says what else is pending, with call sites),
     ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun`` as the
     ///   synchronous step does; `CancellationError` when the calling task is cancelled while it waits, which
     ///   leaves nothing behind.
     @discardableResult
-    public func runNextBackground(waitingUpTo limit: Duration) async throws -> TaskRun {
-        try await self.waitingStep(
-            "runNextBackground(waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))", .background, limit)
+    public func runNextBackground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+        try await self.waitingStep(self.method("runNextBackground", limit: limit), .background, limit)
     }
 
-    /// Runs the oldest due foreground task on the main actor, first waiting up to `limit` of real time for one
-    /// to be dispatched.
+    /// Runs the oldest due foreground task on the main actor, first waiting for the code under test to dispatch
+    /// one: the async form of ``runNextForeground()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
     ///
-    /// The async form of ``runNextForeground()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
     /// The task runs on the main actor before this method returns. A task that awaited it (with
     /// `runOnMainActor`) resumes on its own executor afterwards, in a job of its own: to observe what that task
-    /// does after its `await`, await the task itself (`await loading.value`).
+    /// does after its `await`, await the task itself, or use ``runUntilIdle(waitingUpTo:)``.
     ///
-    /// - Parameter limit: The longest real time to wait for a foreground task; zero or negative checks once.
+    /// - Parameter limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`.
     /// - Returns: What ran.
-    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``,
-    ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun``; or
-    ///   `CancellationError` when the calling task is cancelled while it waits.
+    /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult
-    public func runNextForeground(waitingUpTo limit: Duration) async throws -> TaskRun {
-        try await self.waitingStep(
-            "runNextForeground(waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))", .foreground, limit)
+    public func runNextForeground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+        try await self.waitingStep(self.method("runNextForeground", limit: limit), .foreground, limit)
     }
 
-    /// Runs the next due task of either context, first waiting up to `limit` of real time for one to be
-    /// dispatched.
+    /// Runs the next due task of either context, first waiting for the code under test to dispatch one: the async
+    /// form of ``runNext()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
     ///
-    /// The async form of ``runNext()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
-    ///
-    /// - Parameter limit: The longest real time to wait for a task; zero or negative checks once.
+    /// - Parameter limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`.
     /// - Returns: What ran.
-    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``,
-    ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun``; or
-    ///   `CancellationError` when the calling task is cancelled while it waits.
+    /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult
-    public func runNext(waitingUpTo limit: Duration) async throws -> TaskRun {
-        try await self.waitingStep("runNext(waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))", nil, limit)
+    public func runNext(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+        try await self.waitingStep(self.method("runNext", limit: limit), nil, limit)
     }
 
     // MARK: - Waiting without running
 
-    /// Suspends until at least `count` tasks are pending in `context`, waiting up to `limit` of real time.
+    /// Suspends until at least `count` tasks are pending in `context`, waiting up to the real-time limit.
     ///
     /// Use it to wait for the code under test, running in a Swift task, to reach a point, and then assert or
     /// step: "the next dispatch" of an idle dispatcher is `waitForPendingTasks(1, …)`. The condition is a
     /// level, not an edge: tasks dispatched before the call count, so a dispatch that happened just before it
-    /// is not missed. Pending means what ``pendingCount(in:)`` counts: due or delayed, not run, not cancelled.
+    /// is not missed. Pending means what ``pendingTaskCount(in:)`` counts: due or delayed, not run, not cancelled.
     ///
     /// ```swift
     /// let uploading = Task { try await uploader.uploadAll(files) }
-    /// try await dispatcher.waitForPendingTasks(3, in: .background, waitingUpTo: .seconds(10))
+    /// try await dispatcher.waitForPendingTasks(3, in: .background)
     /// #expect(dispatcher.pendingTasks.map(\.label) == ["upload 1", "upload 2", "upload 3"])
     /// ```
     ///
@@ -93,17 +83,19 @@ extension ManualDispatcher {
     /// - Parameters:
     ///   - count: How many pending tasks to wait for; 1 by default. Zero or less returns at once.
     ///   - context: The context to count, or `nil` (the default) to count both.
-    ///   - limit: The longest real time to wait; zero or negative checks once.
+    ///   - limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`. Zero or negative
+    ///     checks once.
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
-    ///   fewer tasks were pending at the end of `limit` (the message lists those that are); `CancellationError`
+    ///   fewer tasks were pending at the end of the limit (the message lists those that are); `CancellationError`
     ///   when the calling task is cancelled while it waits, which leaves nothing behind.
     public func waitForPendingTasks(
         _ count: Int = 1,
         in context: TaskContext? = nil,
-        waitingUpTo limit: Duration
+        waitingUpTo limit: Duration? = nil
     ) async throws {
         let place = context.map { ", in: .\($0)" } ?? ""
-        let method = "waitForPendingTasks(\(count)\(place), waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))"
+        let method = self.method("waitForPendingTasks", argument: "\(count)\(place)", limit: limit)
+        let limit = limit ?? self.waitLimit
         let id = self.monitor.withLock { $0.waiters.makeID() }
         switch await self.suspend(until: .pendingTasks(atLeast: count, in: context), id: id, limit: limit) {
         case .conditionMet:
@@ -133,7 +125,8 @@ extension ManualDispatcher {
     // MARK: - Machinery
 
     /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
-    private func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration) async throws -> TaskRun {
+    private func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration?) async throws -> TaskRun {
+        let limit = limit ?? self.waitLimit
         let scope: Schedule.Scope =
             switch context {
             case .foreground?: .foreground

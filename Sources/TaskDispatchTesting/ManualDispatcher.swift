@@ -24,7 +24,7 @@ public import TaskDispatch
 /// ```
 ///
 /// When order does not matter, ``runUntilIdle(maxTasks:)`` drains everything, or auto-drain mode
-/// (``isAutoDrainEnabled``) runs each task the moment it is dispatched.
+/// (``mode``) runs each task the moment it is dispatched.
 ///
 /// ## Where tasks run
 ///
@@ -71,48 +71,78 @@ public final class ManualDispatcher: TaskDispatcher {
     /// What tracked tasks report their waits on this dispatcher's work to (`ManualDispatcher+Tasks.swift`).
     let trackedTaskObserver: TrackedTaskRecorder
 
-    /// The default bound on the tasks a draining method may run beyond those pending when it is called.
+    /// The runaway limit a dispatcher has unless its initializer says otherwise.
+    static let defaultRunawayLimit = 100_000
+
+    /// The longest real time an async step, drain or ``value(of:)`` waits for the code under test to do something
+    /// before it throws; set when the dispatcher is created (see <doc:Limits>).
     ///
-    /// A drain called without `maxTasks` runs every task pending when it starts, plus at most this many tasks
-    /// that those tasks (or other threads) dispatch while it runs: a bulk of a million one-shot tasks drains,
-    /// and a task that keeps rescheduling itself is stopped. Auto-drain stops after this many tasks in one go.
-    public static let defaultMaxTasks = 100_000
+    /// Only a failing test ever spends it: a passing call is woken by the event it waits for.
+    public let waitLimit: Duration
+
+    /// The most tasks one drain may run beyond those pending when it starts, and the most clock jumps
+    /// ``Mode/autoAdvance`` makes between two calls of the test; set when the dispatcher is created (see
+    /// <doc:Limits>).
+    ///
+    /// A bulk of a million one-shot tasks drains; a task that keeps rescheduling itself is stopped with
+    /// ``ManualDispatcherError/Kind/runawayTasks(limit:)``, naming the task that keeps coming back.
+    public let runawayLimit: Int
 
     /// Creates a dispatcher that holds every task until the test runs it.
     ///
     /// - Parameters:
+    ///   - mode: Who runs the tasks: the test (``Mode/manual``, the default), or the dispatcher as they are
+    ///     dispatched (``Mode/autoDrain``, ``Mode/autoAdvance``).
     ///   - order: How to choose among due tasks; ``Order/dispatch`` by default.
-    ///   - autoDrain: Whether each dispatch runs the task at once (see ``isAutoDrainEnabled``).
+    ///   - waitLimit: The longest real time an async call waits for the code under test; 10 seconds by default
+    ///     (see ``waitLimit``).
+    ///   - runawayLimit: The most tasks a drain runs beyond those pending when it starts; 100,000 by default (see
+    ///     ``runawayLimit``). Values below 1 count as 1.
     ///   - historyLimit: How many runs ``history`` keeps, most recent last; 0 (or a negative value) keeps none.
     ///   - fileID: The creating file, reported by ``ManualDispatcherRegistry``; leave the default.
     ///   - line: The creating line, reported by ``ManualDispatcherRegistry``; leave the default.
     public init(
+        mode: Mode = .manual,
         order: Order = .dispatch,
-        autoDrain: Bool = false,
+        waitLimit: Duration = .seconds(10),
+        runawayLimit: Int = 100_000,
         historyLimit: Int = 1_000,
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        self.monitor = Monitor(Schedule(order: order, autoDrain: autoDrain, historyLimit: historyLimit))
+        self.waitLimit = waitLimit
+        self.runawayLimit = Swift.max(1, runawayLimit)
+        self.monitor = Monitor(
+            Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
+        )
         self.trackedTaskObserver = TrackedTaskRecorder(monitor: self.monitor)
         self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
         self.registration?.attach(self)
     }
 
     deinit {
-        let snapshot = self.monitor.withLock { schedule -> Snapshot? in
-            schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil
+        let (snapshot, errors) = self.monitor.withLock { schedule -> (Snapshot?, Failure?) in
+            (
+                schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil,
+                schedule.unobservedErrorsFailure(method: "The dispatcher's release")
+            )
         }
-        guard let snapshot else {
+        guard snapshot != nil || errors != nil else {
             self.registration?.dispatcherReleased(pendingTasksReport: nil)
             return
         }
-        let seed = snapshot.seed.map { " (random order seed \($0))" } ?? ""
-        let listing = snapshot.pending.map { "  \(PendingTask($0, callSites: snapshot.callSites))\n" }.joined()
-        let hidden = snapshot.pendingCount - snapshot.pending.count
-        let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
-        let report =
-            "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); they never ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
+        var report = ""
+        if let snapshot {
+            let seed = snapshot.seed.map { " (random order seed \($0))" } ?? ""
+            let listing = snapshot.pending.map { "  \(PendingTask($0, callSites: snapshot.callSites))\n" }.joined()
+            let hidden = snapshot.pendingCount - snapshot.pending.count
+            let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
+            report +=
+                "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); they never ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
+        }
+        if let errors {
+            report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(errors).summary)\n"
+        }
         self.registration?.dispatcherReleased(pendingTasksReport: report)
         writeToStandardError(report)
     }
@@ -165,7 +195,7 @@ public final class ManualDispatcher: TaskDispatcher {
     }
 
     /// The number of tasks that have not run and were not cancelled, due or delayed, in both contexts.
-    public var pendingCount: Int {
+    public var pendingTaskCount: Int {
         self.monitor.withLock { $0.pendingCount }
     }
 
@@ -173,7 +203,7 @@ public final class ManualDispatcher: TaskDispatcher {
     ///
     /// - Parameter context: The context to count.
     /// - Returns: The number of tasks of that context that have not run and were not cancelled.
-    public func pendingCount(in context: TaskContext) -> Int {
+    public func pendingTaskCount(in context: TaskContext) -> Int {
         self.monitor.withLock { $0.pendingCount(in: context) }
     }
 
@@ -200,27 +230,16 @@ public final class ManualDispatcher: TaskDispatcher {
         set { self.monitor.withLock { $0.setOrder(newValue) } }
     }
 
-    /// Whether each dispatch runs its task at once, on the dispatching thread.
+    /// Who runs the tasks: the test, or the dispatcher as they are dispatched (see ``Mode``).
     ///
-    /// Auto-drain is for tests where order does not matter. When it is on:
-    /// - A dispatch runs the task before returning. Tasks that the running task dispatches run after it,
-    ///   in order, never nested inside it.
-    /// - A foreground task runs on the main actor: inline when the dispatching code is on the main actor,
-    ///   otherwise through `DispatchQueue.main.sync`, so the dispatching thread waits until it has run.
-    /// - A dispatch made while another thread (or a run method) is running tasks only enqueues; that run
-    ///   picks the task up before it ends.
-    /// - Delayed tasks still wait for the clock: ``advance(by:maxTasks:)`` runs them.
-    /// - Turning it on runs the tasks already due.
-    /// - A dispatch that runs its task at once returns the handle of a task that has already run, so cancelling
-    ///   it returns `false`: code that stores handles to cancel later must not expect them to be live.
-    /// - A drain that passes ``defaultMaxTasks`` stops, writes the runaway tasks to standard error, and the
-    ///   next run method or ``verifyIdle()`` throws ``ManualDispatcherError/Kind/runawayTasks(maxTasks:)``.
-    public var isAutoDrainEnabled: Bool {
-        get { self.monitor.withLock { $0.autoDrain } }
+    /// Changing it takes effect at once: switching to ``Mode/autoDrain`` or ``Mode/autoAdvance`` runs the tasks
+    /// already due (and, in auto-advance, moves the clock when everything has settled).
+    public var mode: Mode {
+        get { self.monitor.withLock { $0.mode } }
         set {
             let thread = currentThreadIdentity()
             let drain = self.monitor.withLock { schedule in
-                schedule.autoDrain = newValue
+                schedule.mode = newValue
                 return schedule.claimForAutoDrain(thread: thread)
             }
             if drain {
@@ -231,16 +250,18 @@ public final class ManualDispatcher: TaskDispatcher {
 
     // MARK: - Verifying
 
-    /// Throws unless every task has run or was cancelled.
+    /// Throws unless every task has run or was cancelled, and every tracked task has finished.
     ///
     /// Call it at the end of a test to prove the code under test left no work behind.
     ///
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing the
-    ///   pending tasks with their labels and call sites; of kind ``ManualDispatcherError/Kind/unobservedTaskError``
-    ///   for errors thrown by tasks started with ``startTask(label:callSite:operation:)`` that the test did not
-    ///   claim; or the runaway error of an earlier auto-drain.
+    ///   pending tasks with their labels and call sites; of kind ``ManualDispatcherError/Kind/unfinishedTasks``
+    ///   naming each task started with ``startTask(label:callSite:operation:)`` that has not finished, with what it
+    ///   last awaited; of kind ``ManualDispatcherError/Kind/unobservedTaskError`` for errors thrown by tracked tasks
+    ///   that the test did not claim; or the runaway error of an earlier auto-drain.
     public func verifyIdle() throws(ManualDispatcherError) {
         let failure = self.monitor.withLock { schedule -> Failure? in
+            schedule.autoAdvanceJumps = 0
             if let failure = schedule.deferredFailure {
                 schedule.deferredFailure = nil
                 return failure
@@ -248,7 +269,11 @@ public final class ManualDispatcher: TaskDispatcher {
             if let failure = schedule.unobservedErrorsFailure(method: "verifyIdle()") {
                 return failure
             }
-            return schedule.pendingCount > 0 ? schedule.failure(.pendingTasks) : nil
+            if schedule.pendingCount > 0 {
+                return schedule.failure(.pendingTasks)
+            }
+            let unfinished = schedule.tracked.unfinished
+            return unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
         }
         if let failure { throw ManualDispatcherError(failure) }
     }

@@ -16,10 +16,13 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// A step found no due task in the context it was asked to run (`nil`: in either context).
         case noTaskToRun(TaskContext?)
-        /// A run method reached its `maxTasks` bound while tasks kept falling due.
-        case runawayTasks(maxTasks: Int)
+        /// A drain ran more tasks than the dispatcher's ``ManualDispatcher/runawayLimit`` allows while tasks kept
+        /// falling due, or auto-advance moved the clock that many times without a call from the test.
+        case runawayTasks(limit: Int)
         /// ``ManualDispatcher/verifyIdle()`` found pending tasks.
         case pendingTasks
+        /// ``ManualDispatcher/verifyIdle()`` found tracked tasks that have not finished.
+        case unfinishedTasks
         /// The clock was asked to move backwards.
         case clockMovedBackwards(from: Duration, to: Duration)
         /// A run method was called from inside a task the dispatcher was running.
@@ -28,14 +31,15 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         case concurrentRun
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
-        /// An async step or wait, such as ``ManualDispatcher/runNextBackground(waitingUpTo:)``, reached its
-        /// real-time limit before the work it waited for was dispatched.
+        /// An async step or wait reached its real-time limit before the work it waited for was dispatched, or
+        /// ``ManualDispatcher/value(of:)`` before the task it awaited finished.
         case waitTimedOut(after: Duration)
         /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that the test
         /// did not await through ``ManualDispatcher/value(of:)``; in production that error would vanish.
         case unobservedTaskError
-        /// An async drain, such as ``ManualDispatcher/runUntilIdle(maxTasks:waitingUpTo:)``, waited its real-time
-        /// limit for tracked tasks that awaited something the dispatcher does not control.
+        /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does
+        /// not control; or a synchronous drain (`after` is zero) ended with tracked tasks still running, which only
+        /// the async form can wait for.
         case unsettledTasks(after: Duration)
     }
 
@@ -90,15 +94,25 @@ extension ManualDispatcherError {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
             return (.unobservedTaskError, Self.unobserved(method, errors))
-        case .tasksNotSettled(let method, let limit, let tasks):
-            let listing = tasks.map { task in
-                let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""
-                return
-                    "\(task.label.map { "\"\($0)\"" } ?? "(no label)") started at \(task.callSite): last seen, \(task.lastSeen)\(awaiting)"
-            }
+        case .tasksNotSettled(let method, let limit?, let tasks):
             return (
                 .unsettledTasks(after: limit),
-                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(listing.joined(separator: "; ")). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+            )
+        case .tasksNotSettled(let method, nil, let tasks):
+            return (
+                .unsettledTasks(after: .zero),
+                "\(method) ran every due task, but \(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which a synchronous drain cannot wait for: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
+            )
+        case .unfinishedTasks(let tasks):
+            return (
+                .unfinishedTasks,
+                "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them"
+            )
+        case .taskNotFinished(let method, let limit, let task):
+            return (
+                .waitTimedOut(after: limit),
+                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and the task did not finish: \(Self.listing([task])). A task waiting on the dispatcher needs the test to run that work first (runUntilIdle(), advance(by:)), or mode .autoDrain / .autoAdvance"
             )
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =
@@ -129,24 +143,25 @@ extension ManualDispatcherError {
                 .clockMovedBackwards(from: .nanoseconds(from), to: .nanoseconds(to)),
                 "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
             )
-        case .runawayTasks(let method, let maxTasks, let ran, let firstSequence):
+        case .runawayTasks(let method, let maxTasks, let ran, _):
+            // The bound is every task pending at the start plus the limit, so the window holds a task dispatched
+            // during the call: one that keeps coming back.
             let window = snapshot.recentRuns.suffix(ran)
-            if !window.isEmpty && window.allSatisfy({ $0.task.key.sequence < firstSequence }) {
-                let due = snapshot.dueForeground + snapshot.dueBackground
-                return (
-                    .runawayTasks(maxTasks: maxTasks),
-                    "\(method) ran \(ran) tasks, every one dispatched before the call, and \(count(due, "more task")) \(due == 1 ? "is" : "are") due: this is a large batch of distinct tasks, not a task that reschedules itself. Raise maxTasks to at least \(ran + due), or leave it out: the default bound covers every task pending when the call starts"
-                )
-            }
             return (
-                .runawayTasks(maxTasks: maxTasks),
+                .runawayTasks(limit: maxTasks),
                 "\(method) ran \(ran) tasks and tasks keep falling due; \(Self.recurringTasks(window, snapshot))"
             )
-        case .autoDrainRunaway(let ran):
+        case .autoDrainRunaway(let ran, nil):
             let window = snapshot.recentRuns.suffix(ran)
             return (
-                .runawayTasks(maxTasks: ManualDispatcher.defaultMaxTasks),
+                .runawayTasks(limit: ran),
                 "auto-drain ran \(ran) tasks in one go and tasks kept falling due; \(Self.recurringTasks(window, snapshot))"
+            )
+        case .autoDrainRunaway(_, let jumps?):
+            let window = snapshot.recentRuns.suffix(jumps)
+            return (
+                .runawayTasks(limit: jumps),
+                "auto-advance moved the clock \(jumps) times, to \(formatTime(snapshot.now)), with no call from the test in between, and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
             )
         case .pendingTasks:
             return (
@@ -189,7 +204,16 @@ extension ManualDispatcherError {
         }
     }
 
-    /// Names the call sites that ran most often in `window`: the tasks that keep coming back.
+    /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
+    private static func listing(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
+        tasks.map { task in
+            let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""
+            return
+                "\(task.label.map { "\"\($0)\"" } ?? "(no label)") started at \(task.callSite): last seen, \(task.lastSeen)\(awaiting)"
+        }
+        .joined(separator: "; ")
+    }
+
     private static func unobserved(_ method: String, _ errors: [TrackedTasks.UnobservedError]) -> String {
         let listing = errors.map {
             "\($0.label.map { "\"\($0)\"" } ?? "(no label)") started at \($0.callSite) threw \($0.error)"
@@ -200,7 +224,8 @@ extension ManualDispatcherError {
 
     private static func recurringTasks(_ window: ArraySlice<RunRecord>, _ snapshot: Snapshot) -> String {
         guard !window.isEmpty else {
-            return "raise maxTasks if that many tasks are expected, or stop the task that reschedules itself"
+            return
+                "raise the dispatcher's runawayLimit if that many tasks are expected, or stop the task that reschedules itself"
         }
         var counts: [String: Int] = [:]
         var firstSeen: [String] = []
@@ -214,7 +239,7 @@ extension ManualDispatcherError {
             .prefix(3)
             .map { "\($0.element) (\(counts[$0.element, default: 0]) of the last \(window.count) runs)" }
         return
-            "the tasks that keep coming back are \(top.joined(separator: ", ")). Stop the task that reschedules itself, or raise maxTasks if that many tasks are expected"
+            "the tasks that keep coming back are \(top.joined(separator: ", ")). Stop the task that reschedules itself, or raise the dispatcher's runawayLimit if that many tasks are expected"
     }
 
     /// A sentence about what is pending besides `scope`, with the next step to take.

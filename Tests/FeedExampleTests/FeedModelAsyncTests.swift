@@ -26,15 +26,15 @@ import Testing
         #expect(model.state == .idle)  // the task's body has not begun
         #expect(dispatcher.unfinishedTaskCount == 1)
 
-        try dispatcher.runNextForeground()  // the start
+        try await dispatcher.runNextForeground()  // the start
         let parse = try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        #expect(parse.label == "parse")
+        #expect(parse.task.label == "parse")
         #expect(source.fetchedNames == [FeedModelFixture.feedName])
         #expect(model.state == .loading(attempt: 1))
         #expect(model.items.isEmpty)  // parsed, not delivered yet
 
         let deliver = try await dispatcher.runNextForeground(waitingUpTo: Self.bound)
-        #expect(deliver.label == "deliver")
+        #expect(deliver.task.label == "deliver")
         #expect(model.title == "Swift Notes")  // the "deliver" closure ran inside the step
         #expect(model.items.map(\.title) == ["Third", "Second", "First"])
 
@@ -42,7 +42,7 @@ import Testing
         #expect(try await dispatcher.value(of: refreshing) == .loaded)
         #expect(model.state == .loaded)
         #expect(model.attempts == 1)
-        #expect(dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
+        #expect(dispatcher.history.map(\.task.label) == ["refresh", "parse", "deliver"])
         #expect(dispatcher.unfinishedTaskCount == 0)
         try dispatcher.verifyIdle()
     }
@@ -52,12 +52,12 @@ import Testing
         let first = fixture.model.refresh()
 
         #expect(fixture.model.refresh() == first)  // before its start ran
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
         #expect(fixture.model.refresh() == first)  // while it waits for "parse"
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["parse"])
 
-        try fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.runNextBackground()
         try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
         #expect(try await fixture.dispatcher.value(of: first) == .loaded)
         #expect(fixture.source.fetchCount == 1)
@@ -78,7 +78,7 @@ import Testing
         let refreshing = fixture.model.refresh()
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh"])  // the load's "parse" was cancelled
         #expect(fixture.model.state == .idle)  // the superseded load ended as cancel() ends it
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
         try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
 
@@ -95,14 +95,14 @@ import Testing
         fixture.model.load()  // the refresh has not begun, but it has not ended either
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh"])
 
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
         fixture.model.load()  // while the refresh waits for its delivery
         try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
 
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
         #expect(fixture.source.fetchCount == 1)
-        #expect(fixture.dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
+        #expect(fixture.dispatcher.history.map(\.task.label) == ["refresh", "parse", "deliver"])
         try fixture.dispatcher.verifyIdle()
     }
 
@@ -112,7 +112,7 @@ import Testing
         #expect(fixture.model.state == .idle)  // the body has not begun, yet the refresh is in progress
 
         async let finished = fixture.model.finished()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
         try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
 
@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test @MainActor func withAutoDrainTheWholeRefreshRunsOnceTheTaskIsAwaited() async throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let model = FeedModel(
             feedName: "swift-notes",
             source: ScriptedFeedSource([.data(Fixtures.threeItems)]),
@@ -162,11 +162,11 @@ import Testing
         )
 
         let refreshing = model.refresh()
-        #expect(dispatcher.pendingCount == 0)  // the start ran at once; the body waits for the main actor
+        #expect(dispatcher.pendingTaskCount == 0)  // the start ran at once; the body waits for the main actor
 
         #expect(try await dispatcher.value(of: refreshing) == .loaded)
         #expect(model.items.count == 3)
-        #expect(dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
+        #expect(dispatcher.history.map(\.task.label) == ["refresh", "parse", "deliver"])
         try dispatcher.verifyIdle()
     }
 
@@ -178,7 +178,7 @@ import Testing
 
         await #expect(throws: CancellationError.self) { try await fixture.dispatcher.value(of: refreshing) }
         #expect(fixture.model.state == .idle)
-        #expect(fixture.dispatcher.pendingCount == 0)  // the start was cancelled with the task
+        #expect(fixture.dispatcher.pendingTaskCount == 0)  // the start was cancelled with the task
         #expect(fixture.source.fetchCount == 0)
         #expect(!fixture.model.cancel())  // nothing left to cancel
         #expect(fixture.dispatcher.unfinishedTaskCount == 0)
@@ -188,14 +188,14 @@ import Testing
     @Test @MainActor func cancellingWhileTheParseIsPendingCancelsItAndEndsIdle() async throws {
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
         #expect(fixture.model.state == .loading(attempt: 1))
 
         #expect(fixture.model.cancel())
 
         #expect(fixture.model.state == .idle)
-        #expect(fixture.dispatcher.pendingCount == 0)  // "parse" left the dispatcher with the cancelled task
+        #expect(fixture.dispatcher.pendingTaskCount == 0)  // "parse" left the dispatcher with the cancelled task
         #expect(try await fixture.dispatcher.value(of: refreshing) == .idle)
         #expect(fixture.source.fetchCount == 0)
         try fixture.dispatcher.verifyIdle()
@@ -204,13 +204,13 @@ import Testing
     @Test @MainActor func cancellingAfterTheParseSkipsTheDelivery() async throws {
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
         try await fixture.dispatcher.waitForPendingTasks(1, in: .foreground, waitingUpTo: Self.bound)
 
         #expect(fixture.model.cancel())
 
-        #expect(fixture.dispatcher.pendingCount == 0)  // "deliver" left the dispatcher
+        #expect(fixture.dispatcher.pendingTaskCount == 0)  // "deliver" left the dispatcher
         #expect(try await fixture.dispatcher.value(of: refreshing) == .idle)
         #expect(fixture.model.items.isEmpty)  // "deliver" never ran
         #expect(fixture.model.state == .idle)
@@ -220,14 +220,14 @@ import Testing
     @Test @MainActor func cancellingTheReturnedTaskEndsTheLoadIdleAsCancelDoes() async throws {
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
 
         refreshing.cancel()
 
         #expect(try await fixture.dispatcher.value(of: refreshing) == .idle)
         #expect(fixture.model.state == .idle)
-        #expect(fixture.dispatcher.pendingCount == 0)
+        #expect(fixture.dispatcher.pendingTaskCount == 0)
         #expect(!fixture.model.cancel())  // the load already ended
         try fixture.dispatcher.verifyIdle()
     }
@@ -235,7 +235,7 @@ import Testing
     @Test @MainActor func aDocumentThatDoesNotParseFailsAtOnceWithoutABackOff() async throws {
         let fixture = FeedModelFixture.serving(Fixtures.untitledItem)
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
 
         let state = try await fixture.dispatcher.value(of: refreshing)
@@ -246,7 +246,7 @@ import Testing
         }
         #expect(feed == FeedModelFixture.feedName)
         #expect(reason.contains("missing key \"title\""))
-        #expect(fixture.dispatcher.history.map(\.label) == ["refresh", "parse"])  // no sleep, no "deliver"
+        #expect(fixture.dispatcher.history.map(\.task.label) == ["refresh", "parse"])  // no sleep, no "deliver"
         #expect(fixture.source.fetchCount == 1)
         try fixture.dispatcher.verifyIdle()
     }

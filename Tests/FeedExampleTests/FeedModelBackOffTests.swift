@@ -22,15 +22,15 @@ import Testing
         let fixture = FeedModelFixture.failingEveryFetch(retryPolicy: .standard)
         let (dispatcher, source, model) = (fixture.dispatcher, fixture.source, fixture.model)
         let refreshing = model.refresh()
-        try dispatcher.runNextForeground()  // the start
+        try await dispatcher.runNextForeground()  // the start
         try await dispatcher.runNextBackground(waitingUpTo: Self.bound)  // "parse": the first fetch fails
 
         try await Self.expectBackOff(.seconds(1), beforeAttempt: 2, of: fixture)
-        try dispatcher.runNextBackground()  // "retry": fails
+        try await dispatcher.runNextBackground()  // "retry": fails
         try await Self.expectBackOff(.seconds(2), beforeAttempt: 3, of: fixture)
-        try dispatcher.runNextBackground()
+        try await dispatcher.runNextBackground()
         try await Self.expectBackOff(.seconds(4), beforeAttempt: 4, of: fixture)
-        try dispatcher.runNextBackground()  // the fourth and last attempt fails
+        try await dispatcher.runNextBackground()  // the fourth and last attempt fails
 
         let unavailable = FeedError.unavailable(
             feed: FeedModelFixture.feedName,
@@ -42,7 +42,7 @@ import Testing
         #expect(model.attempts == 4)
         #expect(source.fetchCount == 4)
         #expect(dispatcher.now == .seconds(7))  // 1 s + 2 s + 4 s of virtual time
-        let runs = dispatcher.history.map { "\($0.label ?? "-")@\($0.startTime)" }
+        let runs = dispatcher.history.map { "\($0.task.label ?? "-")@\($0.startTime)" }
         #expect(
             runs == [
                 "refresh@0.0 seconds", "parse@0.0 seconds",
@@ -67,17 +67,20 @@ import Testing
         let failedAt = dispatcher.now
         try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)  // the sleep's timer
         let timer = try #require(dispatcher.pendingTasks.first, sourceLocation: sourceLocation)
-        #expect(dispatcher.pendingCount == 1, sourceLocation: sourceLocation)
+        #expect(dispatcher.pendingTaskCount == 1, sourceLocation: sourceLocation)
         #expect(timer.label?.hasPrefix("clock sleep until") == true, sourceLocation: sourceLocation)
         #expect(timer.dueTime == failedAt + delay, sourceLocation: sourceLocation)
         #expect(fixture.model.state == .loading(attempt: attempt), sourceLocation: sourceLocation)
         #expect(fixture.model.attempts == attempt, sourceLocation: sourceLocation)
 
-        #expect(try dispatcher.advance(by: delay - .milliseconds(1)) == 0, sourceLocation: sourceLocation)
+        #expect(
+            try synchronously { try dispatcher.advance(by: delay - .milliseconds(1)) } == 0,
+            sourceLocation: sourceLocation
+        )
         #expect(dispatcher.pendingTasks == [timer], sourceLocation: sourceLocation)  // still sleeping: no retry
         #expect(fixture.source.fetchCount == attempt - 1, sourceLocation: sourceLocation)
 
-        #expect(try dispatcher.advance(by: .milliseconds(1)) == 1, sourceLocation: sourceLocation)  // the timer
+        #expect(try synchronously { try dispatcher.advance(by: .milliseconds(1)) } == 1, sourceLocation: sourceLocation)  // the timer
         // The sleeping task resumes on the main actor after the timer ran, and then dispatches the retry.
         try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
         let retry = try #require(dispatcher.pendingTasks.first, sourceLocation: sourceLocation)
@@ -89,16 +92,16 @@ import Testing
     @Test @MainActor func aRetryThatSucceedsDeliversTheItems() async throws {
         let fixture = FeedModelFixture.failing(times: 2, then: Fixtures.oneItem)
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
 
         try await Self.expectBackOff(.seconds(1), beforeAttempt: 2, of: fixture)
-        try fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.runNextBackground()
         try await Self.expectBackOff(.seconds(2), beforeAttempt: 3, of: fixture)
-        try fixture.dispatcher.runNextBackground()  // the third fetch succeeds
+        try await fixture.dispatcher.runNextBackground()  // the third fetch succeeds
         let deliver = try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
 
-        #expect(deliver.label == "deliver")
+        #expect(deliver.task.label == "deliver")
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
         #expect(fixture.model.items.map(\.id) == ["9"])
         #expect(fixture.model.attempts == 3)
@@ -110,13 +113,13 @@ import Testing
         let policy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(250))
         let fixture = FeedModelFixture.failingEveryFetch(retryPolicy: policy)
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
 
         try await Self.expectBackOff(.milliseconds(250), beforeAttempt: 2, of: fixture)
-        try fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.runNextBackground()
         try await Self.expectBackOff(.milliseconds(500), beforeAttempt: 3, of: fixture)
-        try fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.runNextBackground()
 
         let state = try await fixture.dispatcher.value(of: refreshing)
         #expect(state == .failed(.unavailable(feed: FeedModelFixture.feedName, attempts: 3, reason: "offline")))
@@ -127,13 +130,13 @@ import Testing
     @Test @MainActor func withoutRetriesAFailedFetchFailsAtOnceWithoutSleeping() async throws {
         let fixture = FeedModelFixture.failingEveryFetch(retryPolicy: .never)
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
 
         let state = try await fixture.dispatcher.value(of: refreshing)
 
         #expect(state == .failed(.unavailable(feed: FeedModelFixture.feedName, attempts: 1, reason: "offline")))
-        #expect(fixture.dispatcher.history.map(\.label) == ["refresh", "parse"])
+        #expect(fixture.dispatcher.history.map(\.task.label) == ["refresh", "parse"])
         #expect(fixture.dispatcher.now == .zero)
         try fixture.dispatcher.verifyIdle()
     }
@@ -141,7 +144,7 @@ import Testing
     @Test @MainActor func cancellingDuringTheBackOffCancelsTheSleepAndEndsIdle() async throws {
         let fixture = FeedModelFixture.failing(times: 1)
         let refreshing = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
         try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["clock sleep until 1 s"])
@@ -150,9 +153,9 @@ import Testing
         #expect(fixture.model.cancel())
 
         #expect(fixture.model.state == .idle)
-        #expect(fixture.dispatcher.pendingCount == 0)  // the timer left the dispatcher with the cancelled sleep
+        #expect(fixture.dispatcher.pendingTaskCount == 0)  // the timer left the dispatcher with the cancelled sleep
         #expect(try await fixture.dispatcher.value(of: refreshing) == .idle)
-        #expect(try fixture.dispatcher.advance(by: .seconds(10)) == 0)  // nothing wakes up later
+        #expect(try await fixture.dispatcher.advance(by: .seconds(10)) == 0)  // nothing wakes up later
         #expect(fixture.source.fetchCount == 1)
         #expect(fixture.model.state == .idle)
         #expect(fixture.dispatcher.unfinishedTaskCount == 0)
@@ -162,16 +165,16 @@ import Testing
     @Test @MainActor func aRefreshAfterACancelledBackOffStartsAgainFromTheFirstAttempt() async throws {
         let fixture = FeedModelFixture.failing(times: 1, then: Fixtures.oneItem)
         let first = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
         try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
         fixture.model.cancel()
         #expect(try await fixture.dispatcher.value(of: first) == .idle)
 
         let second = fixture.model.refresh()
-        try fixture.dispatcher.runNextForeground()
+        try await fixture.dispatcher.runNextForeground()
         let parse = try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        #expect(parse.label == "parse")  // a new load: attempt 1, no back-off
+        #expect(parse.task.label == "parse")  // a new load: attempt 1, no back-off
         try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
 
         #expect(try await fixture.dispatcher.value(of: second) == .loaded)

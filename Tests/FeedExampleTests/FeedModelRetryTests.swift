@@ -48,7 +48,7 @@ import Testing
         #expect(model.state == .failed(.unavailable(feed: "news", attempts: 4, reason: "connection refused")))
         #expect(source.fetchCount == 4)
         #expect(dispatcher.now == .seconds(7))  // waited 1 s + 2 s + 4 s
-        let runs = dispatcher.history.map { "\($0.label ?? "-")@\($0.startTime)" }
+        let runs = dispatcher.history.map { "\($0.task.label ?? "-")@\($0.startTime)" }
         #expect(
             runs == [
                 "parse@0.0 seconds", "deliver@0.0 seconds",
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test @MainActor func noRetryPolicyFailsAtOnce() throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let model = FeedModel(
             feedName: "news",
             source: ScriptedFeedSource([.failure("offline")]),
@@ -84,12 +84,12 @@ import Testing
         model.load()
         try dispatcher.runNextBackground()
         try dispatcher.runNextForeground()
-        #expect(dispatcher.pendingCount == 1)  // the retry, due at 1 s
+        #expect(dispatcher.pendingTaskCount == 1)  // the retry, due at 1 s
 
         #expect(model.cancel())
 
         #expect(model.state == .idle)
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
         try dispatcher.advance(by: .seconds(10))
         #expect(source.fetchCount == 1)
         try dispatcher.verifyIdle()

@@ -23,7 +23,7 @@ import Testing
         let refreshing = fixture.model.refresh()
         let ran = try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)
         #expect(ran == 3)
-        #expect(fixture.dispatcher.history.map(\.label) == ["refresh", "parse", "deliver"])
+        #expect(fixture.dispatcher.history.map(\.task.label) == ["refresh", "parse", "deliver"])
         #expect(fixture.model.state == .loaded)
         #expect(fixture.model.items.count == 3)
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
@@ -66,8 +66,8 @@ import Testing
     @Test @MainActor func aRefreshDuringALoadsBackOffSettles() async throws {
         let fixture = FeedModelFixture.failing(times: 1)
         fixture.model.load()
-        try fixture.dispatcher.runNextBackground()  // the load's "parse" fails
-        try fixture.dispatcher.runNextForeground()  // its delivery schedules a retry in 1 s
+        try await fixture.dispatcher.runNextBackground()  // the load's "parse" fails
+        try await fixture.dispatcher.runNextForeground()  // its delivery schedules a retry in 1 s
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["retry"])
         let refreshing = fixture.model.refresh()  // cancels the retry, and loads again
         try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)

@@ -16,7 +16,7 @@ import Testing
         #expect(dispatcher.pendingTasks.map(\.label) == ["parse"])
 
         let parse = try dispatcher.runNextBackground()
-        #expect(parse.label == "parse")
+        #expect(parse.task.label == "parse")
         #expect(source.fetchedNames == ["swift-notes"])
         #expect(model.items.isEmpty)  // parsed, not delivered yet
         #expect(model.state == .loading(attempt: 1))
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test @MainActor func autoDrainDeliversBeforeLoadReturns() async throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let model = FeedModel(
             feedName: "swift-notes",
             source: ScriptedFeedSource([.data(Fixtures.threeItems)]),
@@ -45,7 +45,7 @@ import Testing
         #expect(model.state == .loaded)
         #expect(model.items.count == 3)
         #expect(await model.finished() == .loaded)
-        #expect(dispatcher.history.map(\.label) == ["parse", "deliver"])
+        #expect(dispatcher.history.map(\.task.label) == ["parse", "deliver"])
         try dispatcher.verifyIdle()
     }
 
@@ -57,7 +57,7 @@ import Testing
         model.load()
         model.load()
 
-        #expect(dispatcher.pendingCount == 1)
+        #expect(dispatcher.pendingTaskCount == 1)
         try dispatcher.runUntilIdle()
         #expect(source.fetchCount == 1)
         #expect(model.state == .loaded)
@@ -92,7 +92,7 @@ import Testing
         model.load()
         let waiter = Task { await model.finished() }
 
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
 
         #expect(await waiter.value == .loaded)
         try dispatcher.verifyIdle()

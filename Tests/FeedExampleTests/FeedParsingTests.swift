@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test @MainActor func missingKeyIsNamedInTheError() throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let model = FeedModel(
             feedName: "notes",
             source: ScriptedFeedSource([.data(Fixtures.untitledItem)]),

@@ -43,12 +43,12 @@ extension StressTests {
                     }
                 }
                 outcomes.record(id, await awaiting.result)
-                _ = try dispatcher.runUntilIdle()  // work dispatched after the drain (cancel won the race otherwise)
+                _ = try await dispatcher.runUntilIdle()  // work dispatched after the drain (cancel won the race otherwise)
             }
             let verdict = outcomes.verdict()
             #expect(verdict.violations.isEmpty, "\(verdict.violations)")
             #expect(verdict.ran + verdict.cancelled == Self.races)
-            #expect(dispatcher.pendingCount == 0)
+            #expect(dispatcher.pendingTaskCount == 0)
             #expect(dispatcher.waiterCount == 0)
             print(
                 "StressTests: ManualDispatcher awaited-run cancel races: \(Self.races) (run won \(verdict.ran), cancel won \(verdict.cancelled))"
@@ -94,12 +94,12 @@ extension StressTests {
                 switch await step.result {
                 case .success:
                     stepRan += 1
-                    if dispatcher.pendingCount != 0 {
+                    if dispatcher.pendingTaskCount != 0 {
                         violations.append("race \(id): the step ran but a task is pending")
                     }
                 case .failure(let error) where error is CancellationError:
                     stepCancelled += 1
-                    try dispatcher.runNextBackground()  // still pending: nothing consumed it
+                    try await dispatcher.runNextBackground()  // still pending: nothing consumed it
                 case .failure(let error):
                     violations.append("race \(id): \(error)")
                 }

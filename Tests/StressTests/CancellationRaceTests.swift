@@ -42,7 +42,7 @@ extension StressTests {
             let verdict = record.verdict()
             #expect(verdict.violations.isEmpty, "\(verdict.violations)")
             #expect(verdict.ran + verdict.cancelled == races)
-            #expect(dispatcher.pendingCount == 0)
+            #expect(dispatcher.pendingTaskCount == 0)
             print(
                 "StressTests: ManualDispatcher cancel races: \(races) (run won \(verdict.ran), cancel won \(verdict.cancelled))"
             )

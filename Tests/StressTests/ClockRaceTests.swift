@@ -47,8 +47,8 @@ extension StressTests {
                             "race \(id): sleep ended with \(slept), advance gave \(String(describing: ran))")
                     }
                 }
-                if dispatcher.pendingCount != 0, violations.count < 10 {
-                    violations.append("race \(id): \(dispatcher.pendingCount) tasks left pending")
+                if dispatcher.pendingTaskCount != 0, violations.count < 10 {
+                    violations.append("race \(id): \(dispatcher.pendingTaskCount) tasks left pending")
                 }
             }
             #expect(violations.isEmpty, "\(violations)")
@@ -82,12 +82,12 @@ extension StressTests {
                 if !isCancellation, violations.count < 10 {
                     violations.append("race \(id): sleep ended with \(result) instead of CancellationError")
                 }
-                if dispatcher.pendingCount != 0, violations.count < 10 {
-                    violations.append("race \(id): \(dispatcher.pendingCount) timers left pending")
+                if dispatcher.pendingTaskCount != 0, violations.count < 10 {
+                    violations.append("race \(id): \(dispatcher.pendingTaskCount) timers left pending")
                 }
             }
             #expect(violations.isEmpty, "\(violations)")
-            #expect(try dispatcher.advance(by: .seconds(1)) == 0)
+            #expect(try await dispatcher.advance(by: .seconds(1)) == 0)
             try dispatcher.verifyIdle()
         }
     }

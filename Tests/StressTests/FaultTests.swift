@@ -52,15 +52,15 @@ extension StressTests {
                 ("runNext()", { () throws(ManualDispatcherError) in try dispatcher.runNext() }),
                 ("runCurrent()", { () throws(ManualDispatcherError) in try dispatcher.runCurrent() }),
                 (
-                    "runUntilIdle(maxTasks: 100000)",
+                    "runUntilIdle()",
                     { () throws(ManualDispatcherError) in try dispatcher.runUntilIdle() }
                 ),
                 (
-                    "advance(by: 1.0 seconds)",
+                    "advance(by: 1 s)",
                     { () throws(ManualDispatcherError) in try dispatcher.advance(by: .seconds(1)) }
                 ),
                 (
-                    "advance(to: 5.0 seconds)",
+                    "advance(to: 5 s)",
                     { () throws(ManualDispatcherError) in try dispatcher.advance(to: .seconds(5)) }
                 ),
                 (
@@ -94,7 +94,7 @@ extension StressTests {
                 #expect(error.kind == .reentrantRun)
                 #expect(
                     error.summary
-                        == "\(entry.name) was called while runUntilIdle(maxTasks: 100000) is running tasks (inside "
+                        == "\(entry.name) was called while runUntilIdle() is running tasks (inside "
                         + "task #\(index + 1) background \"outer \(index)\" at StressTests/FaultTests.swift:"
                         + "\(lines[index]), ran at 0 s). A task must not run other tasks: dispatch the work instead, "
                         + "and let the test run it"
@@ -137,7 +137,7 @@ extension StressTests {
             }
             let producersDone = await finished(producerGroup, withinSeconds: StressDeadline.seconds)
             try #require(producersDone)
-            let ran = try await Self.offMainActor { try dispatcher.runUntilIdle(maxTasks: .max) }
+            let ran = try await Self.offMainActor { try dispatcher.runUntilIdle() }
             #expect(ran == total)
             #expect(rejections.withLock { $0 } == total)
             #expect(otherOutcomes.withLock { $0 }.isEmpty)
@@ -147,7 +147,7 @@ extension StressTests {
 
         /// A task run by auto-drain that calls a run method is rejected the same way, naming auto-drain.
         @Test func aRunMethodCalledFromAnAutoDrainedTaskIsRejected() throws {
-            let dispatcher = ManualDispatcher(autoDrain: true)
+            let dispatcher = ManualDispatcher(mode: .autoDrain)
             let thrown = Locked<ManualDispatcherError?>(nil)
             let line: UInt = #line + 1
             dispatcher.background(label: "inner") {
@@ -161,7 +161,7 @@ extension StressTests {
             #expect(error.kind == .reentrantRun)
             #expect(
                 error.summary
-                    == "runUntilIdle(maxTasks: 100000) was called while auto-drain is running tasks (inside task #1 "
+                    == "runUntilIdle() was called while auto-drain is running tasks (inside task #1 "
                     + "background \"inner\" at StressTests/FaultTests.swift:\(line), ran at 0 s). A task must not run "
                     + "other tasks: dispatch the work instead, and let the test run it"
             )
@@ -201,16 +201,16 @@ extension StressTests {
         // MARK: Self-rescheduling tasks
 
         @Test func aTaskThatReschedulesItselfAtOnceStopsRunUntilIdleAndIsNamed() throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(runawayLimit: 99)  // one pending at the start, plus 99
             let runs = Locked(0)
             let line = Self.poll(on: dispatcher, every: .zero, runs: runs)
-            let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle(maxTasks: 100) }
-            #expect(error.kind == .runawayTasks(maxTasks: 100))
+            let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
+            #expect(error.kind == .runawayTasks(limit: 99))
             #expect(
                 error.summary
-                    == "runUntilIdle(maxTasks: 100) ran 100 tasks and tasks keep falling due; the tasks that keep "
+                    == "runUntilIdle() ran 100 tasks and tasks keep falling due; the tasks that keep "
                     + "coming back are \"poll\" from StressTests/FaultTests.swift:\(line) (100 of the last 100 "
-                    + "runs). Stop the task that reschedules itself, or raise maxTasks if that many tasks are expected"
+                    + "runs). Stop the task that reschedules itself, or raise the dispatcher's runawayLimit if that many tasks are expected"
             )
             #expect(runs.withLock { $0 } == 100)
             // The next instance is still pending, not lost.
@@ -219,28 +219,28 @@ extension StressTests {
         }
 
         @Test func aTimerThatReschedulesItselfStopsAdvanceAndIsNamed() throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(runawayLimit: 99)
             let runs = Locked(0)
             let line = Self.poll(on: dispatcher, every: .seconds(1), runs: runs)
             let error = try #require(throws: ManualDispatcherError.self) {
-                try dispatcher.advance(by: .seconds(3_600), maxTasks: 100)
+                try dispatcher.advance(by: .seconds(3_600))
             }
-            #expect(error.kind == .runawayTasks(maxTasks: 100))
+            #expect(error.kind == .runawayTasks(limit: 99))
             #expect(
                 error.summary
-                    == "advance(by: 3600.0 seconds) ran 100 tasks and tasks keep falling due; the tasks that keep "
+                    == "advance(by: 3600 s) ran 100 tasks and tasks keep falling due; the tasks that keep "
                     + "coming back are \"poll\" from StressTests/FaultTests.swift:\(line) (100 of the last 100 "
-                    + "runs). Stop the task that reschedules itself, or raise maxTasks if that many tasks are expected"
+                    + "runs). Stop the task that reschedules itself, or raise the dispatcher's runawayLimit if that many tasks are expected"
             )
             #expect(runs.withLock { $0 } == 100)
             #expect(dispatcher.now == .seconds(100))
             #expect(dispatcher.pendingTasks.map(\.dueTime) == [.seconds(101)])
             // Bounded also when unbounded in time: runUntilIdle jumps the clock from timer to timer.
-            let idle = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle(maxTasks: 50) }
-            #expect(idle.kind == .runawayTasks(maxTasks: 50))
+            let idle = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
+            #expect(idle.kind == .runawayTasks(limit: 99))
             #expect(
-                idle.summary.contains("\"poll\" from StressTests/FaultTests.swift:\(line) (50 of the last 50 runs)"))
-            #expect(dispatcher.now == .seconds(150))
+                idle.summary.contains("\"poll\" from StressTests/FaultTests.swift:\(line) (100 of the last 100 runs)"))
+            #expect(dispatcher.now == .seconds(200))
         }
 
         // MARK: Helpers

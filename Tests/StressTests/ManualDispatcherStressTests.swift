@@ -14,7 +14,7 @@ extension StressTests {
         @Test(.timeLimit(.minutes(10))) func eightProducersAndADrainerRunEveryTaskExactlyOnce() async throws {
             let producers = 8
             let perProducer = StressScale.scaled(100_000)
-            let dispatcher = ManualDispatcher(historyLimit: 16)
+            let dispatcher = ManualDispatcher(runawayLimit: .max, historyLimit: 16)
             let tally = RunTally(count: producers * perProducer)
             let producing = Locked(producers)
             let drainErrors = Locked<[String]>([])
@@ -23,8 +23,8 @@ extension StressTests {
                 while true {
                     let done = producing.withLock { $0 == 0 }
                     do {
-                        let ran = try dispatcher.runUntilIdle(maxTasks: .max)
-                        if done && dispatcher.pendingCount == 0 { return }
+                        let ran = try dispatcher.runUntilIdle()
+                        if done && dispatcher.pendingTaskCount == 0 { return }
                         if ran == 0 { yieldProcessor() }
                     } catch {
                         drainErrors.withLock { $0.append("\(error)") }
@@ -55,7 +55,7 @@ extension StressTests {
             #expect(drainErrors.withLock { $0 }.isEmpty)
             #expect(tally.total == producers * perProducer)
             #expect(tally.anomalies().isEmpty, "tasks that did not run exactly once (id×runs): \(tally.anomalies())")
-            #expect(dispatcher.pendingCount == 0)
+            #expect(dispatcher.pendingTaskCount == 0)
             try dispatcher.verifyIdle()
             print("StressTests: ManualDispatcher, \(producers) producers × \(perProducer) background tasks, 1 drainer")
         }
@@ -68,7 +68,7 @@ extension StressTests {
         {
             let producers = 2
             let perProducer = StressScale.scaled(10_000)
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(runawayLimit: .max, historyLimit: 0)
             let record = ForegroundOrderRecord(producers: producers)
             let producing = Locked(producers)
             let drainErrors = Locked<[String]>([])
@@ -77,8 +77,8 @@ extension StressTests {
                 while true {
                     let done = producing.withLock { $0 == 0 }
                     do {
-                        let ran = try dispatcher.runUntilIdle(maxTasks: .max)
-                        if done && dispatcher.pendingCount == 0 { return }
+                        let ran = try dispatcher.runUntilIdle()
+                        if done && dispatcher.pendingTaskCount == 0 { return }
                         if ran == 0 { yieldProcessor() }
                     } catch {
                         drainErrors.withLock { $0.append("\(error)") }
@@ -106,17 +106,17 @@ extension StressTests {
             #expect(summary.outOfOrder.isEmpty, "foreground tasks out of dispatch order: \(summary.outOfOrder)")
             #expect(summary.offMainActor == 0)
             #expect(record.backgroundCount == producers * ((perProducer + 3) / 4))
-            #expect(dispatcher.pendingCount == 0)
+            #expect(dispatcher.pendingTaskCount == 0)
             print("StressTests: ManualDispatcher, \(producers) producers × \(perProducer) foreground tasks, 1 drainer")
         }
 
         /// One thread flips auto-drain on and off while four threads dispatch; nothing is lost or run twice.
         @Test(.timeLimit(.minutes(5))) func autoDrainToggledWhileOtherThreadsDispatch() async throws {
             let producers = 4
-            // Below `ManualDispatcher.defaultMaxTasks` in total at any scale, so one auto-drain that keeps picking
+            // Below `100_000` in total at any scale, so one auto-drain that keeps picking
             // up the other producers' tasks can never reach the runaway bound.
             let perProducer = Swift.min(StressScale.scaled(20_000), 24_000)
-            let dispatcher = ManualDispatcher(historyLimit: 16)
+            let dispatcher = ManualDispatcher(runawayLimit: .max, historyLimit: 16)
             let tally = RunTally(count: producers * perProducer)
             let producing = Locked(producers)
             let toggles = Locked(0)
@@ -125,7 +125,7 @@ extension StressTests {
                 var enabled = false
                 while producing.withLock({ $0 > 0 }) {
                     enabled.toggle()
-                    dispatcher.isAutoDrainEnabled = enabled
+                    dispatcher.mode = enabled ? .autoDrain : .manual
                     toggles.withLock { $0 += 1 }
                 }
             }
@@ -149,9 +149,9 @@ extension StressTests {
             try #require(togglerDone, "the toggling thread did not finish in \(StressDeadline.seconds) s")
             let drainErrors = Locked<[String]>([])
             let drained = await finishedOnThread(name: "final drain", withinSeconds: StressDeadline.seconds) {
-                dispatcher.isAutoDrainEnabled = false
+                dispatcher.mode = .manual
                 do {
-                    try dispatcher.runUntilIdle(maxTasks: .max)
+                    try dispatcher.runUntilIdle()
                 } catch {
                     drainErrors.withLock { $0.append("\(error)") }
                 }
@@ -162,7 +162,7 @@ extension StressTests {
             #expect(toggled > 0)
             #expect(tally.total == producers * perProducer)
             #expect(tally.anomalies().isEmpty, "tasks that did not run exactly once (id×runs): \(tally.anomalies())")
-            #expect(dispatcher.pendingCount == 0)
+            #expect(dispatcher.pendingTaskCount == 0)
             try dispatcher.verifyIdle()
             print(
                 "StressTests: auto-drain toggled \(toggled) times while \(producers) × \(perProducer) tasks dispatched")

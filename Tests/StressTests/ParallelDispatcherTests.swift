@@ -41,7 +41,7 @@ import Testing
             let roundStart = (.milliseconds(9) + offset) * round
             #expect(dispatcher.now == roundStart + .milliseconds(5) + offset)
             try await self.drain(dispatcher)
-            #expect(dispatcher.pendingCount == 0)
+            #expect(dispatcher.pendingTaskCount == 0)
         }
 
         let expected = (0..<rounds).flatMap { round in
@@ -54,7 +54,7 @@ import Testing
         #expect(observed.sorted() == expected.sorted())
         let history = dispatcher.history
         #expect(history.count == expected.count)
-        #expect(history.allSatisfy { $0.label?.hasPrefix(prefix) == true })
+        #expect(history.allSatisfy { $0.task.label?.hasPrefix(prefix) == true })
         try dispatcher.verifyIdle()
     }
 

@@ -31,7 +31,7 @@ extension StressTests {
                         task.cancel()
                     }
                 }
-                _ = try dispatcher.runUntilIdle()  // jobs the race left on the task executor
+                _ = try await dispatcher.runUntilIdle()  // jobs the race left on the task executor
                 let result = await task.result
                 let operationRan = ran.withLock { $0 }
                 switch result {
@@ -44,9 +44,9 @@ extension StressTests {
                         violations.append("race \(id): task ended with \(result), operation ran \(operationRan)")
                     }
                 }
-                if dispatcher.pendingCount != 0 || dispatcher.unfinishedTaskCount != 0, violations.count < 10 {
+                if dispatcher.pendingTaskCount != 0 || dispatcher.unfinishedTaskCount != 0, violations.count < 10 {
                     violations.append(
-                        "race \(id): \(dispatcher.pendingCount) pending, \(dispatcher.unfinishedTaskCount) unfinished"
+                        "race \(id): \(dispatcher.pendingTaskCount) pending, \(dispatcher.unfinishedTaskCount) unfinished"
                     )
                 }
             }

@@ -27,7 +27,7 @@ import Testing
         let sleeper = Task { try await clock.sleep(for: .seconds(2)) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
         #expect(dispatcher.pendingTasks.first?.label == "clock sleep until 2 s")
-        try dispatcher.advance(by: .seconds(2))
+        try await dispatcher.advance(by: .seconds(2))
         try await sleeper.value
         try dispatcher.verifyIdle()
     }

@@ -5,15 +5,15 @@ import Testing
 
 @Suite struct ManualDispatcherAutoDrainTests {
     @Test func aDispatchRunsTheTaskAtOnce() {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let log = EventLog()
         dispatcher.background { log.record("ran") }
         #expect(log.events == ["ran"])
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
     }
 
     @Test func tasksDispatchedByARunningTaskRunAfterItInOrderNeverNested() {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let log = EventLog()
         dispatcher.background(label: "outer") {
             log.record("outer start")
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test @MainActor func foregroundTasksRunInlineOnTheMainActor() {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let model = MainActorModel()
         dispatcher.background(label: "parse") {
             dispatcher.foreground(label: "deliver") { model.items.append("items") }
@@ -39,7 +39,7 @@ import Testing
     @Test func aForegroundTaskDispatchedOffTheMainActorRunsOnTheMainActorBeforeDispatchReturns() {
         // Documented behaviour: the dispatching thread waits (DispatchQueue.main.sync) while the task runs
         // on the main actor, so auto-drain stays "at once" from any thread.
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let log = EventLog()
         #expect(!MainQueueProbe.isOnMainQueue)
         dispatcher.foreground { log.record(MainQueueProbe.isOnMainQueue ? "on main" : "off main") }
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func delayedTasksStillWaitForTheClock() throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let log = EventLog()
         dispatcher.background(after: .seconds(1)) { log.record("late") }
         #expect(log.events.isEmpty)
@@ -60,14 +60,14 @@ import Testing
         let log = EventLog()
         dispatcher.background { log.record("a") }
         dispatcher.background { log.record("b") }
-        #expect(!dispatcher.isAutoDrainEnabled)
-        dispatcher.isAutoDrainEnabled = true
-        #expect(dispatcher.isAutoDrainEnabled)
+        #expect(dispatcher.mode == .manual)
+        dispatcher.mode = .autoDrain
+        #expect(dispatcher.mode == .autoDrain)
         #expect(log.events == ["a", "b"])
-        dispatcher.isAutoDrainEnabled = false
+        dispatcher.mode = .manual
         dispatcher.background { log.record("c") }
         #expect(log.events == ["a", "b"])
-        #expect(dispatcher.pendingCount == 1)
+        #expect(dispatcher.pendingTaskCount == 1)
     }
 
     @Test func aStepInAutoDrainModeAlsoRunsWhatTheStepDispatches() throws {
@@ -77,7 +77,7 @@ import Testing
             log.record("first")
             dispatcher.background(label: "second") { log.record("second") }
         }
-        dispatcher.isAutoDrainEnabled = true
+        dispatcher.mode = .autoDrain
         #expect(log.events == ["first", "second"])
     }
 
@@ -87,11 +87,11 @@ import Testing
             dispatcher.background(label: "spin") { spin() }
         }
         spin()
-        dispatcher.isAutoDrainEnabled = true  // stops after defaultMaxTasks, reports on standard error
-        dispatcher.isAutoDrainEnabled = false
-        #expect(dispatcher.pendingCount == 1)
+        dispatcher.mode = .autoDrain  // stops after runawayLimit tasks, reports on standard error
+        dispatcher.mode = .manual
+        #expect(dispatcher.pendingTaskCount == 1)
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
-        #expect(error.kind == .runawayTasks(maxTasks: ManualDispatcher.defaultMaxTasks))
+        #expect(error.kind == .runawayTasks(limit: 100_000))
         #expect(error.summary.contains("auto-drain ran 100000 tasks in one go and tasks kept falling due"))
         #expect(error.summary.contains("\"spin\" from TaskDispatchTestingTests/ManualDispatcherAutoDrainTests.swift:"))
         // Reported once: the next check sees the pending task only.
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func dispatchesFromOtherThreadsDuringADrainAreRunByIt() throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let counter = EventCounter(size: 4 * 500)
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for index in 0..<500 {
@@ -109,7 +109,7 @@ import Testing
         }
         try dispatcher.runUntilIdle()
         #expect(counter.values.allSatisfy { $0 == 1 })
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
     }
 }
 
@@ -125,7 +125,7 @@ import Testing
             }
         }
         let run = try dispatcher.run(untilTaskLabeled: "parse")
-        #expect(run.label == "parse")
+        #expect(run.task.label == "parse")
         #expect(run.startTime == .seconds(1))
         #expect(log.events == ["fetch", "parse"])
         #expect(dispatcher.pendingTasks.map(\.label) == ["deliver"])
@@ -143,7 +143,7 @@ import Testing
                 == "run(untilTaskLabeled: \"parse\") ran 1 task and none was labeled \"parse\"; no task is pending "
                 + "any more. Check the label, and that the code under test dispatched that task"
         )
-        #expect(error.recentRuns.map(\.label) == ["fetch"])
+        #expect(error.recentRuns.map(\.task.label) == ["fetch"])
     }
 
     @Test func runUntilAConditionChecksBeforeEachTask() throws {
@@ -151,7 +151,7 @@ import Testing
         let counter = EventCounter(size: 1)
         for _ in 0..<10 { dispatcher.background(after: .seconds(1)) { counter.increment(0) } }
         #expect(try dispatcher.run(until: { counter.values[0] == 4 }) == 4)
-        #expect(dispatcher.pendingCount == 6)
+        #expect(dispatcher.pendingTaskCount == 6)
         #expect(try dispatcher.run(until: { true }) == 0)
     }
 
@@ -164,13 +164,13 @@ import Testing
     }
 
     @Test func runUntilIsBoundedLikeRunUntilIdle() throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(runawayLimit: 10)
         @Sendable func again() { dispatcher.background(label: "again") { again() } }
         again()
         let error = try #require(throws: ManualDispatcherError.self) {
-            try dispatcher.run(until: { false }, maxTasks: 10)
+            try dispatcher.run(until: { false })
         }
-        #expect(error.kind == .runawayTasks(maxTasks: 10))
+        #expect(error.kind == .runawayTasks(limit: 10))
         #expect(error.summary.contains("\"again\""))
     }
 }
@@ -182,10 +182,10 @@ import Testing
         dispatcher.foreground(after: .seconds(2), label: "b") {}
         try dispatcher.runUntilIdle()
         let history = dispatcher.history
-        #expect(history.map(\.label) == ["a", "b"])
-        #expect(history.map(\.context) == [.background, .foreground])
+        #expect(history.map(\.task.label) == ["a", "b"])
+        #expect(history.map(\.task.context) == [.background, .foreground])
         #expect(history.map(\.startTime) == [.zero, .seconds(2)])
-        #expect(history.map(\.sequence) == [1, 2])
+        #expect(history.map(\.task.sequence) == [1, 2])
         #expect(history[1].description.hasSuffix("ran at 2 s"))
     }
 
@@ -193,7 +193,7 @@ import Testing
         let dispatcher = ManualDispatcher(historyLimit: 3)
         for index in 0..<10 { dispatcher.background(label: "t\(index)") {} }
         try dispatcher.runUntilIdle()
-        #expect(dispatcher.history.map(\.label) == ["t7", "t8", "t9"])
+        #expect(dispatcher.history.map(\.task.label) == ["t7", "t8", "t9"])
         let none = ManualDispatcher(historyLimit: 0)
         none.background {}
         try none.runUntilIdle()

@@ -12,7 +12,7 @@ import Testing
         #expect(handle.cancel())
         #expect(handle.isCancelled)
         #expect(!handle.cancel())  // already cancelled
-        #expect(dispatcher.pendingCount == 1)
+        #expect(dispatcher.pendingTaskCount == 1)
         #expect(dispatcher.pendingTasks.map(\.label) == ["kept"])
         #expect(try dispatcher.runUntilIdle() == 1)
         #expect(log.events == ["kept"])
@@ -45,9 +45,9 @@ import Testing
         let dispatcher = ManualDispatcher()
         let log = EventLog()
         let debounced = dispatcher.background(after: .milliseconds(300), label: "search") { log.record("old") }
-        #expect(dispatcher.pendingCount(in: .background) == 1)
+        #expect(dispatcher.pendingTaskCount(in: .background) == 1)
         debounced.cancel()
-        #expect(dispatcher.pendingCount(in: .background) == 0)
+        #expect(dispatcher.pendingTaskCount(in: .background) == 0)
         dispatcher.background(after: .milliseconds(300), label: "search") { log.record("new") }
         try dispatcher.runUntilIdle()
         #expect(log.events == ["new"])
@@ -60,9 +60,9 @@ import Testing
         let handles = (0..<5).map { index in dispatcher.foreground(label: "f\(index)") { log.record("f\(index)") } }
         handles[0].cancel()
         handles[2].cancel()
-        #expect(try dispatcher.runNextForeground().label == "f1")
-        #expect(try dispatcher.runNextForeground().label == "f3")
-        #expect(try dispatcher.runNextForeground().label == "f4")
+        #expect(try dispatcher.runNextForeground().task.label == "f1")
+        #expect(try dispatcher.runNextForeground().task.label == "f3")
+        #expect(try dispatcher.runNextForeground().task.label == "f4")
         #expect(throws: ManualDispatcherError.self) { try dispatcher.runNextForeground() }
         #expect(log.events == ["f1", "f3", "f4"])
     }

@@ -14,9 +14,9 @@ private let waitLimit = Duration.seconds(60)
         let dispatcher = ManualDispatcher()
         let clock = dispatcher.clock
         let start = clock.now
-        #expect(start.timeSinceCreation == .zero)
+        #expect(start.offset == .zero)
         try dispatcher.advance(by: .milliseconds(1_500))
-        #expect(clock.now.timeSinceCreation == .milliseconds(1_500))
+        #expect(clock.now.offset == .milliseconds(1_500))
         #expect(start.duration(to: clock.now) == .milliseconds(1_500))
         #expect(start.advanced(by: .milliseconds(1_500)) == clock.now)
         #expect(start < clock.now)
@@ -30,9 +30,9 @@ private let waitLimit = Duration.seconds(60)
         let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
         try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: waitLimit)
         #expect(dispatcher.pendingTasks.map(\.label) == ["clock sleep until 1 s"])
-        #expect(try dispatcher.advance(by: .milliseconds(999)) == 0)
-        #expect(dispatcher.pendingCount == 1)
-        #expect(try dispatcher.advance(by: .milliseconds(1)) == 1)
+        #expect(try await dispatcher.advance(by: .milliseconds(999)) == 0)
+        #expect(dispatcher.pendingTaskCount == 1)
+        #expect(try await dispatcher.advance(by: .milliseconds(1)) == 1)
         try await sleeper.value
         #expect(dispatcher.history.map(\.startTime) == [.seconds(1)])
         try dispatcher.verifyIdle()
@@ -41,18 +41,18 @@ private let waitLimit = Duration.seconds(60)
     @Test func advanceWakesSleepersByDueTimeThenDispatchOrderAmongDelayedClosures() async throws {
         let dispatcher = ManualDispatcher()
         let clock = dispatcher.clock
-        let first = Task { try await clock.sleep(until: .init(timeSinceCreation: .seconds(2))) }
+        let first = Task { try await clock.sleep(until: .init(offset: .seconds(2))) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
         dispatcher.background(after: .seconds(3), label: "three") {}
         dispatcher.background(after: .seconds(2), label: "two") {}
         dispatcher.background(after: .seconds(1), label: "one") {}
-        let second = Task { try await clock.sleep(until: .init(timeSinceCreation: .seconds(2))) }
+        let second = Task { try await clock.sleep(until: .init(offset: .seconds(2))) }
         try await dispatcher.waitForPendingTasks(5, waitingUpTo: waitLimit)
 
-        #expect(try dispatcher.advance(by: .seconds(3)) == 5)
+        #expect(try await dispatcher.advance(by: .seconds(3)) == 5)
         try await first.value
         try await second.value
-        let runs = dispatcher.history.map { "\($0.label ?? "-")@\($0.startTime)" }
+        let runs = dispatcher.history.map { "\($0.task.label ?? "-")@\($0.startTime)" }
         #expect(
             runs == [
                 "one@1.0 seconds", "clock sleep until 2 s@2.0 seconds", "two@2.0 seconds",
@@ -60,7 +60,7 @@ private let waitLimit = Duration.seconds(60)
             ]
         )
         // The first sleeper's timer was dispatched before "two", the second's after it.
-        let sequences = dispatcher.history.filter { $0.label == "clock sleep until 2 s" }.map(\.sequence)
+        let sequences = dispatcher.history.filter { $0.task.label == "clock sleep until 2 s" }.map(\.task.sequence)
         #expect(sequences == [1, 5])
     }
 
@@ -70,9 +70,9 @@ private let waitLimit = Duration.seconds(60)
         let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
         sleeper.cancel()
-        #expect(dispatcher.pendingCount == 0)  // the cancellation handler cancelled the timer synchronously
+        #expect(dispatcher.pendingTaskCount == 0)  // the cancellation handler cancelled the timer synchronously
         await #expect(throws: CancellationError.self) { try await sleeper.value }
-        #expect(try dispatcher.advance(by: .seconds(1)) == 0)
+        #expect(try await dispatcher.advance(by: .seconds(1)) == 0)
         #expect(dispatcher.history.isEmpty)
         try dispatcher.verifyIdle()
     }
@@ -85,17 +85,17 @@ private let waitLimit = Duration.seconds(60)
             try await clock.sleep(for: .seconds(1))
         }
         await #expect(throws: CancellationError.self) { try await sleeper.value }
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
         #expect(dispatcher.history.isEmpty)
     }
 
     @Test func aDeadlineAlreadyReachedReturnsAtOnce() async throws {
         let dispatcher = ManualDispatcher()
-        try dispatcher.advance(by: .seconds(5))
-        try await dispatcher.clock.sleep(until: .init(timeSinceCreation: .seconds(5)))
+        try await dispatcher.advance(by: .seconds(5))
+        try await dispatcher.clock.sleep(until: .init(offset: .seconds(5)))
         try await dispatcher.clock.sleep(for: .zero)
         try await dispatcher.clock.sleep(for: .seconds(-1))
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
         #expect(dispatcher.history.isEmpty)
     }
 
@@ -119,18 +119,18 @@ private let waitLimit = Duration.seconds(60)
         let sleeper = Task { try await clock.sleep(for: .seconds(Int64.max)) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
         #expect(dispatcher.pendingTasks.map(\.label) == ["clock sleep until never"])
-        try dispatcher.advance(to: .seconds(Int64.max))
-        #expect(dispatcher.pendingCount == 1)
+        try await dispatcher.advance(to: .seconds(Int64.max))
+        #expect(dispatcher.pendingTaskCount == 1)
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
     }
 
     @Test func autoDrainStillHoldsASleepUntilTheClockMoves() async throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let clock = dispatcher.clock
         let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
-        #expect(try dispatcher.advance(by: .seconds(1)) == 1)
+        #expect(try await dispatcher.advance(by: .seconds(1)) == 1)
         try await sleeper.value
     }
 
@@ -140,7 +140,7 @@ private let waitLimit = Duration.seconds(60)
         let sleeper = Task { try await erased.clock.sleep(for: .seconds(1)) }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
         #expect(erased.clock is ManualDispatcher.Clock)
-        try dispatcher.advance(by: .seconds(1))
+        try await dispatcher.advance(by: .seconds(1))
         try await sleeper.value
     }
 
@@ -158,12 +158,12 @@ private let waitLimit = Duration.seconds(60)
 
         let first = debouncer.submit("sw")
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
-        try dispatcher.advance(by: .milliseconds(200))
+        try await dispatcher.advance(by: .milliseconds(200))
         let second = debouncer.submit("swift")  // cancels the first sleep and its timer
         await #expect(throws: CancellationError.self) { try await first.value }
         try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
-        #expect(try dispatcher.advance(by: .milliseconds(299)) == 0)
-        #expect(try dispatcher.advance(by: .milliseconds(1)) == 1)
+        #expect(try await dispatcher.advance(by: .milliseconds(299)) == 0)
+        #expect(try await dispatcher.advance(by: .milliseconds(1)) == 1)
         try await second.value
         #expect(debouncer.delivered == ["swift"])
         #expect(dispatcher.now == .milliseconds(500))

@@ -86,56 +86,60 @@ import Testing
     }
 
     @Test func runUntilIdleStopsARunawayTaskAndNamesIt() throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(runawayLimit: 49)  // one pending at the start, plus 49
         let line = #line + 3
         @Sendable func poll() {
             // Reschedules itself forever.
             dispatcher.background(label: "poll") { poll() }
         }
         poll()
-        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle(maxTasks: 50) }
-        #expect(error.kind == .runawayTasks(maxTasks: 50))
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
+        #expect(error.kind == .runawayTasks(limit: 49))
         #expect(
             error.summary
-                == "runUntilIdle(maxTasks: 50) ran 50 tasks and tasks keep falling due; the tasks that keep coming "
+                == "runUntilIdle() ran 50 tasks and tasks keep falling due; the tasks that keep coming "
                 + "back are \"poll\" from TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:\(line) (50 of "
-                + "the last 50 runs). Stop the task that reschedules itself, or raise maxTasks if that many tasks "
+                + "the last 50 runs). Stop the task that reschedules itself, or raise the dispatcher's runawayLimit if that many tasks "
                 + "are expected"
         )
-        #expect(dispatcher.pendingCount == 1)  // the next poll is still there, not lost
+        #expect(dispatcher.pendingTaskCount == 1)  // the next poll is still there, not lost
     }
 
     @Test func advanceStopsARunawayTimerAndNamesIt() throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(runawayLimit: 19)  // one pending at the start, plus 19
         @Sendable func tick() {
             dispatcher.background(after: .milliseconds(10), label: "tick") { tick() }
         }
         tick()
         // 1 s of 10 ms ticks is 100 tasks: within the window, but past the bound of 20.
         let error = try #require(throws: ManualDispatcherError.self) {
-            try dispatcher.advance(by: .seconds(1), maxTasks: 20)
+            try dispatcher.advance(by: .seconds(1))
         }
-        #expect(error.kind == .runawayTasks(maxTasks: 20))
-        #expect(error.summary.hasPrefix("advance(by: 1.0 seconds) ran 20 tasks and tasks keep falling due;"))
+        #expect(error.kind == .runawayTasks(limit: 19))
+        #expect(error.summary.hasPrefix("advance(by: 1 s) ran 20 tasks and tasks keep falling due;"))
         #expect(error.summary.contains("\"tick\" from TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:"))
         #expect(dispatcher.now == .milliseconds(200))
     }
 
     @Test func aBoundThatIsExactlyEnoughIsNotAnError() throws {
-        let dispatcher = ManualDispatcher()
-        for _ in 0..<5 { dispatcher.background {} }
-        #expect(try dispatcher.runUntilIdle(maxTasks: 5) == 5)
+        let dispatcher = ManualDispatcher(runawayLimit: 5)
+        dispatcher.background { for _ in 0..<5 { dispatcher.background {} } }  // 1 pending, then 5 more
+        #expect(try dispatcher.runUntilIdle() == 6)
     }
 
-    @Test func aBoundOfZeroRunsNothingAndReportsTheDueWork() throws {
-        let dispatcher = ManualDispatcher()
+    @Test func aRunawayLimitBelowOneCountsAsOne() throws {
+        let dispatcher = ManualDispatcher(runawayLimit: 0)
+        #expect(dispatcher.runawayLimit == 1)
         let log = EventLog()
-        #expect(try dispatcher.runUntilIdle(maxTasks: 0) == 0)  // nothing due: fine
-        dispatcher.background(label: "work") { log.record("work") }
-        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle(maxTasks: 0) }
-        #expect(error.kind == .runawayTasks(maxTasks: 0))
-        #expect(log.events.isEmpty)
-        #expect(dispatcher.pendingCount == 1)
+        #expect(try dispatcher.runUntilIdle() == 0)  // nothing due: fine
+        dispatcher.background(label: "work") {
+            log.record("work")
+            dispatcher.background(label: "more") { dispatcher.background(label: "and more") {} }
+        }
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
+        #expect(error.kind == .runawayTasks(limit: 1))
+        #expect(log.events == ["work"])
+        #expect(dispatcher.pendingTaskCount == 1)
     }
 
     @Test func movingTheClockBackwardsIsRejectedWithBothTimes() throws {
@@ -145,7 +149,7 @@ import Testing
         #expect(error.kind == .clockMovedBackwards(from: .seconds(2), to: .seconds(1)))
         #expect(
             error.summary
-                == "advance(to: 1.0 seconds) would move the clock backwards, from 2 s to 1 s; virtual time only "
+                == "advance(to: 1 s) would move the clock backwards, from 2 s to 1 s; virtual time only "
                 + "moves forward. Pass a later time, or a positive duration"
         )
         let negative = try #require(throws: ManualDispatcherError.self) {
@@ -200,7 +204,7 @@ import Testing
         dispatcher.background(label: "other") {}
         try dispatcher.runNextForeground()
         #expect(captured.error?.kind == .reentrantRun)
-        #expect(dispatcher.pendingCount == 1)
+        #expect(dispatcher.pendingTaskCount == 1)
     }
 }
 
@@ -254,9 +258,9 @@ final class BackgroundCall<Value: Sendable>: @unchecked Sendable {
             log.record("slow")
         }
         dispatcher.background(label: "next") { log.record("next") }
-        let first = BackgroundCall { try dispatcher.runNextBackground().label }
+        let first = BackgroundCall { try dispatcher.runNextBackground().task.label }
         #expect(entered.wait(timeout: .now() + 60) == .success)
-        let second = BackgroundCall { try dispatcher.runNextBackground().label }
+        let second = BackgroundCall { try dispatcher.runNextBackground().task.label }
         gate.signal()
         #expect(try first.value() == "slow")
         #expect(try second.value() == "next")
@@ -289,7 +293,7 @@ final class BackgroundCall<Value: Sendable>: @unchecked Sendable {
         #expect(
             thrown.summary.hasPrefix(
                 "runNextForeground() was called on the main actor while another thread is running tasks with "
-                    + "runUntilIdle(maxTasks: 100000); waiting would deadlock"
+                    + "runUntilIdle(); waiting would deadlock"
             )
         )
     }

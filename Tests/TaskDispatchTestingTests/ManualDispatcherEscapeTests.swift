@@ -20,7 +20,7 @@ private actor Store {
     @Test func aTaskNotStartedThroughTheDispatcherIsInvisibleToIt() async throws {
         let dispatcher = ManualDispatcher()
         let plain = Task { 1 }
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(await plain.value == 1)
     }
@@ -29,7 +29,7 @@ private actor Store {
         let dispatcher = ManualDispatcher()
         let ran = MainActorFlag()
         let task = dispatcher.startTask(label: "show") { ran.isSet = true }
-        try dispatcher.runNextForeground()  // the start: the operation is now queued on the real main actor
+        try await dispatcher.runNextForeground()  // the start: the operation is now queued on the real main actor
         #expect(!ran.isSet)  // this test holds the main actor
         try await dispatcher.value(of: task)  // awaiting lets it run
         #expect(ran.isSet)
@@ -40,7 +40,7 @@ private actor Store {
         let dispatcher = ManualDispatcher()
         let inner = dispatcher.startTask(label: "inner") { 41 }
         let outer = dispatcher.startTask(label: "outer") { try await inner.value + 1 }
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
         // The inner task's end resumes the outer one on the task executor, inside the same drain.
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(try await dispatcher.value(of: outer) == 42)
@@ -55,7 +55,7 @@ private actor Store {
         // SE-0417: an actor without a custom executor runs on the calling task's preferred executor, so the
         // hop to the actor and back happens inside this drain. Only actors with their own executor (the main
         // actor, or a custom SerialExecutor) leave the dispatcher.
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(try await dispatcher.value(of: task) == 1)
     }
@@ -63,6 +63,7 @@ private actor Store {
     @Test func aContinuationResumedByAForeignThreadIsAJobTheTestWaitsFor() async throws {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
         let dispatcher = ManualDispatcher()
+        dispatcher.prefersTaskExecutorForTrackedTasks = true  // each resumption is a job on the dispatcher
         let release = DispatchSemaphore(value: 0)
         let task = dispatcher.startTask(label: "callback") { () async -> Int in
             await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
@@ -72,12 +73,13 @@ private actor Store {
                 }
             }
         }
-        try dispatcher.runUntilIdle()
-        #expect(dispatcher.pendingCount == 0)  // suspended on something the dispatcher does not own
+        try await dispatcher.runNext()  // the start
+        try await dispatcher.runNext()  // the first job, which suspends on the continuation
+        #expect(dispatcher.pendingTaskCount == 0)  // suspended on something the dispatcher does not own
         #expect(dispatcher.unfinishedTaskCount == 1)
         release.signal()
         try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: waitLimit)
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
         #expect(try await dispatcher.value(of: task) == 7)
     }
 }
@@ -92,7 +94,7 @@ extension ManualDispatcherEscapeTests {
         // The async drain does not count yields: the task is unsettled until it awaits "after yield", and that
         // await, reported to the dispatcher, wakes the drain.
         try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
-        #expect(dispatcher.history.map(\.label).contains("after yield"))
+        #expect(dispatcher.history.map(\.task.label).contains("after yield"))
         #expect(try await dispatcher.value(of: task) == 1)
     }
 
@@ -104,7 +106,7 @@ extension ManualDispatcherEscapeTests {
             return try await dispatcher.runInBackground(label: "store") { counted * 10 }
         }
         try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
-        #expect(dispatcher.history.map(\.label).contains("store"))
+        #expect(dispatcher.history.map(\.task.label).contains("store"))
         #expect(try await dispatcher.value(of: task) == 10)
         try dispatcher.verifyIdle()
     }
@@ -122,7 +124,7 @@ extension ManualDispatcherEscapeTests {
         }
         #expect(dispatcher.pendingTasks.map(\.label) == ["chain"])  // no first job on an executor of ours
         try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
-        #expect(dispatcher.history.map(\.label) == ["chain", "a", "b", "c"])
+        #expect(dispatcher.history.map(\.task.label) == ["chain", "a", "b", "c"])
         #expect(try await dispatcher.value(of: task) == 3)
     }
 }

@@ -9,8 +9,8 @@ import Testing
         let dispatcher = ManualDispatcher()
         let task = Task(executorPreference: dispatcher.taskExecutor) { 6 * 7 }
         #expect(dispatcher.pendingTasks.map(\.label) == ["task executor job"])
-        #expect(dispatcher.pendingCount(in: .background) == 1)
-        try dispatcher.runNextBackground()
+        #expect(dispatcher.pendingTaskCount(in: .background) == 1)
+        try await dispatcher.runNextBackground()
         #expect(await task.value == 42)
         try dispatcher.verifyIdle()
     }
@@ -31,13 +31,13 @@ import Testing
             log.record("after work")
             return value
         }
-        try dispatcher.runNextBackground()  // the first job: runs to the await, dispatches "work"
+        try await dispatcher.runNextBackground()  // the first job: runs to the await, dispatches "work"
         #expect(log.events == ["begin"])
         #expect(dispatcher.pendingTasks.map(\.label) == ["work"])
-        try dispatcher.runNextBackground()  // "work": resumes the task, which enqueues its next job
+        try await dispatcher.runNextBackground()  // "work": resumes the task, which enqueues its next job
         #expect(dispatcher.pendingTasks.map(\.label) == ["task executor job"])
         #expect(log.events == ["begin"])
-        try dispatcher.runNextBackground()  // the rest of the task
+        try await dispatcher.runNextBackground()  // the rest of the task
         #expect(log.events == ["begin", "after work"])
         #expect(try await task.value == 1)
     }
@@ -46,14 +46,15 @@ import Testing
     @Test(arguments: 0..<200) func aChainOfThreeAwaitsDrainsInOrder(repetition: Int) async throws {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
         let dispatcher = ManualDispatcher()
+        dispatcher.prefersTaskExecutorForTrackedTasks = true  // opt in: steps as executor jobs
         let task = dispatcher.startTask(label: "chain") { () async throws -> Int in
             let a = try await dispatcher.runInBackground(label: "a") { 1 }
             let b = try await dispatcher.runInBackground(label: "b") { a + 1 }
             return try await dispatcher.runInBackground(label: "c") { b + 1 }
         }
-        #expect(try dispatcher.runUntilIdle() == 8)
+        #expect(try await dispatcher.runUntilIdle() == 8)
         let job = "task executor job"
-        #expect(dispatcher.history.map(\.label) == ["chain", job, "a", job, "b", job, "c", job])
+        #expect(dispatcher.history.map(\.task.label) == ["chain", job, "a", job, "b", job, "c", job])
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(try await dispatcher.value(of: task) == 3)
         try dispatcher.verifyIdle()

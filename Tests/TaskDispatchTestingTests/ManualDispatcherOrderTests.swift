@@ -8,7 +8,7 @@ import Testing
         dispatcher.background(priority: .background, label: "low") {}
         dispatcher.background(priority: .userInteractive, label: "high") {}
         #expect(dispatcher.pendingTasks.map(\.priority) == [.background, .userInteractive])
-        #expect(try dispatcher.runNextBackground().label == "low")
+        #expect(try dispatcher.runNextBackground().task.label == "low")
     }
 
     @Test func priorityOrderRunsUrgentBackgroundTasksFirst() throws {
@@ -19,7 +19,7 @@ import Testing
         dispatcher.background(priority: .background, label: "b1") { log.record("b1") }
         dispatcher.background(priority: .userInitiated, label: "i2") { log.record("i2") }
         dispatcher.background(label: "m1") { log.record("m1") }
-        while dispatcher.pendingCount > 0 { try dispatcher.runNextBackground() }
+        while dispatcher.pendingTaskCount > 0 { try dispatcher.runNextBackground() }
         #expect(log.events == ["i1", "i2", "m1", "u1", "b1"])
     }
 
@@ -40,9 +40,9 @@ import Testing
         dispatcher.background(priority: .userInteractive, label: "high") {}
         dispatcher.order = .priority
         #expect(dispatcher.order == .priority)
-        #expect(try dispatcher.runNextBackground().label == "high")
+        #expect(try dispatcher.runNextBackground().task.label == "high")
         dispatcher.order = .dispatch
-        #expect(try dispatcher.runNextBackground().label == "low")
+        #expect(try dispatcher.runNextBackground().task.label == "low")
     }
 
     /// Eight background tasks and three foreground tasks, all due at once.
@@ -109,7 +109,7 @@ import Testing
         func firstLabels(_ dispatcher: ManualDispatcher) throws -> [String] {
             for index in 0..<6 { dispatcher.background(label: "b\(index)") {} }
             var labels: [String] = []
-            for _ in 0..<6 { labels.append(try dispatcher.runNextBackground().label ?? "") }
+            for _ in 0..<6 { labels.append(try dispatcher.runNextBackground().task.label ?? "") }
             return labels
         }
         let dispatcher = ManualDispatcher(order: .random(seed: 7))

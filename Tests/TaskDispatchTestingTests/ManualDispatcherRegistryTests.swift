@@ -72,7 +72,7 @@ import Testing
         #expect(registry.createdCount == 2)
         for dispatcher in dispatchers { dispatcher.background {} }
         #expect(registry.idleFailures().count == 2)
-        for dispatcher in dispatchers { try dispatcher.runUntilIdle() }
+        for dispatcher in dispatchers { try await dispatcher.runUntilIdle() }
     }
 
     @Test func aDispatcherRegistersWithTheInnermostScopeOnly() throws {

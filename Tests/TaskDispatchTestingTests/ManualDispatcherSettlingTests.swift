@@ -70,7 +70,7 @@ private struct LoadError: Error, CustomStringConvertible {
         #expect(model.finished)
         #expect(model.items == ["a", "b", "c"])
         #expect(dispatcher.unfinishedTaskCount == 0)
-        #expect(dispatcher.history.map(\.label) == ["refresh", "load", "deliver"])
+        #expect(dispatcher.history.map(\.task.label) == ["refresh", "load", "deliver"])
         try await dispatcher.value(of: refresh)
         try dispatcher.verifyIdle()
     }
@@ -79,9 +79,14 @@ private struct LoadError: Error, CustomStringConvertible {
         let dispatcher = ManualDispatcher()
         let model = RetryingModel(dispatcher: dispatcher)
         model.refresh()
-        // The synchronous drain runs the start, and returns before the operation (queued on the main actor,
-        // which this test holds) has dispatched "load".
-        #expect(try dispatcher.runUntilIdle() == 1)
+        // The synchronous drain runs the start, and ends before the operation (queued on the main actor, which this
+        // test holds) has dispatched "load": it says so, and names the async form, instead of returning.
+        let error = #expect(throws: ManualDispatcherError.self) { try synchronously { try dispatcher.runUntilIdle() } }
+        #expect(error?.kind == .unsettledTasks(after: .zero))
+        #expect(
+            error?.summary.contains("runUntilIdle() ran every due task, but 1 tracked task is still running") == true)
+        #expect(error?.summary.contains("try await dispatcher.runUntilIdle()") == true)
+        #expect(dispatcher.history.map(\.task.label) == ["refresh"])
         #expect(!model.finished)
         #expect(dispatcher.unsettledTaskCount == 1)
         try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
@@ -110,7 +115,7 @@ private struct LoadError: Error, CustomStringConvertible {
         #expect(steps.entries == ["a", "b", "c"])
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(try await dispatcher.value(of: task) == 3)
-        #expect(dispatcher.history.map(\.label).filter { $0 != "task executor job" } == ["chain", "a", "b", "c"])
+        #expect(dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == ["chain", "a", "b", "c"])
     }
 
     @Test func withNoTrackedTaskItDrainsLikeTheSynchronousDrain() async throws {
@@ -125,11 +130,11 @@ private struct LoadError: Error, CustomStringConvertible {
     }
 
     @Test @MainActor func awaitingTheResultWithAutoDrainNeedsNoSteps() async throws {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let model = RetryingModel(dispatcher: dispatcher)
         try await dispatcher.value(of: model.refresh())
         #expect(model.items == ["a", "b", "c"])
-        #expect(dispatcher.history.map(\.label) == ["refresh", "load", "deliver"])
+        #expect(dispatcher.history.map(\.task.label) == ["refresh", "load", "deliver"])
     }
 
     // MARK: - The virtual clock
@@ -220,7 +225,7 @@ private struct LoadError: Error, CustomStringConvertible {
         // this task's waits there, so the clock can move to them.
         try await dispatcher.advance(by: .seconds(3), waitingUpTo: settleLimit)
         #expect(
-            dispatcher.history.map(\.label).filter { $0 != "task executor job" } == [
+            dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == [
                 "decorated", "later", "clock sleep until 3 s",
             ])
         #expect(try await dispatcher.value(of: task) == 21)
@@ -255,7 +260,7 @@ private struct LoadError: Error, CustomStringConvertible {
         #expect(error?.summary.contains("1 tracked task did not settle: \"outer\" started at") == true)
         #expect(error?.summary.contains("a task's value awaited without dispatcher.value(of:)") == true)
         #expect(dispatcher.now == .zero)  // the clock waited for the outer task
-        try dispatcher.advance(by: .seconds(3))  // the synchronous advance does not wait: the inner task wakes
+        try synchronously { try dispatcher.advance(by: .seconds(3)) }  // the synchronous advance does not wait
         try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
         #expect(try await outer.value == 42)
     }
@@ -344,7 +349,7 @@ private struct LoadError: Error, CustomStringConvertible {
 
     @Test func advanceRefusesToMoveTheClockBackwards() async throws {
         let dispatcher = ManualDispatcher()
-        try dispatcher.advance(by: .seconds(2))
+        try await dispatcher.advance(by: .seconds(2))
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.advance(to: .seconds(1), waitingUpTo: settleLimit)
         }
@@ -353,16 +358,16 @@ private struct LoadError: Error, CustomStringConvertible {
     }
 
     @Test func aTaskThatKeepsReschedulingItselfIsStoppedAtTheBound() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(runawayLimit: 50)
         let task = dispatcher.startTask(label: "loop") {
             while !Task.isCancelled {
                 _ = try await dispatcher.runInBackground(label: "again") { 1 }
             }
         }
         let error = await #expect(throws: ManualDispatcherError.self) {
-            try await dispatcher.runUntilIdle(maxTasks: 50, waitingUpTo: settleLimit)
+            try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
         }
-        #expect(error?.kind == .runawayTasks(maxTasks: 50))
+        #expect(error?.kind == .runawayTasks(limit: 50))
         task.cancel()
         try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }

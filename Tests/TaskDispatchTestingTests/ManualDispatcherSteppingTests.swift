@@ -10,9 +10,9 @@ import Testing
         dispatcher.background(label: "work") { log.record("work") }
         dispatcher.foreground(label: "show") { log.record("show") }
         #expect(log.events.isEmpty)
-        #expect(dispatcher.pendingCount == 2)
-        #expect(dispatcher.pendingCount(in: .background) == 1)
-        #expect(dispatcher.pendingCount(in: .foreground) == 1)
+        #expect(dispatcher.pendingTaskCount == 2)
+        #expect(dispatcher.pendingTaskCount(in: .background) == 1)
+        #expect(dispatcher.pendingTaskCount(in: .foreground) == 1)
     }
 
     @Test func runNextBackgroundRunsBackgroundTasksInDispatchOrder() throws {
@@ -22,14 +22,14 @@ import Testing
         dispatcher.foreground(label: "f") { log.record("f") }
 
         let first = try dispatcher.runNextBackground()
-        #expect(first.label == "b1")
-        #expect(first.context == .background)
-        #expect(first.sequence == 1)
+        #expect(first.task.label == "b1")
+        #expect(first.task.context == .background)
+        #expect(first.task.sequence == 1)
         #expect(log.events == ["b1"])
         try dispatcher.runNextBackground()
         try dispatcher.runNextBackground()
         #expect(log.events == ["b1", "b2", "b3"])
-        #expect(dispatcher.pendingCount(in: .foreground) == 1)
+        #expect(dispatcher.pendingTaskCount(in: .foreground) == 1)
     }
 
     @Test @MainActor func runNextForegroundRunsForegroundTasksInOrderOnTheMainActor() throws {
@@ -39,7 +39,7 @@ import Testing
         for index in 1...3 { dispatcher.foreground { seen.append(index) } }
         for _ in 1...3 { try dispatcher.runNextForeground() }
         #expect(seen == [1, 2, 3])
-        #expect(dispatcher.pendingCount(in: .background) == 1)
+        #expect(dispatcher.pendingTaskCount(in: .background) == 1)
     }
 
     @Test func foregroundTasksRunOnTheMainActorWhenTheTestIsNot() throws {
@@ -57,9 +57,9 @@ import Testing
         dispatcher.foreground(label: "f1") { log.record("f1") }
         dispatcher.background(label: "b1") { log.record("b1") }
         dispatcher.foreground(label: "f2") { log.record("f2") }
-        #expect(try dispatcher.runNext().label == "f1")
-        #expect(try dispatcher.runNext().label == "b1")
-        #expect(try dispatcher.runNext().label == "f2")
+        #expect(try dispatcher.runNext().task.label == "f1")
+        #expect(try dispatcher.runNext().task.label == "b1")
+        #expect(try dispatcher.runNext().task.label == "f2")
         #expect(log.events == ["f1", "b1", "f2"])
     }
 
@@ -91,7 +91,7 @@ import Testing
         }
         #expect(try dispatcher.runUntilIdle() == 3)
         #expect(log.events == ["load", "parse", "show"])
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
         try dispatcher.verifyIdle()
     }
 
@@ -126,11 +126,11 @@ import Testing
                 dispatcher.background { counts.increment(thread * perThread + index) }
             }
         }
-        #expect(dispatcher.pendingCount == threads * perThread)
+        #expect(dispatcher.pendingTaskCount == threads * perThread)
         #expect(try dispatcher.runUntilIdle() == threads * perThread)
         #expect(counts.values.allSatisfy { $0 == 1 })
         // Sequence numbers are unique and dense.
-        let sequences = Set(dispatcher.history.map(\.sequence))
+        let sequences = Set(dispatcher.history.map(\.task.sequence))
         #expect(sequences.count == dispatcher.history.count)
     }
 

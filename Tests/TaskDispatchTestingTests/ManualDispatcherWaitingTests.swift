@@ -17,7 +17,7 @@ import Testing
 
         let run = try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
 
-        #expect(run.label == "early")
+        #expect(run.task.label == "early")
         #expect(log.events == ["early"])
         #expect(registrations.value == 0)  // nothing to wait for: it never suspended
         #expect(dispatcher.waiterCount == 0)
@@ -35,11 +35,11 @@ import Testing
         dispatcher.background(label: "late") { log.record("late") }
         let run = try await step.value
 
-        #expect(run.label == "late")
-        #expect(run.context == .background)
+        #expect(run.task.label == "late")
+        #expect(run.task.context == .background)
         #expect(log.events == ["late"])
         #expect(dispatcher.waiterCount == 0)
-        #expect(dispatcher.history.map(\.label) == ["late"])
+        #expect(dispatcher.history.map(\.task.label) == ["late"])
         try dispatcher.verifyIdle()
     }
 
@@ -56,10 +56,10 @@ import Testing
         dispatcher.background(label: "parse") {}
         let run = try await step.value
 
-        #expect(run.label == "parse")
+        #expect(run.task.label == "parse")
         #expect(dispatcher.pendingTasks.map(\.label) == ["deliver", "later"])
         #expect(registrations.value == 1)
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
     }
 
     @Test @MainActor func theForegroundStepRunsTheTaskOnTheMainActor() async throws {
@@ -72,7 +72,7 @@ import Testing
         dispatcher.foreground(label: "show") { onMainQueue.record("\(MainQueueProbe.isOnMainQueue)") }
         let run = try await step.value
 
-        #expect(run.label == "show")
+        #expect(run.task.label == "show")
         #expect(onMainQueue.events == ["true"])
     }
 
@@ -85,7 +85,7 @@ import Testing
         dispatcher.foreground(label: "first") {}
         let run = try await step.value
 
-        #expect(run.label == "first")
+        #expect(run.task.label == "first")
         try dispatcher.verifyIdle()
     }
 
@@ -98,7 +98,7 @@ import Testing
 
         dispatcher.background(label: "a") {}
         dispatcher.background(label: "b") {}
-        let labels = [try await first.value.label, try await second.value.label].compactMap { $0 }
+        let labels = [try await first.value.task.label, try await second.value.task.label].compactMap { $0 }
 
         #expect(labels.sorted() == ["a", "b"])
         #expect(dispatcher.waiterCount == 0)
@@ -123,7 +123,7 @@ import Testing
         #expect(
             error.summary
                 == "runNext() was called while runNextBackground(waitingUpTo: 10 s) is running tasks (inside task "
-                + "#1 background \"nested\" at \(error.recentRuns.last?.callSite.description ?? "?"), ran at 0 s). A task "
+                + "#1 background \"nested\" at \(error.recentRuns.last?.task.callSite.description ?? "?"), ran at 0 s). A task "
                 + "must not run other tasks: dispatch the work instead, and let the test run it"
         )
     }
@@ -153,8 +153,8 @@ import Testing
             )
         )
         #expect(dispatcher.waiterCount == 0)
-        #expect(dispatcher.pendingCount == 1)  // the bound ran nothing and lost nothing
-        try dispatcher.runUntilIdle()
+        #expect(dispatcher.pendingTaskCount == 1)  // the bound ran nothing and lost nothing
+        try await dispatcher.runUntilIdle()
     }
 
     @Test func aBoundOfZeroChecksOnceAndSaysNothingIsPending() async throws {
@@ -188,7 +188,7 @@ import Testing
             error.summary.hasSuffix(
                 "due at 5 s: move the clock with advance(by:) or advance(to:), or use runUntilIdle()"))
         #expect(dispatcher.now == .zero)
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
     }
 
     // MARK: - Waiting for pending tasks
@@ -206,9 +206,9 @@ import Testing
         try await waiting.value
 
         #expect(dispatcher.waiterCount == 0)
-        #expect(dispatcher.pendingCount(in: .background) == 2)
+        #expect(dispatcher.pendingTaskCount(in: .background) == 2)
         #expect(dispatcher.history.isEmpty)  // it waits; it runs nothing
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
     }
 
     @Test func waitForPendingTasksCountsTasksDispatchedBeforeTheCall() async throws {
@@ -220,7 +220,7 @@ import Testing
         try await dispatcher.waitForPendingTasks(0, waitingUpTo: .zero)
 
         #expect(registrations.value == 0)
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
     }
 
     @Test func waitForPendingTasksPastItsBoundSaysHowManyArePending() async throws {
@@ -239,7 +239,7 @@ import Testing
                 + "this wait), that it was given this dispatcher, and that it dispatches that many tasks"
         )
         #expect(error.pendingTasks.map(\.label) == ["one"])
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
     }
 
     @Test func aWaitThatEndedKeepsNothingAliveUntilItsDeadline() async throws {
@@ -252,7 +252,7 @@ import Testing
 
             try await dispatcher.runNextBackground(waitingUpTo: .seconds(600))
 
-            #expect(dispatcher.history.map(\.label) == ["wake"])
+            #expect(dispatcher.history.map(\.task.label) == ["wake"])
             #expect(dispatcher.waiterCount == 0)
         }
         #expect(released == nil)  // the pending timer holds the dispatcher weakly
@@ -273,7 +273,7 @@ import Testing
         #expect(dispatcher.waiterCount == 0)
         dispatcher.background(label: "after") {}
         #expect(dispatcher.pendingTasks.map(\.label) == ["after"])  // no stale waiter took it
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
     }
 
     @Test func cancellingAWaitForPendingTasksThrowsCancellationError() async throws {
@@ -310,6 +310,6 @@ import Testing
             return try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
         }
 
-        #expect(try await step.value.label == "due")
+        #expect(try await step.value.task.label == "due")
     }
 }

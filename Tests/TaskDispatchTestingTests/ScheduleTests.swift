@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func dueTasksRunByDueTimeThenDispatchOrderAcrossContexts() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 10)
+        var schedule = Schedule(order: .dispatch, historyLimit: 10)
         _ = schedule.accept(Self.task("late", after: .seconds(2)))
         _ = schedule.accept(Self.task("early", .foreground, after: .seconds(1)))
         _ = schedule.accept(Self.task("now-bg"))
@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test func theClockMovesOnlyAsFarAsItIsAllowed() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         _ = schedule.accept(Self.task("a", after: .seconds(1)))
         _ = schedule.accept(Self.task("b", after: .seconds(3)))
         #expect(Self.drainLabels(&schedule) == [])  // no clock limit: nothing is due
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func cancellingHandsOutTheClosureAndUpdatesTheCounts() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         let due = schedule.accept(Self.task("due", .foreground))
         let waiting = schedule.accept(Self.task("waiting", after: .seconds(1)))
         let released = schedule.cancel(due)
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func aStartedTaskCannotBeCancelled() throws {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         let task = schedule.accept(Self.task("x"))
         let next = schedule.next(in: .any, jumpingClockTo: nil)
         let step = try #require(next)
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func cancelledReferencesNeverOutgrowThePendingWorkByMuch() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         _ = schedule.accept(Self.task("far future", after: .seconds(1_000_000)))
         for index in 0..<100_000 {
             let context: TaskContext = index.isMultiple(of: 2) ? .foreground : .background
@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func priorityOrderRunsTheHighestPriorityFirstAndKeepsTheForegroundInDispatchOrder() {
-        var schedule = Schedule(order: .priority, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .priority, historyLimit: 0)
         _ = schedule.accept(Self.task("low", priority: .background))
         _ = schedule.accept(Self.task("fg", .foreground))
         _ = schedule.accept(Self.task("high", priority: .userInteractive))
@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test func switchingTheOrderKeepsEveryDueTask() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         let labels = (0..<20).map { "t\($0)" }
         for (index, label) in labels.enumerated() {
             let task = schedule.accept(Self.task(label, priority: index.isMultiple(of: 2) ? .utility : .userInitiated))
@@ -132,7 +132,7 @@ import Testing
 
     @Test func randomOrderReplaysForTheSameSeedAndStepsInConstantTime() {
         func order(seed: UInt64) -> [String] {
-            var schedule = Schedule(order: .random(seed: seed), autoDrain: false, historyLimit: 0)
+            var schedule = Schedule(order: .random(seed: seed), historyLimit: 0)
             for index in 0..<50 { _ = schedule.accept(Self.task("b\(index)")) }
             for index in 0..<5 { _ = schedule.accept(Self.task("f\(index)", .foreground)) }
             return Self.drainLabels(&schedule)
@@ -142,13 +142,13 @@ import Testing
         #expect(first != order(seed: 43))
         #expect(first.filter { $0.hasPrefix("f") } == ["f0", "f1", "f2", "f3", "f4"])  // the main queue is serial
         // 100,000 due tasks under random order: linear overall, so this finishes at once.
-        var large = Schedule(order: .random(seed: 1), autoDrain: false, historyLimit: 0)
+        var large = Schedule(order: .random(seed: 1), historyLimit: 0)
         for _ in 0..<100_000 { _ = large.accept(Self.task("x")) }
         #expect(Self.drainLabels(&large).count == 100_000)
     }
 
     @Test func runCurrentDrawsOnlyAmongTheTasksDueWhenItStarted() {
-        var schedule = Schedule(order: .random(seed: 9), autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .random(seed: 9), historyLimit: 0)
         for index in 0..<10 { _ = schedule.accept(Self.task("old\(index)")) }
         let limit = schedule.markCurrent()
         var ran: [String] = []
@@ -162,7 +162,7 @@ import Testing
     }
 
     @Test func theClaimRefusesReentryAndMakesOtherThreadsWait() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         let first = schedule.claim("runUntilIdle()", thread: 1, onMainActor: false)
         guard case .claimed = first else {
             Issue.record("the first claim must succeed")
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func aSnapshotListsTheEarliestFiftyInKeyOrder() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         for index in (0..<200).reversed() {
             _ = schedule.accept(Self.task("d\(index)", after: .seconds(Int64(index) + 1)))
         }
@@ -202,7 +202,7 @@ import Testing
     }
 
     @Test func callSitesAreStoredOncePerSite() {
-        var schedule = Schedule(order: .dispatch, autoDrain: false, historyLimit: 0)
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
         for _ in 0..<1_000 { _ = schedule.accept(Self.task("loop")) }
         _ = schedule.accept(Self.task("elsewhere"))
         #expect(schedule.callSites.sites.count == 2)

@@ -63,3 +63,10 @@ struct ForwardingDispatcher: TaskDispatcher {
         self.base.dispatch(task)
     }
 }
+
+/// Calls `body` from synchronous code, where the compiler picks the synchronous steps and drains of
+/// `ManualDispatcher` over their async forms: for the tests that check exactly what one synchronous step runs.
+@discardableResult
+func synchronously<Result>(_ body: () throws -> Result) rethrows -> Result {
+    try body()
+}

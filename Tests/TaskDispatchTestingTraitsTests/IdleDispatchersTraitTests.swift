@@ -97,7 +97,7 @@ import Testing
         dispatcher.background(label: "case-\(index)") {}
         dispatcher.foreground(after: .seconds(1), label: "case-\(index)") {}
         if index % 2 == 0 {
-            try dispatcher.advance(by: .seconds(1))
+            try await dispatcher.advance(by: .seconds(1))
             return
         }
         expectation.expect(label: "case-\(index)", line: line)

@@ -69,7 +69,7 @@ import Testing
         #expect(task.dueTime == .seconds(2))
         #expect(task.callSite == CallSite(fileID: "TaskDispatchTests/AwaitableDispatchTests.swift", line: UInt(line)))
 
-        try dispatcher.advance(by: .seconds(2))
+        try await dispatcher.advance(by: .seconds(2))
         #expect(try await awaiting.value == 1)
         try dispatcher.verifyIdle()
     }
@@ -84,8 +84,8 @@ import Testing
         let parse = try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
         let show = try await dispatcher.runNextForeground(waitingUpTo: Self.bound)
 
-        #expect(parse.label == "parse")
-        #expect(show.label == "show")
+        #expect(parse.task.label == "parse")
+        #expect(show.task.label == "show")
         #expect(try await awaiting.value == 3)
         try dispatcher.verifyIdle()
     }
@@ -101,8 +101,8 @@ import Testing
         awaiting.cancel()
 
         await #expect(throws: CancellationError.self) { try await awaiting.value }
-        #expect(dispatcher.pendingCount == 0)  // the dispatched task was cancelled with the awaiting task
-        #expect(try dispatcher.runUntilIdle() == 0)
+        #expect(dispatcher.pendingTaskCount == 0)  // the dispatched task was cancelled with the awaiting task
+        #expect(try await dispatcher.runUntilIdle() == 0)
         #expect(log.events.isEmpty)
     }
 
@@ -115,7 +115,7 @@ import Testing
         awaiting.cancel()
 
         await #expect(throws: CancellationError.self) { try await awaiting.value }
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
         #expect(log.events.isEmpty)
     }
 
@@ -147,7 +147,7 @@ import Testing
         }
 
         await #expect(throws: CancellationError.self) { try await awaiting.value }
-        #expect(dispatcher.pendingCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
         #expect(dispatcher.history.isEmpty)
     }
 
@@ -203,7 +203,7 @@ import Testing
         }
 
         let double = try await dispatcher.runNextBackground(waitingUpTo: AwaitableDispatchTests.bound)
-        #expect(double.label == "double")
+        #expect(double.task.label == "double")
 
         if round.isMultiple(of: 2) {
             try await dispatcher.runNextForeground(waitingUpTo: AwaitableDispatchTests.bound)
@@ -212,7 +212,7 @@ import Testing
             try await dispatcher.waitForPendingTasks(1, in: .foreground, waitingUpTo: AwaitableDispatchTests.bound)
             awaiting.cancel()
             await #expect(throws: CancellationError.self) { try await awaiting.value }
-            #expect(try dispatcher.runUntilIdle() == 0)
+            #expect(try await dispatcher.runUntilIdle() == 0)
         }
         try dispatcher.verifyIdle()
     }

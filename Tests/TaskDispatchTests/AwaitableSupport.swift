@@ -103,7 +103,7 @@ enum AwaitedDispatcherKind: String, Sendable, CaseIterable, CustomStringConverti
         switch self {
         case .queue: QueueDispatcher()
         case .operationQueue: OperationQueueDispatcher()
-        case .manualAutoDrain: ManualDispatcher(autoDrain: true)
+        case .manualAutoDrain: ManualDispatcher(mode: .autoDrain)
         }
     }
 }

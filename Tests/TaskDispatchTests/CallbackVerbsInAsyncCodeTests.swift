@@ -29,7 +29,7 @@ import Testing
         #expect(log.events.isEmpty)  // they dispatched; nothing ran inline
         #expect(dispatcher.pendingTasks.map(\.label) == ["fire and forget", "kept", nil, nil])
         #expect(handle.cancel())
-        try dispatcher.runUntilIdle()
+        try await dispatcher.runUntilIdle()
         #expect(log.events == ["background", "main actor foreground", "delayed background"])
     }
 }

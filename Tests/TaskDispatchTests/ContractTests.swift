@@ -97,7 +97,7 @@ enum ManualConfiguration: String, Sendable, CaseIterable, CustomStringConvertibl
     func makeDispatcher() -> ManualDispatcher {
         switch self {
         case .manual: ManualDispatcher()
-        case .autoDrain: ManualDispatcher(autoDrain: true)
+        case .autoDrain: ManualDispatcher(mode: .autoDrain)
         case .priorityOrder: ManualDispatcher(order: .priority)
         case .randomOrder: ManualDispatcher(order: .random(seed: 42))
         }

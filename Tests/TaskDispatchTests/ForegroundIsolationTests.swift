@@ -32,7 +32,7 @@ import Testing
             }
         }
         if let manual = dispatcher as? ManualDispatcher {
-            try manual.runUntilIdle()
+            try await manual.runUntilIdle()
         }
         let finished = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {

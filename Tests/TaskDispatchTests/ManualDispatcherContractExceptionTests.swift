@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func runsInlineInAutoDrainMode() {
-        let dispatcher = ManualDispatcher(autoDrain: true)
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
         let ran = Counter()
         dispatcher.background { _ = ran.next() }
         #expect(ran.next() == 1)

@@ -41,7 +41,7 @@ final class ManualDispatcherRegistryXCTests: XCTestCase {
         let dispatcher = ManualDispatcher()
         addTeardownBlock { try dispatcher.verifyIdle() }
         dispatcher.background {}
-        XCTAssertEqual(dispatcher.pendingCount, 1)
+        XCTAssertEqual(dispatcher.pendingTaskCount, 1)
         XCTAssertNoThrow(try dispatcher.runUntilIdle())
     }
 

@@ -33,6 +33,7 @@ extension Schedule {
                 return .refused(failure)
             }
             self.claim = RunClaim(method: method, thread: thread)
+            self.autoAdvanceJumps = 0
             return .claimed
         }
         let fromRunningTask = active.thread == thread || (active.executing == .foreground && onMainActor)
@@ -47,11 +48,20 @@ extension Schedule {
         return .mustWait
     }
 
-    /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks and a task is due.
+    /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks, and a task is due or auto-advance
+    /// can move the clock to one.
     mutating func claimForAutoDrain(thread: UInt) -> Bool {
-        guard self.autoDrain, self.claim == nil, self.hasDueTask else { return false }
+        guard self.autoDrain, self.claim == nil, self.hasDueTask || self.canAutoAdvance() else { return false }
         self.claim = RunClaim(method: "auto-drain", thread: thread)
         return true
+    }
+
+    /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
+    /// delayed task can fall due, and the jumps since the test's last call are within the runaway limit.
+    mutating func canAutoAdvance() -> Bool {
+        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask, self.tracked.unsettledCount == 0
+        else { return false }
+        return self.nextWaitingDueTime() != nil
     }
 
     /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
@@ -59,7 +69,7 @@ extension Schedule {
     /// - Returns: Whether the caller must now drain automatically.
     mutating func release() -> Bool {
         self.claim?.executing = nil
-        if self.autoDrain && self.hasDueTask {
+        if self.autoDrain && (self.hasDueTask || self.canAutoAdvance()) {
             self.claim?.method = "auto-drain"
             return true
         }
@@ -67,20 +77,31 @@ extension Schedule {
         return false
     }
 
-    /// One step of an auto-drain: the next task, or the end of the drain (releasing the claim), or a runaway
-    /// (releasing the claim and keeping the failure for the next run method to throw).
-    mutating func autoDrainStep(ran: Int, maxTasks: Int) -> AutoDrainStep {
-        guard ran < maxTasks || !self.hasDueTask else {
-            let failure = self.failure(.autoDrainRunaway(ran: ran))
-            self.deferredFailure = failure
-            self.claim = nil
-            return .runaway(failure)
+    /// One step of an auto-drain: the next task (jumping the clock first in auto-advance), or the end of the drain
+    /// (releasing the claim), or a runaway (releasing the claim and keeping the failure for the next run method to
+    /// throw).
+    mutating func autoDrainStep(ran: Int) -> AutoDrainStep {
+        if ran >= self.runawayLimit && self.hasDueTask {
+            return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: nil)))
+        }
+        if !self.hasDueTask && self.canAutoAdvance() {
+            guard self.autoAdvanceJumps < self.runawayLimit else {
+                return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: self.autoAdvanceJumps)))
+            }
+            self.autoAdvanceJumps += 1
+            if let step = self.next(in: .any, jumpingClockTo: TaskKey.latestTime) { return .run(step) }
         }
         guard let step = self.next(in: .any, jumpingClockTo: nil) else {
             self.claim = nil
             return .finished
         }
         return .run(step)
+    }
+
+    private mutating func autoDrainRunaway(_ failure: Failure) -> AutoDrainStep {
+        self.deferredFailure = failure
+        self.claim = nil
+        return .runaway(failure)
     }
 
     enum AutoDrainStep {

@@ -31,14 +31,18 @@ struct Failure {
         case concurrentRun(method: String, running: String)
         case clockMovedBackwards(method: String, from: Int64, to: Int64)
         case runawayTasks(method: String, maxTasks: Int, ran: Int, firstSequence: UInt64)
-        case autoDrainRunaway(ran: Int)
+        /// An auto-drain ran `ran` tasks in one go, or (`jumps` not `nil`) auto-advance moved the clock that often.
+        case autoDrainRunaway(ran: Int, jumps: Int?)
         case pendingTasks
         case labelNotFound(method: String, label: String, ran: Int)
         case conditionNotMet(method: String, ran: Int)
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
         case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])
-        case tasksNotSettled(method: String, limit: Duration, tasks: [TrackedTasks.UnsettledTask])
+        /// `limit` is the real time waited; `nil` for a synchronous drain, which cannot wait.
+        case tasksNotSettled(method: String, limit: Duration?, tasks: [TrackedTasks.UnsettledTask])
+        case unfinishedTasks(tasks: [TrackedTasks.UnsettledTask])
+        case taskNotFinished(method: String, limit: Duration, task: TrackedTasks.UnsettledTask)
     }
 
     var misuse: Misuse

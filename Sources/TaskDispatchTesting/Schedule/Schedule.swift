@@ -47,7 +47,15 @@ struct Schedule: Sendable {
     private(set) var order: ManualDispatcher.Order
     var random: SplitMix64
 
-    var autoDrain: Bool
+    /// Who runs the tasks (``ManualDispatcher/Mode``).
+    var mode: ManualDispatcher.Mode
+    /// Whether each dispatch runs the due tasks at once.
+    var autoDrain: Bool { self.mode != .manual }
+    /// The most tasks a drain may run beyond those pending when it starts, and the most clock jumps auto-advance
+    /// makes between two calls of the test.
+    let runawayLimit: Int
+    /// Clock jumps auto-advance made since the test last called a run method or `verifyIdle()`.
+    var autoAdvanceJumps = 0
     /// The run method in progress, if any.
     var claim: RunClaim?
     /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
@@ -57,10 +65,16 @@ struct Schedule: Sendable {
     /// The Swift tasks started with `startTask` (`ManualDispatcher+Tasks.swift`) and their unclaimed errors.
     var tracked = TrackedTasks()
 
-    init(order: ManualDispatcher.Order, autoDrain: Bool, historyLimit: Int) {
+    init(
+        order: ManualDispatcher.Order,
+        mode: ManualDispatcher.Mode = .manual,
+        runawayLimit: Int = ManualDispatcher.defaultRunawayLimit,
+        historyLimit: Int
+    ) {
         self.order = order
         self.random = SplitMix64(seed: order.seed ?? 0)
-        self.autoDrain = autoDrain
+        self.mode = mode
+        self.runawayLimit = Swift.max(1, runawayLimit)
         self.historyLimit = Swift.max(0, historyLimit)
         self.background = Self.backgroundQueues(for: order)
     }

@@ -76,8 +76,10 @@ struct TrackedTasks: @unchecked Sendable {
         let error: String
     }
 
-    /// Whether nonisolated tasks start with the dispatcher's task executor as their preference, where it exists.
-    var prefersTaskExecutor = true
+    /// Whether nonisolated tasks start with the dispatcher's task executor as their preference, where it exists; off
+    /// unless the package's own tests turn it on (a held executor job would hold every default actor the task
+    /// enters, and code outside the task that awaits such an actor would wait for the test to run the job).
+    var prefersTaskExecutor = false
     private(set) var nextID: UInt64 = 1
     /// Tasks that have not finished, and failed ones whose error is unclaimed.
     private(set) var records: [UInt64: Record] = [:]
@@ -182,7 +184,21 @@ struct TrackedTasks: @unchecked Sendable {
 
     /// The tracked tasks that are not settled, oldest first.
     var unsettled: [UnsettledTask] {
-        self.records.keys.sorted().filter { !self.isSettled($0) }.compactMap { id in
+        self.describe(self.records.keys.sorted().filter { !self.isSettled($0) })
+    }
+
+    /// The tracked tasks that have not finished (failed ones excepted), oldest first.
+    var unfinished: [UnsettledTask] {
+        self.describe(self.records.keys.sorted().filter { self.records[$0]?.phase != .failed })
+    }
+
+    /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
+    func standing(of id: UInt64) -> UnsettledTask? {
+        self.describe([id]).first
+    }
+
+    private func describe(_ ids: [UInt64]) -> [UnsettledTask] {
+        ids.compactMap { id in
             guard let record = self.records[id] else { return nil }
             return UnsettledTask(
                 label: record.label,

@@ -27,7 +27,7 @@ final class GreetingModel {
         let dispatcher = ManualDispatcher()
         let model = GreetingModel(dispatcher: dispatcher)
         model.load(name: "Ada")
-        #expect(dispatcher.pendingCount(in: .background) == 1)  // `TaskContext` from TaskDispatch
+        #expect(dispatcher.pendingTaskCount(in: .background) == 1)  // `TaskContext` from TaskDispatch
         try dispatcher.runNextBackground()
         #expect(model.greeting.isEmpty)
         try dispatcher.runNextForeground()
