@@ -77,17 +77,27 @@ extension ManualDispatcher {
     /// The auto-drain loop, holding the claim: runs due tasks until none is left, then releases the claim in the
     /// same critical section that found nothing to run.
     func drainAutomatically() {
+        self.monitor.drainAutomatically()
+    }
+}
+
+extension Monitor where Value == Schedule {
+    /// The auto-drain loop, for a caller that holds the claim (see ``ManualDispatcher/drainAutomatically()``).
+    func drainAutomatically() {
         var ran = 0
         while true {
-            switch self.monitor.withLock({ $0.autoDrainStep(ran: ran) }) {
+            switch self.withLock({ $0.autoDrainStep(ran: ran) }) {
             case .run(let step):
-                self.execute(step.work)
+                switch step.work {
+                case .background(let work): work()
+                case .foreground(let work): MainActorExecution.runAndWait(work)
+                }
                 ran += 1
             case .finished:
-                self.monitor.broadcast()
+                self.broadcast()
                 return
             case .runaway(let failure):
-                self.monitor.broadcast()
+                self.broadcast()
                 writeToStandardError("\(ManualDispatcherError(failure))\n")
                 return
             }

@@ -1,4 +1,4 @@
-public import TaskDispatch
+import TaskDispatch
 
 extension ManualDispatcher {
     /// A task the dispatcher ran, as kept in its ``ManualDispatcher/history``.

@@ -251,13 +251,19 @@ final class TrackedTaskRecorder: TrackedTaskObserver {
 extension Monitor where Value == Schedule {
     /// Changes what the schedule knows of its tracked tasks, and resumes the async waits the change satisfies
     /// (a task that settles can end an async drain's wait), after unlocking.
+    ///
+    /// In ``ManualDispatcher/Mode/autoAdvance``, a change that leaves every tracked task settled with nothing due
+    /// lets the clock move: the caller drains, as a dispatch would.
     @discardableResult
     func changeTrackedTasks<Result>(_ change: (inout Schedule) -> Result) -> Result {
-        let (result, woken) = self.withLock { schedule in
+        let thread = currentThreadIdentity()
+        let (result, woken, drain) = self.withLock { schedule in
             let result = change(&schedule)
-            return (result, schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
+            let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
+            return (result, schedule.waiters.isEmpty ? nil : schedule.waitersToWake(), drain)
         }
         if let woken { WaitResumer.resumeAll(woken) }
+        if drain { self.drainAutomatically() }
         return result
     }
 }

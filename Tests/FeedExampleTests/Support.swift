@@ -99,8 +99,9 @@ enum Fixtures {
     let model: FeedModel
 
     /// A model whose source answers with `script`, step after step, repeating the last step.
-    init(script: [ScriptedFeedSource.Step], retryPolicy: RetryPolicy = .standard) {
-        self.dispatcher = ManualDispatcher()
+    init(script: [ScriptedFeedSource.Step], retryPolicy: RetryPolicy = .standard, mode: ManualDispatcher.Mode = .manual)
+    {
+        self.dispatcher = ManualDispatcher(mode: mode)
         self.source = ScriptedFeedSource(script)
         self.model = FeedModel(
             feedName: Self.feedName,
@@ -119,14 +120,19 @@ enum Fixtures {
     static func failing(
         times: Int,
         then data: Data = Fixtures.threeItems,
-        retryPolicy: RetryPolicy = .standard
+        retryPolicy: RetryPolicy = .standard,
+        mode: ManualDispatcher.Mode = .manual
     ) -> Self {
-        Self(script: Array(repeating: .failure(Self.outage), count: times) + [.data(data)], retryPolicy: retryPolicy)
+        Self(
+            script: Array(repeating: .failure(Self.outage), count: times) + [.data(data)],
+            retryPolicy: retryPolicy,
+            mode: mode
+        )
     }
 
     /// A model whose source fails every fetch with ``outage``.
-    static func failingEveryFetch(retryPolicy: RetryPolicy = .standard) -> Self {
-        Self(script: [.failure(Self.outage)], retryPolicy: retryPolicy)
+    static func failingEveryFetch(retryPolicy: RetryPolicy = .standard, mode: ManualDispatcher.Mode = .manual) -> Self {
+        Self(script: [.failure(Self.outage)], retryPolicy: retryPolicy, mode: mode)
     }
 }
 

@@ -1,0 +1,184 @@
+import Dispatch
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+// The ways a 0.2 test could trap, hang or pass with its work undone, each now ended by an error with a message, or by
+// the scenario completing. The clock sleeps below are on the ManualDispatcher's virtual clock: they wake only when
+// the dispatcher moves it.
+
+private struct SaveError: Error, CustomStringConvertible {
+    var description: String { "SaveError.offline" }
+}
+
+private actor Shared {
+    var value = 7
+    func read() -> Int { self.value }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct ManualDispatcherTrustTests {
+    // MARK: - An actor a tracked task entered
+
+    /// 0.2 ran a nonisolated tracked task on the dispatcher's task executor, so the actor it entered ran its job there:
+    /// held as a pending task, the job held the actor, and the test's own call to the actor never returned.
+    @Test func aTestAwaitsAnActorATrackedTaskEnteredWithoutHanging() async throws {
+        let dispatcher = ManualDispatcher()
+        let shared = Shared()
+        let reader = dispatcher.startTask(label: "reader") { await shared.read() }
+        try await dispatcher.runNext()  // the start; from here the task runs on the global executor
+        #expect(await shared.read() == 7)
+        try await dispatcher.runUntilIdle()
+        #expect(try await dispatcher.value(of: reader) == 7)
+        #expect(dispatcher.pendingTasks.isEmpty)
+        try dispatcher.verifyIdle()
+    }
+
+    // MARK: - Work left undone in a main-actor test
+
+    @Test @MainActor func verifyIdleReportsATrackedTaskThatHasNotFinished() async throws {
+        let dispatcher = ManualDispatcher()
+        let line = #line + 1
+        let saving = dispatcher.startTask(label: "save") { @MainActor in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+        }
+        // The synchronous step runs the start; the task cannot begin while this test holds the main actor.
+        try synchronously { try dispatcher.runNext() }
+        #expect(dispatcher.pendingTaskCount == 0)
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error?.kind == .unfinishedTasks)
+        #expect(
+            error?.summary.hasPrefix(
+                "expected every tracked task to have finished, but 1 tracked task did not: \"save\" started at TaskDispatchTestingTests/ManualDispatcherTrustTests.swift:\(line): last seen, its start ran at 0 s"
+            ) == true
+        )
+        try await dispatcher.runUntilIdle()
+        try await dispatcher.value(of: saving)
+        #expect(dispatcher.now == .seconds(1))
+        try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aSynchronousDrainThatEndsWithATrackedTaskRunningSaysSoAndNamesTheAsyncForm() async throws {
+        let dispatcher = ManualDispatcher()
+        let saving = dispatcher.startTask(label: "save") { @MainActor in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            try await dispatcher.clock.sleep(for: .seconds(2))
+        }
+        let error = #expect(throws: ManualDispatcherError.self) { try synchronously { try dispatcher.runUntilIdle() } }
+        #expect(error?.kind == .unsettledTasks(after: .zero))
+        #expect(
+            error?.summary.contains("\"save\" started at TaskDispatchTestingTests/ManualDispatcherTrustTests.swift:")
+                == true)
+        #expect(error?.summary.contains("Call it from async code, as try await dispatcher.runUntilIdle()") == true)
+        try await dispatcher.runUntilIdle()  // the async form, which async code gets
+        try await dispatcher.value(of: saving)
+        #expect(dispatcher.now == .seconds(3))
+    }
+
+    // MARK: - value(of:) from the test is bounded
+
+    @Test func valueOfATaskThatNeedsTheTestToMoveTheClockEndsWithAnError() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let line = #line + 1
+        let sleeper = dispatcher.startTask(label: "sleeper") { () async throws -> Int in
+            try await dispatcher.clock.sleep(for: .seconds(4))
+            return 1
+        }
+        try await dispatcher.settle()  // the task now sleeps on the clock
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: sleeper) }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(200)))
+        #expect(
+            error?.summary.hasPrefix(
+                "value(of:) waited 200 ms of real time, and the task did not finish: \"sleeper\" started at TaskDispatchTestingTests/ManualDispatcherTrustTests.swift:\(line): last seen, it awaited a sleep on the dispatcher's clock"
+            ) == true
+        )
+        try await dispatcher.advance(by: .seconds(4))
+        #expect(try await dispatcher.value(of: sleeper) == 1)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func valueOfIsCancelledWithTheTestThatAwaitsIt() async throws {
+        let dispatcher = ManualDispatcher()
+        let sleeper = dispatcher.startTask(label: "sleeper") { try await dispatcher.clock.sleep(for: .seconds(4)) }
+        try await dispatcher.settle()
+        let waiting = Task { try await dispatcher.value(of: sleeper) }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        sleeper.cancel()
+        try await dispatcher.runUntilIdle()
+    }
+
+    // MARK: - An unclaimed error when the dispatcher dies with the test body
+
+    @Test func anUnclaimedErrorOfAReleasedDispatcherIsReportedWhereItWasCreated() async throws {
+        let registry = ManualDispatcherRegistry()
+        let line = #line + 2
+        do {
+            let dispatcher: ManualDispatcher = registry.track { ManualDispatcher() }
+            let failing = dispatcher.startTask(label: "failing") { () async throws -> Int in throw SaveError() }
+            try await dispatcher.runNext()  // the start
+            _ = try? await failing.value  // awaited without claiming the error
+        }
+        let failures = registry.idleFailures()
+        #expect(failures.count == 1)
+        #expect(failures.first?.wasReleased == true)
+        #expect(failures.first?.createdAt.line == UInt(line))
+        #expect(failures.first?.description.contains("\"failing\" started at") == true)
+        #expect(failures.first?.description.contains("threw SaveError.offline") == true)
+    }
+
+    // MARK: - Auto-advance
+
+    @Test func autoAdvanceWakesEverySleepInOrderWithNoCallFromTheTest() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance)
+        let wakes = Locked<[Duration]>([])
+        let task = dispatcher.startTask(label: "back-off") { () async throws -> Int in
+            for delay in [1, 2, 4] as [Int64] {
+                try await dispatcher.clock.sleep(for: .seconds(delay))
+                wakes.withLock { $0.append(dispatcher.now) }
+            }
+            return 3
+        }
+        #expect(try await dispatcher.value(of: task) == 3)
+        #expect(wakes.withLock { $0 } == [.seconds(1), .seconds(3), .seconds(7)])
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func autoAdvanceStopsATimerThatNeverEndsWithTheRunawayError() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance, runawayLimit: 100)
+        let timer = dispatcher.startTask(label: "timer") {
+            while true { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
+        guard case .runawayTasks? = error?.kind else {
+            Issue.record("expected a runaway error, got \(String(describing: error))")
+            return
+        }
+        timer.cancel()
+        dispatcher.mode = .manual
+        try await dispatcher.runUntilIdle()
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: timer) }
+    }
+
+    @Test func autoAdvanceDoesNotJumpWhileATrackedTaskIsUnsettled() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance)
+        let release = DispatchSemaphore(value: 0)
+        let task = dispatcher.startTask(label: "blocked") { () async -> Int in
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    release.wait()
+                    continuation.resume(returning: 1)
+                }
+            }
+        }
+        // The start ran at once; the task now runs, then awaits something the dispatcher does not own: it is not
+        // settled, so the clock stays where it is.
+        dispatcher.background(after: .seconds(5), label: "later") {}
+        #expect(dispatcher.now == .zero)
+        #expect(dispatcher.pendingTaskCount == 1)
+        release.signal()
+        #expect(try await dispatcher.value(of: task) == 1)
+        try await dispatcher.runUntilIdle()  // the task's end let the clock move; this waits until it has
+        #expect(dispatcher.now == .seconds(5))
+        #expect(dispatcher.pendingTaskCount == 0)
+    }
+}
