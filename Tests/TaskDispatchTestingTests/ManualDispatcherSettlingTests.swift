@@ -221,7 +221,7 @@ private struct LoadError: Error, CustomStringConvertible {
         try await dispatcher.advance(by: .seconds(3), waitingUpTo: settleLimit)
         #expect(
             dispatcher.history.map(\.label).filter { $0 != "task executor job" } == [
-                "decorated", "later", "clock sleep until 3 s",
+                "decorated", "later", "decorated: clock sleep until 3 s",
             ])
         #expect(try await dispatcher.value(of: task) == 21)
     }
