@@ -73,7 +73,7 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(by duration: Duration, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
         let nanoseconds = duration.nanosecondsSaturated
-        return try self.advance(method: "advance(by: \(duration))", maxTasks: maxTasks) { now in
+        return try self.advance(method: "advance(by: \(formatDuration(duration)))", maxTasks: maxTasks) { now in
             Self.time(now, movedBy: nanoseconds)
         }
     }
@@ -90,7 +90,7 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(to time: Duration, maxTasks: Int? = nil) throws(ManualDispatcherError) -> Int {
         let nanoseconds = time.nanosecondsSaturated
-        return try self.advance(method: "advance(to: \(time))", maxTasks: maxTasks) { _ in nanoseconds }
+        return try self.advance(method: "advance(to: \(formatDuration(time)))", maxTasks: maxTasks) { _ in nanoseconds }
     }
 
     private func advance(

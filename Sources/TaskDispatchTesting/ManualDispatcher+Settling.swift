@@ -97,7 +97,7 @@ extension ManualDispatcher {
     public func advance(by duration: Duration, maxTasks: Int? = nil, waitingUpTo limit: Duration) async throws -> Int {
         let nanoseconds = duration.nanosecondsSaturated
         return try await self.settle(
-            method: "advance(by: \(duration), waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))",
+            method: "advance(by: \(formatDuration(duration)), waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))",
             maxTasks: maxTasks,
             limit: limit,
             movesClockToTarget: true
@@ -122,7 +122,7 @@ extension ManualDispatcher {
     public func advance(to time: Duration, maxTasks: Int? = nil, waitingUpTo limit: Duration) async throws -> Int {
         let nanoseconds = time.nanosecondsSaturated
         return try await self.settle(
-            method: "advance(to: \(time), waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))",
+            method: "advance(to: \(formatDuration(time)), waitingUpTo: \(formatTime(limit.nanosecondsSaturated)))",
             maxTasks: maxTasks,
             limit: limit,
             movesClockToTarget: true

@@ -56,11 +56,11 @@ extension StressTests {
                     { () throws(ManualDispatcherError) in try dispatcher.runUntilIdle() }
                 ),
                 (
-                    "advance(by: 1.0 seconds)",
+                    "advance(by: 1 s)",
                     { () throws(ManualDispatcherError) in try dispatcher.advance(by: .seconds(1)) }
                 ),
                 (
-                    "advance(to: 5.0 seconds)",
+                    "advance(to: 5 s)",
                     { () throws(ManualDispatcherError) in try dispatcher.advance(to: .seconds(5)) }
                 ),
                 (
@@ -228,7 +228,7 @@ extension StressTests {
             #expect(error.kind == .runawayTasks(maxTasks: 100))
             #expect(
                 error.summary
-                    == "advance(by: 3600.0 seconds) ran 100 tasks and tasks keep falling due; the tasks that keep "
+                    == "advance(by: 3600 s) ran 100 tasks and tasks keep falling due; the tasks that keep "
                     + "coming back are \"poll\" from StressTests/FaultTests.swift:\(line) (100 of the last 100 "
                     + "runs). Stop the task that reschedules itself, or raise maxTasks if that many tasks are expected"
             )

@@ -20,7 +20,7 @@ private let waitLimit = Duration.seconds(60)
         #expect(start.duration(to: clock.now) == .milliseconds(1_500))
         #expect(start.advanced(by: .milliseconds(1_500)) == clock.now)
         #expect(start < clock.now)
-        #expect("\(clock.now)" == "1500 ms")
+        #expect("\(clock.now)" == "1.5 s")
         #expect(clock.minimumResolution == .nanoseconds(1))
     }
 

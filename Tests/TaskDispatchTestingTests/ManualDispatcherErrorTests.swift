@@ -116,7 +116,7 @@ import Testing
             try dispatcher.advance(by: .seconds(1), maxTasks: 20)
         }
         #expect(error.kind == .runawayTasks(maxTasks: 20))
-        #expect(error.summary.hasPrefix("advance(by: 1.0 seconds) ran 20 tasks and tasks keep falling due;"))
+        #expect(error.summary.hasPrefix("advance(by: 1 s) ran 20 tasks and tasks keep falling due;"))
         #expect(error.summary.contains("\"tick\" from TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:"))
         #expect(dispatcher.now == .milliseconds(200))
     }
@@ -145,14 +145,14 @@ import Testing
         #expect(error.kind == .clockMovedBackwards(from: .seconds(2), to: .seconds(1)))
         #expect(
             error.summary
-                == "advance(to: 1.0 seconds) would move the clock backwards, from 2 s to 1 s; virtual time only "
+                == "advance(to: 1 s) would move the clock backwards, from 2 s to 1 s; virtual time only "
                 + "moves forward. Pass a later time, or a positive duration"
         )
         let negative = try #require(throws: ManualDispatcherError.self) {
             try dispatcher.advance(by: .milliseconds(-500))
         }
         #expect(negative.kind == .clockMovedBackwards(from: .seconds(2), to: .milliseconds(1_500)))
-        #expect(negative.summary.contains("from 2 s to 1500 ms"))
+        #expect(negative.summary.contains("from 2 s to 1.5 s"))
         #expect(dispatcher.now == .seconds(2))
     }
 
