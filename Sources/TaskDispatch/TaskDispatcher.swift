@@ -41,7 +41,7 @@
 ///
 /// ## Implementing a dispatcher
 ///
-/// Implement the one requirement, ``dispatch(_:)``. Everything else (``background(priority:after:label:fileID:line:_:)``,
+/// Implement ``dispatch(_:)``, the one requirement without a default. Everything else (``background(priority:after:label:fileID:line:_:)``,
 /// ``foreground(after:label:fileID:line:_:)``) is sugar that builds a ``DispatchedTask`` and calls it. The
 /// other requirements have defaults: ``clock`` is the real `ContinuousClock`, and
 /// ``startTask(label:callSite:operation:)`` creates a plain `Task`.

@@ -5,7 +5,7 @@ public import TaskDispatch
 ///
 /// ```
 /// DispatcherContract: DroppingDispatcher broke the rule "exactly once" (checked at MyTests/MyTests.swift:9):
-/// task 99 (background, immediate) never ran within the rule's time limit of 5000 ms (and 5 more, such as task
+/// task 99 (background, immediate) never ran within the rule's time limit of 5 s (and 5 more, such as task
 /// 199); 494 of 500 tasks ran. The rule: Each task accepted by dispatch(_:) runs at most once. … Fix the
 /// dispatcher, then run the check again.
 /// ```

@@ -33,6 +33,15 @@ extension ManualDispatcher {
     /// sleeping task; the code after its `sleep` then runs on that task's own executor, after the run method
     /// has moved on, so the test awaits the task (or a later dispatch) before checking what it did.
     ///
+    /// **Where a sleep comes from.** A sleep made inside a task started with
+    /// ``startTask(label:callSite:operation:)`` (or a child task of it) is attributed to that task: its timer is
+    /// labeled with the task's label, as in `timer: clock sleep until 99 s`, and carries the task's start call
+    /// site, so the listings and a runaway timer loop name the task and the line that started it. Any other
+    /// sleep is labeled `clock sleep until 99 s` and its call site is inside this library
+    /// (`TaskDispatchTesting/ManualDispatcher+Clock.swift`): `Clock.sleep(until:tolerance:)` takes no file and
+    /// line, so the caller's own place cannot reach the dispatcher. Start the sleeping code with `startTask` to
+    /// see where it comes from.
+    ///
     /// - A deadline at or before ``now`` returns at once, without a timer, unless the task is cancelled.
     /// - The deadline is fixed when the sleep starts: moving the clock between the sleeper reading ``now`` and
     ///   the dispatch of its timer does not push it back.
@@ -115,13 +124,17 @@ extension ManualDispatcher {
                 return
             }
             let dispatcher = self.dispatcher
-            let label = "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))"
+            let sleeper = TrackedTaskScope.current
+            let deadline = "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))"
+            let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
             let wait = TrackedTaskScope.wait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
             let awaited = AwaitedDispatch<Void>(reporting: wait)
             var task = DispatchedTask(
                 .background { awaited.finish(.success(())) },
                 label: label,
-                callSite: CallSite(fileID: #fileID, line: #line)
+                // `Clock.sleep(until:tolerance:)` has no parameter for the caller's file and line: a sleep in a
+                // tracked task is attributed to the task's start, any other to this line.
+                callSite: sleeper?.callSite ?? CallSite(fileID: #fileID, line: #line)
             )
             task.ownedWait = wait
             try await withTaskCancellationHandler {

@@ -76,7 +76,7 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
         let nanoseconds = duration.nanosecondsSaturated
-        return try self.advance(method: "advance(by: \(formatTime(nanoseconds)))") { now in
+        return try self.advance(method: "advance(by: \(formatDuration(duration)))") { now in
             Self.time(now, movedBy: nanoseconds)
         }
     }
@@ -91,7 +91,7 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(to time: Duration) throws(ManualDispatcherError) -> Int {
         let nanoseconds = time.nanosecondsSaturated
-        return try self.advance(method: "advance(to: \(formatTime(nanoseconds)))") { _ in nanoseconds }
+        return try self.advance(method: "advance(to: \(formatDuration(time)))") { _ in nanoseconds }
     }
 
     private func advance(

@@ -79,7 +79,7 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(by duration: Duration, waitingUpTo limit: Duration? = nil) async throws -> Int {
         let nanoseconds = duration.nanosecondsSaturated
-        let method = self.method("advance", argument: "by: \(formatTime(nanoseconds))", limit: limit)
+        let method = self.method("advance", argument: "by: \(formatDuration(duration))", limit: limit)
         return try await self.settle(method: method, limit: limit, movesClock: true) { now in
             Self.time(now, movedBy: nanoseconds)
         }
@@ -96,7 +96,7 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(to time: Duration, waitingUpTo limit: Duration? = nil) async throws -> Int {
         let nanoseconds = time.nanosecondsSaturated
-        let method = self.method("advance", argument: "to: \(formatTime(nanoseconds))", limit: limit)
+        let method = self.method("advance", argument: "to: \(formatDuration(time))", limit: limit)
         return try await self.settle(method: method, limit: limit, movesClock: true) { _ in nanoseconds }
     }
 
@@ -127,7 +127,7 @@ extension ManualDispatcher {
     /// `runUntilIdle()`, or `advance(by: 1 s, waitingUpTo: 200 ms)` when the call set its own limit: how messages
     /// name the call.
     func method(_ name: String, argument: String? = nil, limit: Duration?) -> String {
-        let arguments = [argument, limit.map { "waitingUpTo: \(formatTime($0.nanosecondsSaturated))" }].compactMap {
+        let arguments = [argument, limit.map { "waitingUpTo: \(formatDuration($0))" }].compactMap {
             $0
         }
         return "\(name)(\(arguments.joined(separator: ", ")))"

@@ -56,7 +56,7 @@ extension ManualDispatcher {
         let (id, prefersExecutor) = monitor.withLock {
             ($0.tracked.begin(label: label, callSite: callSite), $0.tracked.prefersTaskExecutor)
         }
-        let scope = TrackedTaskScope(observer: self.trackedTaskObserver, id: id)
+        let scope = TrackedTaskScope(observer: self.trackedTaskObserver, id: id, label: label, callSite: callSite)
         let gate = StartGate()
         let start: @Sendable () -> Void = {
             // Before the gate opens: from here the task runs on its own until it waits on the dispatcher.

@@ -214,6 +214,7 @@ extension ManualDispatcherError {
         .joined(separator: "; ")
     }
 
+    /// The summary of the unobserved-error failure: each task, its call site and what it threw.
     private static func unobserved(_ method: String, _ errors: [TrackedTasks.UnobservedError]) -> String {
         let listing = errors.map {
             "\($0.label.map { "\"\($0)\"" } ?? "(no label)") started at \($0.callSite) threw \($0.error)"
@@ -222,22 +223,44 @@ extension ManualDispatcherError {
             "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes: handle it inside the task, or await the task with try await dispatcher.value(of: task) to check it"
     }
 
+    /// Names the call sites that ran most often in `window`: the tasks that keep coming back.
+    ///
+    /// Runs are grouped by call site, not by label: a task that reschedules itself from one line under a label
+    /// that changes each time (a timer loop's `timer: clock sleep until 7 s`, then `8 s`) is one task coming
+    /// back. A group whose labels differ shows its first and last label in the window.
     private static func recurringTasks(_ window: ArraySlice<RunRecord>, _ snapshot: Snapshot) -> String {
         guard !window.isEmpty else {
             return
                 "raise the dispatcher's runawayLimit if that many tasks are expected, or stop the task that reschedules itself"
         }
-        var counts: [String: Int] = [:]
-        var firstSeen: [String] = []
+        struct Group {
+            var count = 0
+            var firstLabel: String
+            var lastLabel: String
+            var labelsVary = false
+        }
+        var groups: [UInt32: Group] = [:]
+        var firstSeen: [UInt32] = []
         for run in window {
-            let key = "\(run.task.quotedLabel) from \(snapshot.callSites[Int(run.task.callSite)])"
-            if counts[key] == nil { firstSeen.append(key) }
-            counts[key, default: 0] += 1
+            let site = run.task.callSite
+            let label = run.task.quotedLabel
+            if groups[site] == nil {
+                firstSeen.append(site)
+                groups[site] = Group(firstLabel: label, lastLabel: label)
+            }
+            groups[site]?.count += 1
+            groups[site]?.lastLabel = label
+            if label != groups[site]?.firstLabel { groups[site]?.labelsVary = true }
         }
         let top = firstSeen.enumerated()
-            .sorted { (counts[$0.element, default: 0], -$0.offset) > (counts[$1.element, default: 0], -$1.offset) }
+            .sorted { (groups[$0.element]?.count ?? 0, -$0.offset) > (groups[$1.element]?.count ?? 0, -$1.offset) }
             .prefix(3)
-            .map { "\($0.element) (\(counts[$0.element, default: 0]) of the last \(window.count) runs)" }
+            .compactMap { _, site -> String? in
+                guard let group = groups[site] else { return nil }
+                let labels = group.labelsVary ? "\(group.firstLabel) … \(group.lastLabel)" : group.firstLabel
+                let share = "\(group.count) of the last \(window.count) runs"
+                return "\(labels) from \(snapshot.callSites[Int(site)]) (\(share))"
+            }
         return
             "the tasks that keep coming back are \(top.joined(separator: ", ")). Stop the task that reschedules itself, or raise the dispatcher's runawayLimit if that many tasks are expected"
     }

@@ -46,9 +46,9 @@ import Testing
         #expect(
             runs == [
                 "refresh@0.0 seconds", "parse@0.0 seconds",
-                "clock sleep until 1 s@1.0 seconds", "retry@1.0 seconds",
-                "clock sleep until 3 s@3.0 seconds", "retry@3.0 seconds",
-                "clock sleep until 7 s@7.0 seconds", "retry@7.0 seconds",
+                "refresh: clock sleep until 1 s@1.0 seconds", "retry@1.0 seconds",
+                "refresh: clock sleep until 3 s@3.0 seconds", "retry@3.0 seconds",
+                "refresh: clock sleep until 7 s@7.0 seconds", "retry@7.0 seconds",
             ]
         )
         #expect(dispatcher.unfinishedTaskCount == 0)
@@ -68,7 +68,7 @@ import Testing
         try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)  // the sleep's timer
         let timer = try #require(dispatcher.pendingTasks.first, sourceLocation: sourceLocation)
         #expect(dispatcher.pendingTaskCount == 1, sourceLocation: sourceLocation)
-        #expect(timer.label?.hasPrefix("clock sleep until") == true, sourceLocation: sourceLocation)
+        #expect(timer.label?.hasPrefix("refresh: clock sleep until") == true, sourceLocation: sourceLocation)
         #expect(timer.dueTime == failedAt + delay, sourceLocation: sourceLocation)
         #expect(fixture.model.state == .loading(attempt: attempt), sourceLocation: sourceLocation)
         #expect(fixture.model.attempts == attempt, sourceLocation: sourceLocation)
@@ -147,7 +147,7 @@ import Testing
         try await fixture.dispatcher.runNextForeground()
         try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
         try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
-        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["clock sleep until 1 s"])
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh: clock sleep until 1 s"])
         #expect(fixture.model.state == .loading(attempt: 2))
 
         #expect(fixture.model.cancel())

@@ -82,7 +82,7 @@ import Testing
         let fixture = FeedModelFixture.failingEveryFetch()
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.advance(by: .milliseconds(500), waitingUpTo: Self.limit)
-        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["clock sleep until 1 s"])
+        #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh: clock sleep until 1 s"])
         fixture.model.cancel()
         try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)
         #expect(fixture.model.state == .idle)

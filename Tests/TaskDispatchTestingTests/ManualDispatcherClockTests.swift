@@ -20,7 +20,7 @@ private let waitLimit = Duration.seconds(60)
         #expect(start.duration(to: clock.now) == .milliseconds(1_500))
         #expect(start.advanced(by: .milliseconds(1_500)) == clock.now)
         #expect(start < clock.now)
-        #expect("\(clock.now)" == "1500 ms")
+        #expect("\(clock.now)" == "1.5 s")
         #expect(clock.minimumResolution == .nanoseconds(1))
     }
 
@@ -142,6 +142,43 @@ private let waitLimit = Duration.seconds(60)
         #expect(erased.clock is ManualDispatcher.Clock)
         try await dispatcher.advance(by: .seconds(1))
         try await sleeper.value
+    }
+
+    @Test func aSleepInATrackedTaskCarriesTheTaskLabelAndStartLine() async throws {
+        let dispatcher = ManualDispatcher()
+        let line: UInt = #line + 1
+        let sleeper = dispatcher.startTask(label: "timer") { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        try await dispatcher.advance(by: .zero, waitingUpTo: waitLimit)  // the start, up to the sleep
+        let timer = try #require(dispatcher.pendingTasks.first)
+        #expect(timer.label == "timer: clock sleep until 1 s")
+        #expect(timer.callSite == CallSite(fileID: #fileID, line: line))
+        try await dispatcher.advance(by: .seconds(1), waitingUpTo: waitLimit)
+        try await dispatcher.value(of: sleeper)
+        try dispatcher.verifyIdle()
+    }
+
+    /// A timer loop that is never stopped: the runaway check names its tracked task and start line, once, with
+    /// the task executor preference (its jobs are runs too) and without.
+    @Test(arguments: [true, false]) func aRunawayTimerLoopIsNamedByItsTrackedTask(prefersTaskExecutor: Bool)
+        async throws
+    {
+        let dispatcher = ManualDispatcher(runawayLimit: 99)  // the start, plus 99
+        dispatcher.prefersTaskExecutorForTrackedTasks = prefersTaskExecutor
+        let line: UInt = #line + 1
+        let timer = dispatcher.startTask(label: "timer") {
+            while true { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        }
+        let error = try await #require(throws: ManualDispatcherError.self) {
+            try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        }
+        #expect(error.kind == .runawayTasks(limit: 99))
+        let site = "TaskDispatchTestingTests/ManualDispatcherClockTests.swift:\(line)"
+        #expect(error.summary.contains("the tasks that keep coming back are \"timer\" … \"timer: clock sleep until "))
+        #expect(error.summary.components(separatedBy: site).count == 2)  // one entry, not one per deadline
+        #expect(!error.summary.contains("ManualDispatcher+Clock.swift"))
+        timer.cancel()
+        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: timer) }
     }
 
     @Test func productionDispatchersUseTheContinuousClock() {

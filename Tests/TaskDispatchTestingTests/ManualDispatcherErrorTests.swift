@@ -156,7 +156,7 @@ import Testing
             try dispatcher.advance(by: .milliseconds(-500))
         }
         #expect(negative.kind == .clockMovedBackwards(from: .seconds(2), to: .milliseconds(1_500)))
-        #expect(negative.summary.contains("from 2 s to 1500 ms"))
+        #expect(negative.summary.contains("from 2 s to 1.5 s"))
         #expect(dispatcher.now == .seconds(2))
     }
 

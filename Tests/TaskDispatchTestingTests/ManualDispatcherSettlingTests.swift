@@ -8,8 +8,8 @@ private let settleLimit = Duration.seconds(60)
 /// The real-time bound of a call that is expected to time out: only the failing path spends it.
 private let shortLimit = Duration.milliseconds(200)
 
-private struct LoadError: Error, CustomStringConvertible {
-    var description: String { "LoadError.offline" }
+private enum LoadError: Error {
+    case offline
 }
 
 /// A model on the main actor whose `refresh()` starts a tracked task that loads in the background, delivers on
@@ -35,7 +35,7 @@ private struct LoadError: Error, CustomStringConvertible {
                 let failing = self.attempts <= self.failures
                 do {
                     let items = try await self.dispatcher.runInBackground(label: "load") { () throws -> [String] in
-                        if failing { throw LoadError() }
+                        if failing { throw LoadError.offline }
                         return ["a", "b", "c"]
                     }
                     try await self.dispatcher.runOnMainActor(label: "deliver") { self.items = items }
@@ -226,7 +226,7 @@ private struct LoadError: Error, CustomStringConvertible {
         try await dispatcher.advance(by: .seconds(3), waitingUpTo: settleLimit)
         #expect(
             dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == [
-                "decorated", "later", "clock sleep until 3 s",
+                "decorated", "later", "decorated: clock sleep until 3 s",
             ])
         #expect(try await dispatcher.value(of: task) == 21)
     }
@@ -336,7 +336,7 @@ private struct LoadError: Error, CustomStringConvertible {
     @Test func anErrorThrownDuringTheCallIsReportedByIt() async throws {
         let dispatcher = ManualDispatcher()
         dispatcher.startTask(label: "doomed") {
-            _ = try await dispatcher.runInBackground(label: "load") { () throws -> Int in throw LoadError() }
+            _ = try await dispatcher.runInBackground(label: "load") { () throws -> Int in throw LoadError.offline }
         }
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)

@@ -5,8 +5,8 @@ import Testing
 /// The generous real-time bound on the waiting steps.
 private let waitLimit = Duration.seconds(60)
 
-private struct LoadError: Error, CustomStringConvertible {
-    var description: String { "LoadError.offline" }
+private enum LoadError: Error {
+    case offline
 }
 
 /// A model whose `refresh()` starts a tracked task, as production code would start a `Task`.
@@ -25,7 +25,7 @@ private struct LoadError: Error, CustomStringConvertible {
         let fails = self.fails
         return self.dispatcher.startTask(label: "refresh") {
             let items = try await self.dispatcher.runInBackground(label: "load") { () throws -> [String] in
-                if fails { throw LoadError() }
+                if fails { throw LoadError.offline }
                 return ["a", "b", "c"]
             }
             self.items = items  // on the main actor: the closure inherits the model's isolation
@@ -88,7 +88,7 @@ private struct LoadError: Error, CustomStringConvertible {
 
     @Test func anErrorNobodyAwaitedIsReportedOnceByVerifyIdleWithItsLabelAndCallSite() async throws {
         let dispatcher = ManualDispatcher()
-        let task = dispatcher.startTask(label: "sync") { throw LoadError() }
+        let task = dispatcher.startTask(label: "sync") { throw LoadError.offline }
         try await dispatcher.runNext()  // the start
         _ = await task.result  // waits for the end without claiming the error
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
@@ -103,7 +103,7 @@ private struct LoadError: Error, CustomStringConvertible {
 
     @Test func anErrorNobodyAwaitedIsReportedByTheNextRunMethod() async throws {
         let dispatcher = ManualDispatcher()
-        let task = dispatcher.startTask(label: "sync") { throw LoadError() }
+        let task = dispatcher.startTask(label: "sync") { throw LoadError.offline }
         try await dispatcher.runNext()  // the start
         _ = await task.result
         dispatcher.background(label: "next") {}
@@ -118,8 +118,8 @@ private struct LoadError: Error, CustomStringConvertible {
 
     @Test func anErrorAwaitedThroughValueOfIsClaimed() async throws {
         let dispatcher = ManualDispatcher()
-        let before = dispatcher.startTask(label: "claimed before") { throw LoadError() }
-        let after = dispatcher.startTask(label: "claimed after") { throw LoadError() }
+        let before = dispatcher.startTask(label: "claimed before") { throw LoadError.offline }
+        let after = dispatcher.startTask(label: "claimed after") { throw LoadError.offline }
         try await dispatcher.runNext()  // the starts
         try await dispatcher.runNext()
         await #expect(throws: LoadError.self) { try await dispatcher.value(of: before) }

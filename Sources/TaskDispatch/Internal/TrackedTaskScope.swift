@@ -16,10 +16,16 @@ package struct TrackedTaskScope: Sendable {
     package let observer: any TrackedTaskObserver
     /// The task's identity within `observer`.
     package let id: UInt64
+    /// The task's label, for the work it dispatches without a call site of its own (a clock sleep).
+    package let label: String?
+    /// Where the task was started, for the same work.
+    package let callSite: CallSite
 
-    package init(observer: any TrackedTaskObserver, id: UInt64) {
+    package init(observer: any TrackedTaskObserver, id: UInt64, label: String?, callSite: CallSite) {
         self.observer = observer
         self.id = id
+        self.label = label
+        self.callSite = callSite
     }
 
     /// A wait about to begin on `description`, if the current code runs in a tracked task; `nil` otherwise.

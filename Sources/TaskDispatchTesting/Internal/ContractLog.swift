@@ -124,12 +124,14 @@ final class ContractLog: Sendable {
 }
 
 extension Duration {
-    /// The duration in milliseconds, such as `"20 ms"` or `"12.3 ms"`.
+    /// A measured duration as messages show it (see `formatDuration(_:)`), rounded to a tenth of a millisecond:
+    /// `20 ms`, `12.3 ms`, `30 s`.
     var millisecondsText: String {
-        let microseconds = self.components.seconds * 1_000_000 + self.components.attoseconds / 1_000_000_000_000
-        if microseconds % 1_000 == 0 { return "\(microseconds / 1_000) ms" }
-        let tenths = (microseconds.magnitude + 50) / 100
-        return "\(microseconds < 0 ? "-" : "")\(tenths / 10).\(tenths % 10) ms"
+        let (tenths, remainder) = self.nanosecondsSaturated.quotientAndRemainder(dividingBy: 100_000)
+        let nearest = tenths + (remainder.magnitude >= 50_000 ? remainder.signum() : 0)
+        let (rounded, overflow) = nearest.multipliedReportingOverflow(by: 100_000)
+        guard !overflow else { return formatDuration(self) }
+        return formatDuration(.nanoseconds(rounded))
     }
 
     /// The duration as a Dispatch interval, clamped at zero.

@@ -4,9 +4,10 @@ import TaskDispatch
 /// virtual clock, the order and its generator, the history, cancellation and the claim on running.
 ///
 /// `ManualDispatcher` is a lock around one of these: it locks, calls one operation, unlocks, and runs the
-/// closure the operation handed out. The operations are ``accept(_:)``, ``cancel(_:)``,
-/// ``claim(_:thread:onMainActor:)``, ``next(in:jumpingClockTo:currentOnly:)``, ``release()`` and
-/// ``snapshot()``; the engine's own tests drive them directly, with no threads.
+/// closure the operation handed out. The operations are ``accept(_:)`` and ``accept(_:dueAt:)``, ``cancel(_:)``,
+/// ``claim(_:thread:onMainActor:)`` and ``release()``, ``next(in:jumpingClockTo:before:)``, ``moveClock(to:)``,
+/// ``markCurrent()``, ``hasRunnableTask(jumpingClockTo:)``, ``failure(_:)`` and ``snapshot(recentRuns:)``; the
+/// engine's own tests drive them directly, with no threads.
 ///
 /// Invariants between operations:
 /// - Every task in ``delayed`` is due after ``now``; every task in a due queue is due at or before it. Moving the

@@ -225,10 +225,26 @@ struct TrackedTasks: @unchecked Sendable {
         if let error, !(error is CancellationError), !record.claimed {
             self.update(id) { $0.phase = .failed }
             self.unobserved.append(id)
-            self.errors[id] = String(describing: error)
+            self.errors[id] = Self.describe(error)
             return
         }
         self.forget(id)
+    }
+
+    /// An error as the unobserved-error message shows it, qualified by its type: `LoadError.offline` and
+    /// `LoadError.status(404)` for enum cases, `ParseError(line: 3)` as `String(describing:)` writes a struct,
+    /// and a custom description that does not name its type followed by the type: `the server is offline
+    /// (ServerError)`.
+    static func describe(_ error: any Error) -> String {
+        let type = String(describing: Swift.type(of: error))
+        let text = String(describing: error)
+        if text.hasPrefix(type) || text.hasSuffix(".\(type)") { return text }
+        // Through `Any`: the compiler reads an `any Error` as always `CustomStringConvertible`; its value may not be.
+        let value: Any = error
+        if !(value is any CustomStringConvertible), Mirror(reflecting: error).displayStyle == .enum {
+            return "\(type).\(text)"
+        }
+        return "\(text) (\(type))"
     }
 
     /// Claims the error of the task `key`, if it throws one: the test awaits it.
