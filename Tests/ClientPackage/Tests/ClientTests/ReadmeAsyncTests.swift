@@ -47,9 +47,9 @@ struct CountingDispatcher: TaskDispatcher {
         let model = AsyncHeadlinesModel(dispatcher: dispatcher)
 
         let refreshing = Task { try await model.refresh("One\nTwo") }
-        try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))
+        try await dispatcher.runNextBackground()
         #expect(model.headlines.isEmpty)
-        try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))
+        try await dispatcher.runNextForeground()
         #expect(model.headlines == ["One", "Two"])
         try await refreshing.value
         try dispatcher.verifyIdle()
@@ -83,12 +83,10 @@ final class SearchModel {
         let dispatcher = ManualDispatcher()
         let model = SearchModel(dispatcher: dispatcher)
         model.search("swift")
-        try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))  // the task's start
-        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: .seconds(10))  // its sleep
-        #expect(try dispatcher.advance(by: .milliseconds(299)) == 0)
-        #expect(try dispatcher.advance(by: .milliseconds(1)) == 1)
-        let task = try #require(model.pending)
-        try await dispatcher.value(of: task)
+        try await dispatcher.settle()  // the task starts, and sleeps 300 ms on the dispatcher's clock
+        try await dispatcher.advance(by: .milliseconds(299))
+        #expect(model.results.isEmpty)  // still debouncing
+        try await dispatcher.advance(by: .milliseconds(1))
         #expect(model.results == ["swift 1", "swift 2"])
         try dispatcher.verifyIdle()
     }
@@ -98,9 +96,9 @@ final class SearchModel {
         let dispatcher = ManualDispatcher()
         let model = SearchModel(dispatcher: CountingDispatcher(base: dispatcher))
         model.search("swift")
-        try await dispatcher.advance(by: .milliseconds(299), waitingUpTo: .seconds(10))
+        try await dispatcher.advance(by: .milliseconds(299))
         #expect(model.results.isEmpty)
-        try await dispatcher.advance(by: .milliseconds(1), waitingUpTo: .seconds(10))
+        try await dispatcher.advance(by: .milliseconds(1))
         #expect(model.results == ["swift 1", "swift 2"])
         try dispatcher.verifyIdle()
     }
@@ -111,9 +109,9 @@ final class SearchModel {
         let model = SearchModel(dispatcher: dispatcher)
 
         model.search("sw")
-        try await dispatcher.advance(by: .milliseconds(200), waitingUpTo: .seconds(10))
+        try await dispatcher.advance(by: .milliseconds(200))
         model.search("swift")  // cancels the first search, asleep
-        try await dispatcher.advance(by: .milliseconds(300), waitingUpTo: .seconds(10))
+        try await dispatcher.advance(by: .milliseconds(300))
         #expect(model.results == ["swift 1", "swift 2"])  // 300 ms of virtual time, microseconds of real time
         #expect(dispatcher.now == .milliseconds(500))
         try dispatcher.verifyIdle()
