@@ -80,7 +80,8 @@ import Testing
         #expect(dispatcher.pendingTasks == [timer], sourceLocation: sourceLocation)  // still sleeping: no retry
         #expect(fixture.source.fetchCount == attempt - 1, sourceLocation: sourceLocation)
 
-        #expect(try synchronously { try dispatcher.advance(by: .milliseconds(1)) } == 1, sourceLocation: sourceLocation)  // the timer
+        // The timer, and only the timer: the synchronous advance does not wait for the task it wakes.
+        #expect(try synchronously { try dispatcher.advance(by: .milliseconds(1)) } == 1, sourceLocation: sourceLocation)
         // The sleeping task resumes on the main actor after the timer ran, and then dispatches the retry.
         try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
         let retry = try #require(dispatcher.pendingTasks.first, sourceLocation: sourceLocation)

@@ -43,7 +43,8 @@ extension StressTests {
                     }
                 }
                 outcomes.record(id, await awaiting.result)
-                _ = try await dispatcher.runUntilIdle()  // work dispatched after the drain (cancel won the race otherwise)
+                // Work dispatched after the drain (cancel won the race otherwise).
+                _ = try await dispatcher.runUntilIdle()
             }
             let verdict = outcomes.verdict()
             #expect(verdict.violations.isEmpty, "\(verdict.violations)")
