@@ -203,9 +203,9 @@ public final class FeedModel {
     /// ```swift
     /// let refreshing = model.refresh()
     /// try dispatcher.runNextForeground()                                  // "refresh": the task's start
-    /// try await dispatcher.runNextBackground(waitingUpTo: .seconds(10))   // "parse"
+    /// try await dispatcher.runNextBackground()   // "parse"
     /// #expect(model.state == .loading(attempt: 1))
-    /// try await dispatcher.runNextForeground(waitingUpTo: .seconds(10))   // "deliver": items published
+    /// try await dispatcher.runNextForeground()   // "deliver": items published
     /// #expect(try await dispatcher.value(of: refreshing) == .loaded)     // the rest of the task ran
     /// ```
     ///

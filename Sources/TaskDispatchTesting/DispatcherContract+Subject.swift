@@ -64,9 +64,9 @@ extension DispatcherContract {
             Subject(realTime: dispatcher)
         }
 
-        /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:maxTasks:)`` on its virtual clock.
+        /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:)`` on its virtual clock.
         ///
-        /// In auto-drain mode (``ManualDispatcher/isAutoDrainEnabled``) it runs tasks inside `dispatch(_:)` by
+        /// In auto-drain mode (``ManualDispatcher/mode``) it runs tasks inside `dispatch(_:)` by
         /// design, so ``Rule/neverInline`` is skipped.
         ///
         /// - Parameter dispatcher: The dispatcher under test.

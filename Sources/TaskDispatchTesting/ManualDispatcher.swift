@@ -23,8 +23,10 @@ public import TaskDispatch
 /// }
 /// ```
 ///
-/// When order does not matter, ``runUntilIdle(maxTasks:)`` drains everything, or auto-drain mode
-/// (``mode``) runs each task the moment it is dispatched.
+/// When order does not matter, ``runUntilIdle()`` drains everything, or ``Mode/autoDrain`` runs each task the moment it
+/// is dispatched; ``Mode/autoAdvance`` also moves the clock, for tests that check only the end state. In async code,
+/// the same names are async (``runUntilIdle(waitingUpTo:)``): they also wait for tasks started with
+/// ``startTask(label:callSite:operation:)`` to settle.
 ///
 /// ## Where tasks run
 ///
@@ -42,7 +44,7 @@ public import TaskDispatch
 /// ## Misuse
 ///
 /// Every run method throws ``ManualDispatcherError`` instead of hanging or crashing: stepping an empty
-/// context, a task that keeps rescheduling itself past `maxTasks`, moving the clock backwards, or calling a
+/// context, a task that keeps rescheduling itself past ``runawayLimit``, moving the clock backwards, or calling a
 /// run method from inside a task. The error lists the pending tasks with their call sites, the last runs,
 /// and the random seed.
 ///
@@ -184,8 +186,8 @@ public final class ManualDispatcher: TaskDispatcher {
 
     // MARK: - Observing
 
-    /// The virtual time: zero when the dispatcher was created, moved only by ``advance(by:maxTasks:)``,
-    /// ``advance(to:maxTasks:)`` and the draining methods that jump to the next delayed task.
+    /// The virtual time: zero when the dispatcher was created, moved only by ``advance(by:)``,
+    /// ``advance(to:)``, their async forms, auto-advance and the draining methods that jump to the next delayed task.
     ///
     /// The clock counts nanoseconds in 64 bits, so it stops at `Duration.nanoseconds(Int64.max - 1)`, about
     /// 292 years: moving it further leaves it there. A task whose delay reaches past that never falls due: it
