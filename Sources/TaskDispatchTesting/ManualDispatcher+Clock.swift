@@ -57,18 +57,23 @@ extension ManualDispatcher {
 
             /// The instant `duration` later (earlier, if negative).
             ///
+            /// It saturates at the largest and most negative `Duration` rather than trap; any instant past the
+            /// clock's range (about 292 years) is one the clock never reaches.
+            ///
             /// - Parameter duration: How far to move.
             /// - Returns: The moved instant.
             public func advanced(by duration: Duration) -> Instant {
-                Instant(timeSinceCreation: self.timeSinceCreation + duration)
+                Instant(timeSinceCreation: self.timeSinceCreation.adding(saturating: duration))
             }
 
             /// The time from this instant to `other`, negative when `other` is earlier.
             ///
+            /// It saturates at the largest and most negative `Duration` rather than trap.
+            ///
             /// - Parameter other: The later instant.
             /// - Returns: `other` minus this instant.
             public func duration(to other: Instant) -> Duration {
-                other.timeSinceCreation - self.timeSinceCreation
+                other.timeSinceCreation.subtracting(saturating: self.timeSinceCreation)
             }
 
             /// Whether `lhs` comes before `rhs` on the timeline.

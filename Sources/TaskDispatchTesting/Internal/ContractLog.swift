@@ -87,7 +87,7 @@ final class ContractLog: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit.dispatchInterval) {
+            DispatchQueue.global().asyncAfter(deadline: timeLimit.dispatchDeadline) {
                 self.timeOut(generation)
             }
         }
@@ -124,18 +124,11 @@ final class ContractLog: Sendable {
 }
 
 extension Duration {
-    /// The duration in milliseconds, such as `"20 ms"` or `"12.3 ms"`.
+    /// The duration in milliseconds, such as `"20 ms"` or `"12.3 ms"`; saturates at about 292 years.
     var millisecondsText: String {
-        let microseconds = self.components.seconds * 1_000_000 + self.components.attoseconds / 1_000_000_000_000
+        let microseconds = self.nanosecondsSaturated / 1_000
         if microseconds % 1_000 == 0 { return "\(microseconds / 1_000) ms" }
         let tenths = (microseconds.magnitude + 50) / 100
         return "\(microseconds < 0 ? "-" : "")\(tenths / 10).\(tenths % 10) ms"
-    }
-
-    /// The duration as a Dispatch interval, clamped at zero.
-    var dispatchInterval: DispatchTimeInterval {
-        let seconds = Swift.min(self.components.seconds, 1_000_000)
-        let nanoseconds = seconds * 1_000_000_000 + self.components.attoseconds / 1_000_000_000
-        return .nanoseconds(Int(Swift.max(0, nanoseconds)))
     }
 }
