@@ -45,18 +45,22 @@ public struct AnyDispatcherClock: Clock, Sendable {
 
         /// The instant `duration` later (earlier, if negative).
         ///
+        /// It saturates at the largest and most negative `Duration` rather than trap.
+        ///
         /// - Parameter duration: How far to move.
         /// - Returns: The moved instant.
         public func advanced(by duration: Duration) -> Instant {
-            Instant(offset: self.offset + duration)
+            Instant(offset: self.offset.adding(saturating: duration))
         }
 
         /// The time from this instant to `other`, negative when `other` is earlier.
         ///
+        /// It saturates at the largest and most negative `Duration` rather than trap.
+        ///
         /// - Parameter other: The later instant.
         /// - Returns: `other` minus this instant.
         public func duration(to other: Instant) -> Duration {
-            other.offset - self.offset
+            other.offset.subtracting(saturating: self.offset)
         }
 
         /// Whether `lhs` comes before `rhs`.
@@ -91,12 +95,19 @@ public struct AnyDispatcherClock: Clock, Sendable {
         self.resolution = resolution
     }
 
+    /// The furthest offset handed to the wrapped clock, either way: 2^62 seconds, some 146 billion years.
+    ///
+    /// A sleep that long is forever on any clock, and the standard clocks trap past `Int64.max` seconds
+    /// (`ContinuousClock.sleep(until:)` reads its deadline's `components`), so a deadline past it is moved to it.
+    static let furthestOffset = Duration.seconds(Int64(1) << 62)
+
     /// Opens the wrapped clock's type, so that its instants can be kept and compared.
     private static func erasing<Wrapped: Clock<Duration>>(_ clock: Wrapped) -> AnyDispatcherClock {
         let start = clock.now
         return AnyDispatcherClock(
             readNow: { start.duration(to: clock.now) },
             sleepUntil: { offset, tolerance in
+                let offset = Swift.min(Swift.max(offset, .zero - Self.furthestOffset), Self.furthestOffset)
                 try await clock.sleep(until: start.advanced(by: offset), tolerance: tolerance)
             },
             resolution: clock.minimumResolution
@@ -114,6 +125,9 @@ public struct AnyDispatcherClock: Clock, Sendable {
     }
 
     /// Sleeps on the wrapped clock until `deadline`.
+    ///
+    /// Any deadline is accepted: one further than 2^62 seconds (some 146 billion years) from the erased
+    /// clock's creation is moved to that bound, which no clock reaches, so the standard clocks do not trap.
     ///
     /// - Parameters:
     ///   - deadline: The instant to wake at.

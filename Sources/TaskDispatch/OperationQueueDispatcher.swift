@@ -132,7 +132,8 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
     /// it is cancelled. In async code, use ``backgroundTasksFinished(timeout:)``, which blocks no thread.
     ///
-    /// - Parameter timeout: How long to wait at most.
+    /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
+    ///   10^9 seconds (some 31 years) or more waits without a limit.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.
     public func waitForBackgroundTasks(timeout: Duration) -> Bool {
         self.tracker.wait(timeout: timeout)
@@ -159,7 +160,8 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
     /// it is cancelled.
     ///
-    /// - Parameter timeout: How long to wait at most.
+    /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
+    ///   10^9 seconds (some 31 years) or more waits without a limit.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling
     ///   task was cancelled.
     public func backgroundTasksFinished(timeout: Duration) async -> Bool {

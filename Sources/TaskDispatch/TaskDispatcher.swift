@@ -33,7 +33,9 @@
 /// - **Foreground is the main actor, in order.** Foreground tasks run on the main actor, one at a time,
 ///   in the order they were dispatched (among those with equal delays).
 /// - **A delay is a lower bound.** A task never starts before its ``DispatchedTask/delay`` has passed;
-///   zero or a negative delay means "as soon as possible".
+///   zero or a negative delay means "as soon as possible". The package's dispatchers take any `Duration`: a
+///   delay too long for the clock (31 years or more in production, past about 292 years on the virtual clock)
+///   means "never", and the task waits until it is cancelled.
 /// - **Background tasks may run concurrently** with each other and with the foreground, in any order
 ///   the dispatcher chooses.
 ///

@@ -81,25 +81,6 @@ func randomDelays(_ count: Int) -> [Int64] {
     return (0..<count).map { _ in Int64(generator.next() % 1_000_000) + 1 }
 }
 
-/// The resident set size of this process, in bytes.
-func residentBytes() -> Int {
-    #if canImport(Darwin)
-        var info = mach_task_basic_info()
-        var count = mach_msg_type_number_t(MemoryLayout<mach_task_basic_info>.size / MemoryLayout<natural_t>.size)
-        let result = withUnsafeMutablePointer(to: &info) { pointer in
-            pointer.withMemoryRebound(to: integer_t.self, capacity: Int(count)) {
-                task_info(mach_task_self_, task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count)
-            }
-        }
-        return result == KERN_SUCCESS ? Int(info.resident_size) : 0
-    #else
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    #endif
-}
-
 /// The machine the numbers come from.
 func machineDescription() -> String {
     var lines: [String] = []

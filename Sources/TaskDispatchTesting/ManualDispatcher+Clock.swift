@@ -2,7 +2,7 @@ import TaskDispatch
 
 extension ManualDispatcher {
     /// The dispatcher's virtual clock: `now` is ``now``, and a sleep is a delayed task that wakes when
-    /// ``advance(by:maxTasks:)`` reaches its deadline.
+    /// ``advance(by:)`` reaches its deadline.
     ///
     /// Code that takes a dispatcher sleeps on its ``TaskDispatcher/clock`` (the real `ContinuousClock` in
     /// production); with a `ManualDispatcher` that sleep waits for the test to move the clock, and takes no
@@ -66,18 +66,23 @@ extension ManualDispatcher {
 
             /// The instant `duration` later (earlier, if negative).
             ///
+            /// It saturates at the largest and most negative `Duration` rather than trap; any instant past the
+            /// clock's range (about 292 years) is one the clock never reaches.
+            ///
             /// - Parameter duration: How far to move.
             /// - Returns: The moved instant.
             public func advanced(by duration: Duration) -> Instant {
-                Instant(offset: self.offset + duration)
+                Instant(offset: self.offset.adding(saturating: duration))
             }
 
             /// The time from this instant to `other`, negative when `other` is earlier.
             ///
+            /// It saturates at the largest and most negative `Duration` rather than trap.
+            ///
             /// - Parameter other: The later instant.
             /// - Returns: `other` minus this instant.
             public func duration(to other: Instant) -> Duration {
-                other.offset - self.offset
+                other.offset.subtracting(saturating: self.offset)
             }
 
             /// Whether `lhs` comes before `rhs` on the timeline.

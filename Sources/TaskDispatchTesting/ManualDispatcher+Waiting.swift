@@ -212,12 +212,10 @@ extension ManualDispatcher {
         }
     }
 
-    /// `limit` from now as a Dispatch deadline; zero or negative is now, an absurd limit is forever.
+    /// `limit` from now as a Dispatch deadline; zero or negative is now, 31 years or more is forever (see
+    /// `Duration.dispatchDeadline`, which works in whole seconds so that a 32-bit `Int` holds them).
     static func deadline(after limit: Duration) -> DispatchTime {
-        let nanoseconds = limit.nanosecondsSaturated
-        guard nanoseconds > 0 else { return .now() }
-        guard nanoseconds < 100 * 365 * 86_400 * 1_000_000_000 else { return .distantFuture }
-        return .now() + .nanoseconds(Int(nanoseconds))
+        limit.dispatchDeadline
     }
 }
 

@@ -46,29 +46,7 @@ extension StressTests {
         /// instead of deadlocking or corrupting the queue; the remaining tasks still run once each.
         @Test func everyRunMethodCalledFromATaskIsRejectedAndTheQueueSurvives() throws {
             let dispatcher = ManualDispatcher()
-            let calls: [(name: String, call: @Sendable () throws(ManualDispatcherError) -> Void)] = [
-                ("runNextBackground()", { () throws(ManualDispatcherError) in try dispatcher.runNextBackground() }),
-                ("runNextForeground()", { () throws(ManualDispatcherError) in try dispatcher.runNextForeground() }),
-                ("runNext()", { () throws(ManualDispatcherError) in try dispatcher.runNext() }),
-                ("runCurrent()", { () throws(ManualDispatcherError) in try dispatcher.runCurrent() }),
-                (
-                    "runUntilIdle()",
-                    { () throws(ManualDispatcherError) in try dispatcher.runUntilIdle() }
-                ),
-                (
-                    "advance(by: 1 s)",
-                    { () throws(ManualDispatcherError) in try dispatcher.advance(by: .seconds(1)) }
-                ),
-                (
-                    "advance(to: 5 s)",
-                    { () throws(ManualDispatcherError) in try dispatcher.advance(to: .seconds(5)) }
-                ),
-                (
-                    "run(untilTaskLabeled: \"x\")",
-                    { () throws(ManualDispatcherError) in try dispatcher.run(untilTaskLabeled: "x") }
-                ),
-                ("run(until:)", { () throws(ManualDispatcherError) in try dispatcher.run(until: { false }) }),
-            ]
+            let calls = RunMethod.allCases
             let errors = Locked<[ManualDispatcherError?]>([])
             let tally = RunTally(count: calls.count)
             var lines: [UInt] = []
@@ -77,7 +55,7 @@ extension StressTests {
                 dispatcher.background(label: "outer \(index)") {
                     tally.record(index)
                     do throws(ManualDispatcherError) {
-                        try entry.call()
+                        try entry.call(on: dispatcher)
                         errors.withLock { $0.append(nil) }
                     } catch {
                         errors.withLock { $0.append(error) }
@@ -170,7 +148,8 @@ extension StressTests {
 
         // MARK: Released with pending tasks
 
-        #if compiler(>=6.2)
+        // Exit tests need Swift 6.2, and a platform that can spawn a process: not iOS, tvOS, watchOS or visionOS.
+        #if compiler(>=6.2) && (os(macOS) || os(Linux) || os(Windows))
             /// Releasing a dispatcher that still holds a task does not crash: the process exits normally and
             /// standard error names the task, its call site and the random seed.
             @Test func aDispatcherReleasedWithPendingTasksReportsThemAndDoesNotCrash() async throws {
@@ -281,6 +260,44 @@ extension StressTests {
                     continuation.resume(with: Result { try body() })
                 }
             }
+        }
+    }
+}
+
+/// The synchronous run methods, as values the re-entrancy test can list. An enum rather than stored closures:
+/// a closure type with typed throws (`() throws(ManualDispatcherError) -> Void`) needs runtime metadata that
+/// only macOS 15 / iOS 18 have, below the package's deployment targets.
+private enum RunMethod: CaseIterable {
+    case runNextBackground, runNextForeground, runNext, runCurrent, runUntilIdle, advanceBy, advanceTo
+    case runUntilTaskLabeled, runUntilCondition
+
+    /// The call as the error message names it.
+    var name: String {
+        switch self {
+        case .runNextBackground: "runNextBackground()"
+        case .runNextForeground: "runNextForeground()"
+        case .runNext: "runNext()"
+        case .runCurrent: "runCurrent()"
+        case .runUntilIdle: "runUntilIdle()"
+        case .advanceBy: "advance(by: 1 s)"
+        case .advanceTo: "advance(to: 5 s)"
+        case .runUntilTaskLabeled: "run(untilTaskLabeled: \"x\")"
+        case .runUntilCondition: "run(until:)"
+        }
+    }
+
+    /// Calls the method on `dispatcher`.
+    func call(on dispatcher: ManualDispatcher) throws(ManualDispatcherError) {
+        switch self {
+        case .runNextBackground: try dispatcher.runNextBackground()
+        case .runNextForeground: try dispatcher.runNextForeground()
+        case .runNext: try dispatcher.runNext()
+        case .runCurrent: try dispatcher.runCurrent()
+        case .runUntilIdle: try dispatcher.runUntilIdle()
+        case .advanceBy: try dispatcher.advance(by: .seconds(1))
+        case .advanceTo: try dispatcher.advance(to: .seconds(5))
+        case .runUntilTaskLabeled: try dispatcher.run(untilTaskLabeled: "x")
+        case .runUntilCondition: try dispatcher.run(until: { false })
         }
     }
 }

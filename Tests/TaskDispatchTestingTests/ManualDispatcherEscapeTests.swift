@@ -99,6 +99,8 @@ extension ManualDispatcherEscapeTests {
     }
 
     @Test func anActorWithItsOwnExecutorIsAHopTheAsyncDrainWaitsFor() async throws {
+        // A custom executor takes an `ExecutorJob`, which macOS 14 / iOS 17 introduced.
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
         let dispatcher = ManualDispatcher()
         let remote = QueueBoundCounter()
         let task = dispatcher.startTask(label: "remote") { () async throws -> Int in
@@ -130,6 +132,7 @@ extension ManualDispatcherEscapeTests {
 }
 
 /// A counter isolated to an actor whose executor is a serial dispatch queue of its own.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 private actor QueueBoundCounter {
     private let executor = QueueExecutor()
     private var count = 0
@@ -144,7 +147,9 @@ private actor QueueBoundCounter {
     }
 }
 
-/// A serial executor that runs each job on a serial dispatch queue.
+/// A serial executor that runs each job on a serial dispatch queue. `ExecutorJob` and `UnownedJob(_:)` need
+/// macOS 14 / iOS 17.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 private final class QueueExecutor: SerialExecutor {
     private let queue = DispatchQueue(label: "QueueExecutor")
 

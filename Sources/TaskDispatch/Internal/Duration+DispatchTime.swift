@@ -1,13 +1,14 @@
-import Dispatch
+package import Dispatch
 
 extension Duration {
-    /// The duration as a Dispatch deadline from now; zero or negative durations mean now.
-    var dispatchDeadline: DispatchTime {
-        let (seconds, attoseconds) = self.components
-        guard seconds >= 0, self > .zero else { return .now() }
-        let maxSeconds = Int64(Int.max / 1_000_000_000) - 1
-        guard seconds < maxSeconds else { return .distantFuture }
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        return .now() + .nanoseconds(nanoseconds)
+    /// The duration from now as a Dispatch deadline: zero or negative is now, ``realTimeForever`` or more is
+    /// `distantFuture`.
+    ///
+    /// Dispatch counts intervals in `Int`, 32 bits on a watch, so the deadline is built from whole seconds and
+    /// nanoseconds (see ``realTimeComponents(as:)``), never from one nanosecond count.
+    package var dispatchDeadline: DispatchTime {
+        guard let (seconds, nanoseconds) = self.realTimeComponents(as: Int.self) else { return .distantFuture }
+        guard seconds > 0 || nanoseconds > 0 else { return .now() }
+        return .now() + .seconds(seconds) + .nanoseconds(nanoseconds)
     }
 }

@@ -41,7 +41,9 @@ extension ManagedBuffer where Element == LockPrimitive {
             #if !canImport(Darwin)
                 pthread_mutex_destroy(lock)
             #endif
-            lock.deinitialize(count: 1)
+            // `_ =`: on Darwin this is the closure's only statement, and without it the closure would return the
+            // pointer `deinitialize` gives back, leaving the call's result unused (a warning there).
+            _ = lock.deinitialize(count: 1)
         }
     }
 

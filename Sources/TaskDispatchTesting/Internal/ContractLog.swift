@@ -87,7 +87,7 @@ final class ContractLog: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit.dispatchInterval) {
+            DispatchQueue.global().asyncAfter(deadline: timeLimit.dispatchDeadline) {
                 self.timeOut(generation)
             }
         }
@@ -132,12 +132,5 @@ extension Duration {
         let (rounded, overflow) = nearest.multipliedReportingOverflow(by: 100_000)
         guard !overflow else { return formatDuration(self) }
         return formatDuration(.nanoseconds(rounded))
-    }
-
-    /// The duration as a Dispatch interval, clamped at zero.
-    var dispatchInterval: DispatchTimeInterval {
-        let seconds = Swift.min(self.components.seconds, 1_000_000)
-        let nanoseconds = seconds * 1_000_000_000 + self.components.attoseconds / 1_000_000_000
-        return .nanoseconds(Int(Swift.max(0, nanoseconds)))
     }
 }

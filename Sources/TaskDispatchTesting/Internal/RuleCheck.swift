@@ -30,7 +30,7 @@ struct RuleCheck: Sendable {
         self.rule = rule
         self.subject = subject
         self.timeLimit = timeLimit
-        self.deadline = ContinuousClock.now + timeLimit
+        self.deadline = ContinuousClock.now + timeLimit.realTimeLimit
         self.callSite = callSite
     }
 

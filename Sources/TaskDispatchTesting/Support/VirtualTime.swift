@@ -1,14 +1,4 @@
-extension Duration {
-    /// Nanoseconds, saturating at the bounds of `Int64`.
-    var nanosecondsSaturated: Int64 {
-        let (seconds, attoseconds) = self.components
-        let (secondsPart, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        let (total, overflow2) = secondsPart.addingReportingOverflow(attoseconds / 1_000_000_000)
-        if overflow2 { return seconds < 0 ? .min : .max }
-        return total
-    }
-}
+import TaskDispatch
 
 /// Formats an instant on the virtual clock for messages and descriptions: `0 s`, `1.5 s`, `250 ms`, `7 s`;
 /// `never` for a due time beyond the clock.

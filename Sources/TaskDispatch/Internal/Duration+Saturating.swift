@@ -1,0 +1,76 @@
+// Every public API of the package takes any `Duration`, up to the largest one (about 1.7 × 10^20 s). The
+// standard library traps on some of them: `components` when the seconds pass `Int64.max`, `+` and `-` when
+// the sum passes the 128-bit range, and `Int(_:)` on a 32-bit watch when nanoseconds pass 2.1 s. So each
+// conversion the package makes goes through one of these helpers, which saturate instead.
+
+extension Duration {
+    /// The largest duration the type can hold: about 1.7 × 10^20 seconds.
+    package static let largest = Duration(_high: .max, low: .max)
+
+    /// The most negative duration the type can hold.
+    package static let smallest = Duration(_high: .min, low: 0)
+
+    /// A real-time limit at or past this is forever: 10^9 seconds, some 31 years. It is longer than any device
+    /// stays up, and its whole seconds fit in a 32-bit `Int`, which is what Dispatch counts in on a watch.
+    package static let realTimeForever = Duration.seconds(1_000_000_000)
+
+    /// The duration in whole nanoseconds, truncated toward zero and saturating at the bounds of `Integer`.
+    ///
+    /// - Parameter integer: The integer type to count in, at most 64 bits wide.
+    /// - Returns: The nanoseconds; `Integer.max` or `Integer.min` when they do not fit.
+    package func nanoseconds<Integer: FixedWidthInteger & SignedInteger>(saturatingAs integer: Integer.Type) -> Integer
+    {
+        if self >= .nanoseconds(Integer.max) { return .max }
+        if self <= .nanoseconds(Integer.min) { return .min }
+        // Within ±`Integer.max` nanoseconds, the seconds and their product fit in `Int64` and the sum in `Integer`.
+        let (seconds, attoseconds) = self.components
+        return Integer(truncatingIfNeeded: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// The duration in whole nanoseconds, saturating at the bounds of `Int64`: the virtual clock's unit.
+    package var nanosecondsSaturated: Int64 {
+        self.nanoseconds(saturatingAs: Int64.self)
+    }
+
+    /// `self + other`, saturating at ``largest`` and ``smallest`` instead of trapping.
+    ///
+    /// - Parameter other: The duration to add.
+    /// - Returns: The sum, or the bound it passed.
+    package func adding(saturating other: Duration) -> Duration {
+        if other > .zero, self > Duration.largest - other { return .largest }
+        if other < .zero, self < Duration.smallest - other { return .smallest }
+        return self + other
+    }
+
+    /// `self - other`, saturating at ``largest`` and ``smallest`` instead of trapping.
+    ///
+    /// - Parameter other: The duration to subtract.
+    /// - Returns: The difference, or the bound it passed.
+    package func subtracting(saturating other: Duration) -> Duration {
+        if other < .zero, self > Duration.largest + other { return .largest }
+        if other > .zero, self < Duration.smallest + other { return .smallest }
+        return self - other
+    }
+
+    /// The duration as a real-time limit: clamped to `.zero ... realTimeForever`.
+    package var realTimeLimit: Duration {
+        Swift.min(Swift.max(self, .zero), .realTimeForever)
+    }
+
+    /// The duration as whole seconds and nanoseconds in `Integer`, for an API that counts time in `Int`.
+    ///
+    /// Generic so that a test can take it with `Int32` and check what a 32-bit watch gets.
+    ///
+    /// - Parameter integer: The integer type to count in; 32 bits or more.
+    /// - Returns: `(0, 0)` for zero or a negative duration; `nil`, meaning forever, at or past
+    ///   ``realTimeForever`` or when the seconds do not fit in `Integer`.
+    package func realTimeComponents<Integer: FixedWidthInteger & SignedInteger>(
+        as integer: Integer.Type
+    ) -> (seconds: Integer, nanoseconds: Integer)? {
+        guard self > .zero else { return (0, 0) }
+        guard self < .realTimeForever else { return nil }
+        let (seconds, attoseconds) = self.components
+        guard let wholeSeconds = Integer(exactly: seconds) else { return nil }
+        return (wholeSeconds, Integer(attoseconds / 1_000_000_000))
+    }
+}

@@ -1,0 +1,326 @@
+import Dispatch
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// A duration at the edge of what `Duration` holds. Before issue 17 (item 1) every public API that converted
+/// one of these trapped in `Duration.components` ("Not enough bits to represent the passed value") or in 128-bit
+/// arithmetic.
+enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case int64MaxSeconds
+    case int64MaxSecondsPlusOne
+    case int64MaxSecondsAndAlmostOneMore
+    case largest
+    case smallest
+    case int64MinSeconds
+    case minusOneSecond
+    case minusOneNanosecond
+
+    var duration: Duration {
+        switch self {
+        case .int64MaxSeconds: .seconds(Int64.max)
+        case .int64MaxSecondsPlusOne: .seconds(Int64.max) + .seconds(1)
+        case .int64MaxSecondsAndAlmostOneMore:
+            Duration(secondsComponent: Int64.max, attosecondsComponent: 999_999_999_999_999_999)
+        // The largest and smallest values are 128-bit attosecond counts, some 1.7 × 10^20 s either way.
+        case .largest: Duration(_high: .max, low: .max)
+        case .smallest: Duration(_high: .min, low: 0)
+        case .int64MinSeconds: .seconds(Int64.min)
+        case .minusOneSecond: .seconds(-1)
+        case .minusOneNanosecond: .nanoseconds(-1)
+        }
+    }
+
+    /// Whether the duration is positive: a delay or deadline this far out is never reached.
+    var isPositive: Bool { self.duration > .zero }
+
+    var testDescription: String { "\(self.rawValue) (\(self.duration))" }
+
+    static let positive = allCases.filter(\.isPositive)
+    static let negative = allCases.filter { !$0.isPositive }
+}
+
+/// Every public API that takes a `Duration` or an instant, on all three dispatchers, with the extremes: a due
+/// time past the clock's range is never reached, a real-time limit saturates, a negative one means now. Nothing
+/// here waits on a far-future timer: those tasks are cancelled, and the waits with huge limits have their
+/// condition met.
+@Suite struct ExtremeDurationTests {
+    // MARK: - ManualDispatcher: the virtual clock
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func aClockSleepForAnyDurationNeverWakesOrReturnsAtOnce(extreme: ExtremeDuration) async throws {
+        let dispatcher = ManualDispatcher()
+        try await dispatcher.advance(by: .seconds(1))
+        let clock = dispatcher.clock
+        let sleeper = Task { try await clock.sleep(for: extreme.duration) }
+        try await Self.expectSleep(sleeper, on: dispatcher, neverWakes: extreme.isPositive)
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func aClockSleepUntilAnyInstantNeverWakesOrReturnsAtOnce(extreme: ExtremeDuration) async throws {
+        let dispatcher = ManualDispatcher()
+        try await dispatcher.advance(by: .seconds(1))
+        let clock = dispatcher.clock
+        let deadline = ManualDispatcher.Clock.Instant(offset: extreme.duration)
+        let sleeper = Task { try await clock.sleep(until: deadline) }
+        try await Self.expectSleep(sleeper, on: dispatcher, neverWakes: extreme.isPositive)
+    }
+
+    @Test(arguments: ExtremeDuration.allCases)
+    func clockInstantsSaturateInsteadOfTrapping(extreme: ExtremeDuration) throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(1))
+        let now = dispatcher.clock.now
+        let moved = now.advanced(by: extreme.duration).advanced(by: extreme.duration)
+        #expect((moved > now) == extreme.isPositive)
+        let last = ManualDispatcher.Clock.Instant(offset: Duration(_high: .max, low: .max))
+        let first = ManualDispatcher.Clock.Instant(offset: Duration(_high: .min, low: 0))
+        #expect(
+            last.advanced(by: extreme.duration) == (extreme.isPositive ? last : last.advanced(by: extreme.duration)))
+        #expect(
+            first.advanced(by: extreme.duration) == (extreme.isPositive ? first.advanced(by: extreme.duration) : first))
+        #expect(first.duration(to: last) == last.offset)
+        #expect(last.duration(to: first) == first.offset)
+        #expect(moved.duration(to: now) <= .zero || !extreme.isPositive)
+        #expect(!moved.description.isEmpty)
+    }
+
+    @MainActor
+    @Test(arguments: ExtremeDuration.allCases, TaskContext.allCases)
+    func aManualDelayOfAnyLengthIsNeverOrNow(extreme: ExtremeDuration, context: TaskContext) throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(1))
+        let ran = OrderLog()
+        let handle =
+            switch context {
+            case .background: dispatcher.background(after: extreme.duration) { ran.append(1) }
+            case .foreground: dispatcher.foreground(after: extreme.duration) { ran.append(1) }
+            }
+        if extreme.isPositive {
+            let task = try #require(dispatcher.pendingTasks.first)
+            #expect(task.dueTime == .nanoseconds(Int64.max), "\(task)")
+            #expect(task.description.contains("due never"), "\(task)")
+            try dispatcher.advance(by: extreme.duration)
+            #expect(ran.values.isEmpty)
+            #expect(handle.cancel())
+        } else {
+            try dispatcher.runUntilIdle()
+            #expect(ran.values == [1])
+        }
+        try dispatcher.verifyIdle()
+    }
+
+    @Test(arguments: ExtremeDuration.allCases)
+    func advanceByAnyDurationStopsAtTheEndOfTheClockOrThrows(extreme: ExtremeDuration) throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(1))
+        if extreme.isPositive {
+            try dispatcher.advance(by: extreme.duration)
+            #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
+            try dispatcher.advance(by: extreme.duration)
+            #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
+        } else {
+            let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.advance(by: extreme.duration) }
+            #expect(Self.isClockMovedBackwards(error), "\(String(describing: error))")
+            #expect(dispatcher.now == .seconds(1))
+        }
+    }
+
+    @Test(arguments: ExtremeDuration.allCases)
+    func advanceToAnyTimeStopsAtTheEndOfTheClockOrThrows(extreme: ExtremeDuration) throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(1))
+        if extreme.isPositive {
+            try dispatcher.advance(to: extreme.duration)
+            #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
+        } else {
+            let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.advance(to: extreme.duration) }
+            #expect(Self.isClockMovedBackwards(error), "\(String(describing: error))")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func theAsyncAdvancesAcceptAnyDurationAndAnyLimit(extreme: ExtremeDuration) async throws {
+        let dispatcher = ManualDispatcher()
+        try await dispatcher.advance(by: .seconds(1), waitingUpTo: extreme.duration)
+        try await dispatcher.advance(to: .seconds(2), waitingUpTo: extreme.duration)
+        try await dispatcher.runUntilIdle(waitingUpTo: extreme.duration)
+        #expect(dispatcher.now == .seconds(2))
+        if extreme.isPositive {
+            try await dispatcher.advance(by: extreme.duration, waitingUpTo: .seconds(60))
+            #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
+            try await dispatcher.advance(to: extreme.duration, waitingUpTo: extreme.duration)
+            #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
+        } else {
+            await #expect(throws: ManualDispatcherError.self) {
+                try await dispatcher.advance(by: extreme.duration, waitingUpTo: .seconds(60))
+            }
+            await #expect(throws: ManualDispatcherError.self) {
+                try await dispatcher.advance(to: extreme.duration, waitingUpTo: .seconds(60))
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func theWaitingStepsAcceptAnyLimit(extreme: ExtremeDuration) async throws {
+        let dispatcher = ManualDispatcher()
+        let limit = extreme.duration
+        dispatcher.background {}
+        _ = try await dispatcher.runNextBackground(waitingUpTo: limit)
+        dispatcher.background {}
+        _ = try await dispatcher.runNext(waitingUpTo: limit)
+        dispatcher.background {}
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: limit)
+        _ = try await dispatcher.runNextBackground()
+        await Self.runForegroundStep(on: dispatcher, waitingUpTo: limit)
+        if extreme.isPositive {
+            // A huge limit is a long timer; the wait ends when the task it waits for arrives.
+            let waiter = Task { try await dispatcher.runNextBackground(waitingUpTo: limit) }
+            dispatcher.background(label: "awaited") {}
+            #expect(try await waiter.value.task.label == "awaited")
+        } else {
+            // A negative limit checks once.
+            let error = await #expect(throws: ManualDispatcherError.self) {
+                try await dispatcher.runNextBackground(waitingUpTo: limit)
+            }
+            #expect(error.map { "\($0.kind)" }?.hasPrefix("waitTimedOut") == true, "\(String(describing: error))")
+        }
+        try dispatcher.verifyIdle()
+    }
+
+    // MARK: - AnyDispatcherClock
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func anErasedManualClockAcceptsAnyDuration(extreme: ExtremeDuration) async throws {
+        let dispatcher = ManualDispatcher()
+        try await dispatcher.advance(by: .seconds(1))
+        let clock = AnyDispatcherClock(dispatcher.clock)
+        let now = clock.now
+        let moved = now.advanced(by: extreme.duration).advanced(by: extreme.duration)
+        #expect((moved > now) == extreme.isPositive)
+        #expect((moved.duration(to: now) < .zero) == extreme.isPositive)
+        let sleeper = Task { try await clock.sleep(for: extreme.duration) }
+        try await Self.expectSleep(sleeper, on: dispatcher, neverWakes: extreme.isPositive)
+        let deadline = AnyDispatcherClock.Instant(offset: extreme.duration)
+        let untilSleeper = Task { try await clock.sleep(until: deadline) }
+        try await Self.expectSleep(untilSleeper, on: dispatcher, neverWakes: extreme.isPositive)
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func anErasedContinuousClockAcceptsAnyDuration(extreme: ExtremeDuration) async throws {
+        let clock = AnyDispatcherClock(ContinuousClock())
+        let sleeper = Task { try await clock.sleep(until: AnyDispatcherClock.Instant(offset: extreme.duration)) }
+        if extreme.isPositive {
+            // A real sleep until the end of time: cancelled rather than waited for.
+            sleeper.cancel()
+            await #expect(throws: CancellationError.self) { try await sleeper.value }
+        } else {
+            try await sleeper.value
+        }
+    }
+
+    // MARK: - QueueDispatcher and OperationQueueDispatcher
+
+    @MainActor
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases, ExtremeDuration.positive)
+    func aProductionDelayPastAnyClockNeverRuns(kind: ProductionDispatcherKind, extreme: ExtremeDuration) async {
+        let dispatcher = kind.makeDispatcher()
+        let background = dispatcher.background(after: extreme.duration) { Issue.record("the background task ran") }
+        let foreground = dispatcher.foreground(after: extreme.duration) { Issue.record("the foreground task ran") }
+        #expect(background.cancel())
+        #expect(foreground.cancel())
+        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+    }
+
+    @MainActor
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases, ExtremeDuration.negative)
+    func aNegativeProductionDelayRunsAtOnce(kind: ProductionDispatcherKind, extreme: ExtremeDuration) async {
+        let dispatcher = kind.makeDispatcher()
+        await withCheckedContinuation { continuation in
+            dispatcher.background(after: extreme.duration) { continuation.resume() }
+        }
+        await withCheckedContinuation { continuation in
+            dispatcher.foreground(after: extreme.duration) { continuation.resume() }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases, ExtremeDuration.allCases)
+    func theShutdownWaitsAcceptAnyTimeout(kind: ProductionDispatcherKind, extreme: ExtremeDuration) async {
+        let dispatcher = kind.makeDispatcher()
+        let timeout = extreme.duration
+        // Nothing outstanding: every wait returns `true` at once, whatever the timeout.
+        #expect(await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
+        #expect(await dispatcher.backgroundTasksFinished(timeout: timeout))
+        // Work that finishes: a huge timeout saturates, and the wait returns when the work is done.
+        if extreme.isPositive {
+            for _ in 0..<3 { dispatcher.background {} }
+            #expect(await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
+            for _ in 0..<3 { dispatcher.background {} }
+            #expect(await dispatcher.backgroundTasksFinished(timeout: timeout))
+        } else {
+            dispatcher.background {}
+            _ = await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) }
+            _ = await dispatcher.backgroundTasksFinished(timeout: timeout)
+            #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        }
+    }
+
+    // MARK: - The contract check's limit
+
+    @Test(.timeLimit(.minutes(3)), arguments: [ExtremeDuration.int64MaxSecondsPlusOne, .largest])
+    func theContractCheckAcceptsAHugeTimeLimitOnEveryDispatcher(extreme: ExtremeDuration) async throws {
+        let limit = extreme.duration
+        try await DispatcherContract.check(timeLimitPerRule: limit) { .manual(ManualDispatcher()) }
+        try await DispatcherContract.check(timeLimitPerRule: limit) { .realTime(QueueDispatcher()) }
+        try await DispatcherContract.check(timeLimitPerRule: limit) { .realTime(OperationQueueDispatcher()) }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.negative)
+    func theContractCheckAcceptsANegativeTimeLimit(extreme: ExtremeDuration) async throws {
+        // A driven dispatcher needs no real time: it keeps the contract even with no time to wait.
+        try await DispatcherContract.check(timeLimitPerRule: extreme.duration) { .manual(ManualDispatcher()) }
+        // A real-time one has none either: the first task not started at once is reported, without a trap.
+        do {
+            try await DispatcherContract.check(timeLimitPerRule: extreme.duration) { .realTime(QueueDispatcher()) }
+        } catch let violation as DispatcherContractViolation {
+            #expect(violation.evidence.contains("time limit of"), "\(violation)")
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Expects `sleeper`, sleeping on `dispatcher`'s clock, either to have dispatched a timer that never falls due
+    /// (then cancels it) or to return at once without one.
+    private static func expectSleep(
+        _ sleeper: Task<Void, any Error>,
+        on dispatcher: ManualDispatcher,
+        neverWakes: Bool
+    ) async throws {
+        guard neverWakes else {
+            try await sleeper.value
+            #expect(dispatcher.pendingTaskCount == 0)
+            return
+        }
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
+        let timer = try #require(dispatcher.pendingTasks.first)
+        #expect(timer.label == "clock sleep until never", "\(timer)")
+        try await dispatcher.advance(by: .seconds(Int64.max))
+        #expect(dispatcher.pendingTaskCount == 1)
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        #expect(dispatcher.pendingTaskCount == 0)
+    }
+
+    @MainActor
+    private static func runForegroundStep(on dispatcher: ManualDispatcher, waitingUpTo limit: Duration) async {
+        dispatcher.foreground {}
+        #expect(throws: Never.self) { _ = try dispatcher.runNextForeground() }
+        dispatcher.foreground {}
+        await #expect(throws: Never.self) { _ = try await dispatcher.runNextForeground(waitingUpTo: limit) }
+    }
+
+    private static func isClockMovedBackwards(_ error: ManualDispatcherError?) -> Bool {
+        guard case .clockMovedBackwards = error?.kind else { return false }
+        return true
+    }
+}
