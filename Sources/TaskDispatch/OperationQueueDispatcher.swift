@@ -19,11 +19,11 @@ import Foundation
 ///   ``maxConcurrentBackgroundTasks`` of them at once, with the task's priority as their quality of service.
 ///   A delayed task is added to the queue when its delay has passed.
 /// - Cancelling a task cancels its operation (`Operation.cancel()`) and releases its closure at once, and the
-///   task stops counting for ``waitForBackgroundTasks(timeout:)`` at once. `OperationQueue` cannot take an
+///   task stops counting for ``waitForBackgroundTasks(timeout:)-(Duration)`` at once. `OperationQueue` cannot take an
 ///   operation out, though: a cancelled operation that waits for a free slot keeps its place (and its count
 ///   in ``backgroundOperationCount``) until a slot frees; the queue then starts it, and it finishes at once
 ///   without running anything. A cancelled delayed task is never added to the queue.
-/// - ``waitForBackgroundTasks(timeout:)`` and ``backgroundTasksFinished(timeout:)`` wait for the background
+/// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
 ///   work accepted so far; a cancelled task stops counting the moment it is cancelled.
 ///
 /// The background queue itself is not exposed: changing its width or adding operations to it would bypass
@@ -71,7 +71,7 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     ///
     /// It is `OperationQueue.operationCount` of the background queue. A delayed task joins when its delay has
     /// passed. A cancelled task that waits for a free slot still counts until a slot frees and the queue
-    /// finishes its operation (without running it); ``waitForBackgroundTasks(timeout:)`` stops counting it at
+    /// finishes its operation (without running it); ``waitForBackgroundTasks(timeout:)-(Duration)`` stops counting it at
     /// once. A snapshot: other threads may change it as soon as it is read.
     public var backgroundOperationCount: Int {
         self.backgroundQueue.operationCount
@@ -127,44 +127,25 @@ public final class OperationQueueDispatcher: TaskDispatcher {
         return TaskHandle(id: 0, canceller: operation)
     }
 
-    /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes.
+    /// Blocks until every background operation accepted so far has finished or been cancelled, or `timeout`
+    /// passes; as ``QueueDispatcher/waitForBackgroundTasks(timeout:)-(Duration)`` does for its queues.
     ///
-    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
-    /// it is cancelled. In async code, use ``backgroundTasksFinished(timeout:)``, which blocks no thread.
-    ///
-    /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
-    ///   10^9 seconds (some 31 years) or more waits without a limit.
+    /// - Parameter timeout: How long to wait at most; any value is accepted.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.
+    @discardableResult
     public func waitForBackgroundTasks(timeout: Duration) -> Bool {
         self.tracker.wait(timeout: timeout)
     }
 
-    /// Suspends until every background task accepted so far has finished or been cancelled.
+    /// Suspends until every background operation accepted so far has finished or been cancelled, `timeout` passes,
+    /// or the calling task is cancelled, without blocking a thread; as
+    /// ``QueueDispatcher/waitForBackgroundTasks(timeout:)-(Duration?)`` does for its queues.
     ///
-    /// Waits without a limit and ignores the cancellation of the calling task; prefer
-    /// ``backgroundTasksFinished(timeout:)``.
-    public func backgroundTasksFinished() async {
-        _ = await self.tracker.finished(timeout: nil, isCancellable: false)
-    }
-
-    /// Suspends until every background task accepted so far has finished or been cancelled, `timeout` passes,
-    /// or the calling task is cancelled, without blocking a thread.
-    ///
-    /// ```swift
-    /// guard await dispatcher.backgroundTasksFinished(timeout: .seconds(5)) else {
-    ///     print("background work still running after 5 s; exiting anyway")
-    ///     return
-    /// }
-    /// ```
-    ///
-    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
-    /// it is cancelled.
-    ///
-    /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
-    ///   10^9 seconds (some 31 years) or more waits without a limit.
-    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling
-    ///   task was cancelled.
-    public func backgroundTasksFinished(timeout: Duration) async -> Bool {
+    /// - Parameter timeout: How long to wait at most; `nil` (the default) waits without a limit.
+    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling task
+    ///   was cancelled.
+    @discardableResult
+    public func waitForBackgroundTasks(timeout: Duration? = nil) async -> Bool {
         await self.tracker.finished(timeout: timeout, isCancellable: true)
     }
 

@@ -28,7 +28,7 @@ public import Dispatch
 ///   ``BackgroundPriority``, or, when you pass one, to your own queue (whose own quality of service then
 ///   applies; the task's priority is ignored).
 /// - Cancelling a task releases its closure at once; the queue's block then finds nothing to run.
-/// - ``waitForBackgroundTasks(timeout:)`` and ``backgroundTasksFinished(timeout:)`` wait for the background
+/// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
 ///   work accepted so far, for a graceful shutdown of a command-line tool or server. A cancelled task stops
 ///   counting the moment it is cancelled, even if its delay has not passed.
 ///
@@ -106,44 +106,38 @@ public struct QueueDispatcher: TaskDispatcher {
         return TaskHandle(id: 0, canceller: state)
     }
 
-    /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes.
+    /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes: a
+    /// graceful shutdown for a command-line tool or a server.
     ///
-    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
-    /// it is cancelled. In async code, use ``backgroundTasksFinished(timeout:)``, which blocks no thread.
+    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment it is
+    /// cancelled. In async code the compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``,
+    /// which blocks no thread.
     ///
     /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
     ///   10^9 seconds (some 31 years) or more waits without a limit.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.
+    @discardableResult
     public func waitForBackgroundTasks(timeout: Duration) -> Bool {
         self.tracker.wait(timeout: timeout)
     }
 
-    /// Suspends until every background task accepted so far has finished or been cancelled.
-    ///
-    /// Waits without a limit and ignores the cancellation of the calling task; prefer
-    /// ``backgroundTasksFinished(timeout:)``.
-    public func backgroundTasksFinished() async {
-        _ = await self.tracker.finished(timeout: nil, isCancellable: false)
-    }
-
-    /// Suspends until every background task accepted so far has finished or been cancelled, `timeout` passes,
-    /// or the calling task is cancelled, without blocking a thread.
+    /// Suspends until every background task accepted so far has finished or been cancelled, `timeout` passes, or
+    /// the calling task is cancelled, without blocking a thread: the async form of
+    /// ``waitForBackgroundTasks(timeout:)-(Duration)``.
     ///
     /// ```swift
-    /// guard await dispatcher.backgroundTasksFinished(timeout: .seconds(5)) else {
+    /// guard await dispatcher.waitForBackgroundTasks(timeout: .seconds(5)) else {
     ///     print("background work still running after 5 s; exiting anyway")
     ///     return
     /// }
     /// ```
     ///
-    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment
-    /// it is cancelled.
-    ///
-    /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
-    ///   10^9 seconds (some 31 years) or more waits without a limit.
-    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling
-    ///   task was cancelled.
-    public func backgroundTasksFinished(timeout: Duration) async -> Bool {
+    /// - Parameter timeout: How long to wait at most; `nil` (the default) waits without a limit. Any value is
+    ///   accepted: zero or negative checks once, and 10^9 seconds (some 31 years) or more waits without a limit.
+    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling task
+    ///   was cancelled.
+    @discardableResult
+    public func waitForBackgroundTasks(timeout: Duration? = nil) async -> Bool {
         await self.tracker.finished(timeout: timeout, isCancellable: true)
     }
 

@@ -14,11 +14,11 @@ extension ManualDispatcher {
     ///     let search = SearchModel(dispatcher: dispatcher)     // sleeps 300 ms on dispatcher.clock
     ///
     ///     search.type("sw")
-    ///     try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(10))   // the sleep's timer
-    ///     try dispatcher.advance(by: .milliseconds(200))
+    ///     try await dispatcher.waitForPendingTasks(1)            // the sleep's timer
+    ///     try await dispatcher.advance(by: .milliseconds(200))
     ///     search.type("swift")                                  // cancels the first sleep and its timer
-    ///     try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(10))
-    ///     try dispatcher.advance(by: .milliseconds(300))        // wakes the second sleep
+    ///     try await dispatcher.waitForPendingTasks(1)
+    ///     try await dispatcher.advance(by: .milliseconds(300))  // wakes the second sleep
     ///     try await search.currentSearch?.value
     ///     #expect(search.queries == ["swift"])
     /// }

@@ -14,7 +14,7 @@ extension ManualDispatcher {
     ///
     ///     let refresh = model.refresh()                 // dispatcher.startTask(label: "refresh") { … }
     ///     #expect(dispatcher.pendingTaskCount(in: .foreground) == 1)   // the start, held
-    ///     try dispatcher.runNextForeground()            // starts it
+    ///     try await dispatcher.runNextForeground()      // starts it
     ///     try await dispatcher.value(of: refresh)       // awaits it, and claims its error
     ///     #expect(model.items.count == 3)
     /// }
@@ -31,8 +31,8 @@ extension ManualDispatcher {
     ///   the task waits on the dispatcher again, whatever its isolation, on every platform.
     /// - **Cancellation.** A task cancelled before its operation begins never runs the operation and throws
     ///   `CancellationError`; its start is cancelled when the task's body sees the cancellation (at once while the
-    ///   body waits for its start, otherwise when the body begins, which with the task executor is a step), so
-    ///   drain and await the task before counting pending tasks.
+    ///   body waits for its start, otherwise when the body begins), so drain and await the task before counting
+    ///   pending tasks.
     /// - **Errors nobody awaited.** The dispatcher tracks each task until it finishes. When the operation throws
     ///   (anything but `CancellationError`), the error is kept, and the first run method or ``verifyIdle()``
     ///   called after that throws ``ManualDispatcherError/Kind/unobservedTaskError`` naming the task's label,

@@ -187,7 +187,7 @@ import Testing
     }
 
     static func backgroundTasksFinished(_ dispatcher: OperationQueueDispatcher) async -> Bool {
-        await dispatcher.backgroundTasksFinished()
+        await dispatcher.waitForBackgroundTasks()
         return true
     }
 }

@@ -23,7 +23,7 @@ import Testing
         let dispatcher = kind.makeDispatcher()
         let handle = dispatcher.background(after: .seconds(60)) {}
         #expect(handle.cancel())
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(20)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(20)))
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
@@ -38,9 +38,9 @@ import Testing
         let cancelled = dispatcher.background(after: .seconds(60)) {}
         #expect(cancelled.cancel())
         #expect(await onDispatchThread { started.wait(timeout: .now() + 50) == .success })
-        #expect(await !dispatcher.backgroundTasksFinished(timeout: .milliseconds(20)))
+        #expect(await !dispatcher.waitForBackgroundTasks(timeout: .milliseconds(20)))
         gate.signal()
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
@@ -54,10 +54,10 @@ import Testing
                 dispatcher.background { ran.append(index) }
             }
         }
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
         #expect(ran.values.sorted() == Array(0..<200))
         // Nothing outstanding: the next wait returns at once.
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .zero))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero))
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
@@ -65,10 +65,10 @@ import Testing
         let dispatcher = kind.makeDispatcher()
         let gate = DispatchSemaphore(value: 0)
         dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
-        #expect(await !dispatcher.backgroundTasksFinished(timeout: .milliseconds(20)))
-        #expect(await !dispatcher.backgroundTasksFinished(timeout: .zero))
+        #expect(await !dispatcher.waitForBackgroundTasks(timeout: .milliseconds(20)))
+        #expect(await !dispatcher.waitForBackgroundTasks(timeout: .zero))
         gate.signal()
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
@@ -76,11 +76,11 @@ import Testing
         let dispatcher = kind.makeDispatcher()
         let gate = DispatchSemaphore(value: 0)
         dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
-        let waiter = Task { await dispatcher.backgroundTasksFinished(timeout: .seconds(600)) }
+        let waiter = Task { await dispatcher.waitForBackgroundTasks(timeout: .seconds(600)) }
         waiter.cancel()
         #expect(await waiter.value == false)
         gate.signal()
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
@@ -90,7 +90,7 @@ import Testing
         dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
         let results = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<20 {
-                group.addTask { await dispatcher.backgroundTasksFinished(timeout: .seconds(50)) }
+                group.addTask { await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)) }
             }
             group.addTask {
                 await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: .seconds(50)) }

@@ -229,7 +229,7 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
         let foreground = dispatcher.foreground(after: extreme.duration) { Issue.record("the foreground task ran") }
         #expect(background.cancel())
         #expect(foreground.cancel())
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
     }
 
     @MainActor
@@ -250,18 +250,18 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
         let timeout = extreme.duration
         // Nothing outstanding: every wait returns `true` at once, whatever the timeout.
         #expect(await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
-        #expect(await dispatcher.backgroundTasksFinished(timeout: timeout))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: timeout))
         // Work that finishes: a huge timeout saturates, and the wait returns when the work is done.
         if extreme.isPositive {
             for _ in 0..<3 { dispatcher.background {} }
             #expect(await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
             for _ in 0..<3 { dispatcher.background {} }
-            #expect(await dispatcher.backgroundTasksFinished(timeout: timeout))
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: timeout))
         } else {
             dispatcher.background {}
             _ = await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) }
-            _ = await dispatcher.backgroundTasksFinished(timeout: timeout)
-            #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+            _ = await dispatcher.waitForBackgroundTasks(timeout: timeout)
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
         }
     }
 

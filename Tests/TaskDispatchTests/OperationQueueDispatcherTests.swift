@@ -40,7 +40,7 @@ import Testing
         #expect(observed.count == tasks - width + 1, "tasks that started: \(observed)")
         #expect(observed.allSatisfy { $0 <= width }, "tasks running at once: \(observed)")
         #expect(observed.first == width)
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
         #expect(gauge.maximum == width)
     }
 
@@ -72,10 +72,10 @@ import Testing
         // `OperationQueue` has no way to take an operation out: a cancelled one waits for a slot like any other,
         // and is then started only to finish at once.
         #expect(dispatcher.backgroundOperationCount == 2)
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .zero) == false)
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero) == false)
 
         gate.signal()
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .seconds(50)))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
         #expect(ran.values.isEmpty)
     }
 
@@ -84,10 +84,10 @@ import Testing
         let dispatcher = try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 1)
         let handle = dispatcher.background(after: .seconds(60)) {}
         #expect(dispatcher.backgroundOperationCount == 0)
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .zero) == false)
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero) == false)
         #expect(handle.cancel())
         #expect(dispatcher.backgroundOperationCount == 0)
-        #expect(await dispatcher.backgroundTasksFinished(timeout: .zero))
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero))
     }
 }
 

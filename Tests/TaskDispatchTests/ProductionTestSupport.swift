@@ -27,7 +27,7 @@ enum ProductionDispatcherKind: String, CaseIterable, CustomTestStringConvertible
 /// What both production dispatchers offer for waiting, so a test can run against either.
 protocol WaitableProductionDispatcher: TaskDispatcher {
     func waitForBackgroundTasks(timeout: Duration) -> Bool
-    func backgroundTasksFinished(timeout: Duration) async -> Bool
+    func waitForBackgroundTasks(timeout: Duration?) async -> Bool
 }
 
 extension QueueDispatcher: WaitableProductionDispatcher {}
