@@ -2,7 +2,7 @@
 /// ``TaskDispatcher/clock``, so that a sleep through the wrapper still sleeps on the wrapped dispatcher's clock.
 ///
 /// A decorator generic over the dispatcher it wraps forwards the clock as it is
-/// (`var clock: Base.Clock { base.clock }`). A decorator that stores `any TaskDispatcher` cannot name that type,
+/// (`var clock: Base.DispatcherClock { base.clock }`). A decorator that stores `any TaskDispatcher` cannot name that type,
 /// so it erases it:
 ///
 /// ```swift

@@ -1,4 +1,4 @@
-extension TaskDispatcher where Clock == ContinuousClock {
+extension TaskDispatcher where DispatcherClock == ContinuousClock {
     /// The real clock, `ContinuousClock()`: the default for every dispatcher that does not name its own.
     ///
     /// `QueueDispatcher` and `OperationQueueDispatcher` use it. A sleep on it takes real time and ends early only

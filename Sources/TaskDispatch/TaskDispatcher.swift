@@ -52,7 +52,7 @@ public protocol TaskDispatcher: Sendable {
     ///
     /// A test dispatcher with virtual time names its own clock here (`ManualDispatcher.Clock`), so that code
     /// which sleeps on ``clock`` sleeps on the same timeline as the delays it dispatches.
-    associatedtype Clock: _Concurrency.Clock<Duration> = ContinuousClock
+    associatedtype DispatcherClock: Clock<Duration> = ContinuousClock
 
     /// The clock on which this dispatcher measures delays: sleep on it instead of calling `Task.sleep`.
     ///
@@ -74,11 +74,11 @@ public protocol TaskDispatcher: Sendable {
     ///
     /// The default, for every dispatcher that does not implement it, is `ContinuousClock()`, the real clock that
     /// keeps counting while the device sleeps. A dispatcher that wraps another (a decorator) should be generic
-    /// over the wrapped type and forward its clock, `var clock: Base.Clock { base.clock }`; a decorator around
+    /// over the wrapped type and forward its clock, `var clock: Base.DispatcherClock { base.clock }`; a decorator around
     /// `any TaskDispatcher` erases it once, in its initializer, into a stored `let clock: AnyDispatcherClock`
     /// (see ``AnyDispatcherClock``). One that forwards nothing gets the real clock, and a test that sleeps
     /// through it waits in real time.
-    var clock: Clock { get }
+    var clock: DispatcherClock { get }
 
     /// Starts a Swift task that runs `operation`, and returns it; the dispatcher may track it.
     ///
