@@ -41,10 +41,6 @@ public struct DispatchedTask: Sendable {
     /// Where the task was dispatched.
     public var callSite: CallSite
 
-    /// The wait of a tracked task on this task, when an awaitable dispatch inside a tracked task made it; read by
-    /// the dispatcher that tracks that task (`ManualDispatcher`) as it accepts this one.
-    package var ownedWait: OwnedWait?
-
     /// Creates a task description.
     ///
     /// - Parameters:

@@ -202,8 +202,8 @@ final class StartGate: Sendable {
 }
 
 /// What a ``ManualDispatcher`` hands to its tracked tasks, through ``TrackedTaskScope``: the dispatcher records a
-/// tracked task's wait as it accepts the awaited task (`ManualDispatcher.record`), and the awaitable dispatch or
-/// clock sleep ends it here, just before it resumes the task.
+/// tracked task's wait as it accepts a task inside the awaitable's dispatch call (`ManualDispatcher.record`), and
+/// the awaitable dispatch or clock sleep ends it here, just before it resumes the task.
 final class TrackedTaskRecorder: TrackedTaskObserver {
     private let monitor: Monitor<Schedule>
 
@@ -213,8 +213,9 @@ final class TrackedTaskRecorder: TrackedTaskObserver {
 
     func ownedWaitEnded(_ wait: OwnedWait) {
         self.monitor.changeTrackedTasks { schedule in
-            guard wait.isRecorded else { return }  // it awaited another dispatcher's work
-            wait.isRecorded = false
+            let wasRecorded = wait.state == .recorded
+            wait.state = .ended  // a dispatch still inside the awaitable's call must not record it again
+            guard wasRecorded else { return }  // it awaited another dispatcher's work
             schedule.tracked.ownedWaitEnded(wait.scope.id, on: wait.description)
         }
     }
