@@ -216,7 +216,7 @@ extension RuleCheck {
         let observed = ObservedDispatcher(
             base: self.subject.dispatcher, cancelsCallerAfterDispatch: cancellingAfterDispatch)
         let outcome = ContractSignal<Result<Int, any Error>>()
-        let task = Task { @MainActor in
+        let task = Task {
             do {
                 outcome.fulfil(.success(try await call(observed)))
             } catch {
