@@ -15,6 +15,14 @@
 ///         self.clock = AnyDispatcherClock(base.clock)      // erased once: its instants share one origin
 ///     }
 ///
+///     func startTask<Success: Sendable>(
+///         label: String?,
+///         callSite: CallSite,
+///         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+///     ) -> Task<Success, any Error> {
+///         base.startTask(label: label, callSite: callSite, operation: operation)
+///     }
+///
 ///     func dispatch(_ task: DispatchedTask) -> TaskHandle {
 ///         print("dispatch", task.label ?? "(no label)")
 ///         return base.dispatch(task)

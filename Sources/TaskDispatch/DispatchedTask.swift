@@ -2,17 +2,34 @@
 ///
 /// You rarely build one yourself: ``TaskDispatcher/background(priority:after:label:fileID:line:_:)`` and
 /// ``TaskDispatcher/foreground(after:label:fileID:line:_:)`` build it for you. A custom dispatcher reads it
-/// in its one required method, ``TaskDispatcher/dispatch(_:)``:
+/// in ``TaskDispatcher/dispatch(_:)``. A decorator also forwards ``TaskDispatcher/clock`` and
+/// ``TaskDispatcher/startTask(label:callSite:operation:)``, so that sleeps and tasks started through it reach the
+/// dispatcher it wraps (a test's `ManualDispatcher` among them):
 ///
 /// ```swift
 /// struct LoggingDispatcher<Base: TaskDispatcher>: TaskDispatcher {
 ///     let base: Base
+///
+///     var clock: Base.DispatcherClock { base.clock }
+///
+///     func startTask<Success: Sendable>(
+///         label: String?,
+///         callSite: CallSite,
+///         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+///     ) -> Task<Success, any Error> {
+///         base.startTask(label: label, callSite: callSite, operation: operation)
+///     }
+///
 ///     func dispatch(_ task: DispatchedTask) -> TaskHandle {
 ///         print("\(task.context) task \(task.label ?? "-") from \(task.callSite)")
 ///         return base.dispatch(task)
 ///     }
 /// }
 /// ```
+///
+/// A decorator may forward a new `DispatchedTask` built from this one; a tracked task's wait on the work is
+/// carried by the `dispatch(_:)` call, not by the task, so it survives as long as the decorator forwards inside
+/// that call.
 ///
 /// New scheduling options are added as new properties with defaults, so conformers keep compiling.
 public struct DispatchedTask: Sendable {
@@ -40,10 +57,6 @@ public struct DispatchedTask: Sendable {
 
     /// Where the task was dispatched.
     public var callSite: CallSite
-
-    /// The wait of a tracked task on this task, when an awaitable dispatch inside a tracked task made it; read by
-    /// the dispatcher that tracks that task (`ManualDispatcher`) as it accepts this one.
-    package var ownedWait: OwnedWait?
 
     /// Creates a task description.
     ///

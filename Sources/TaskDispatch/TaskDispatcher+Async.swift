@@ -41,15 +41,14 @@ extension TaskDispatcher {
         try Task.checkCancellation()
         let wait = TrackedTaskScope.wait(on: Self.describe("runInBackground", label, fileID, line))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
-        var task = DispatchedTask(
+        let task = DispatchedTask(
             .background { awaited.finish(Result { try work() }) },
             label: label,
             delay: delay,
             priority: priority,
             callSite: CallSite(fileID: fileID, line: line)
         )
-        task.ownedWait = wait
-        return try await self.awaitResult(of: task, through: awaited)
+        return try await self.awaitResult(of: task, through: awaited, binding: wait)
     }
 
     /// Runs `work` on the main actor through this dispatcher, and returns its result to the awaiting task.
@@ -90,14 +89,13 @@ extension TaskDispatcher {
         try Task.checkCancellation()
         let wait = TrackedTaskScope.wait(on: Self.describe("runOnMainActor", label, fileID, line))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
-        var task = DispatchedTask(
+        let task = DispatchedTask(
             .foreground { awaited.finish(Result { try work() }) },
             label: label,
             delay: delay,
             callSite: CallSite(fileID: fileID, line: line)
         )
-        task.ownedWait = wait
-        return try await self.awaitResult(of: task, through: awaited)
+        return try await self.awaitResult(of: task, through: awaited, binding: wait)
     }
 
     /// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch, as diagnostics name it.
@@ -106,13 +104,20 @@ extension TaskDispatcher {
     }
 
     /// Dispatches `task`, whose closure finishes `awaited`, and suspends until `awaited` is finished or cancelled.
+    ///
+    /// A tracked task's `wait` is bound in `TrackedTaskScope.dispatching` around the call to ``dispatch(_:)`` only:
+    /// the dispatcher that tracks the task reads it there, through any decorator that forwards synchronously.
     private func awaitResult<Value: Sendable>(
         of task: DispatchedTask,
-        through awaited: AwaitedDispatch<Value>
+        through awaited: AwaitedDispatch<Value>,
+        binding wait: OwnedWait?
     ) async throws -> Value {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                awaited.start(continuation) { self.dispatch(task) }
+                awaited.start(continuation) {
+                    guard let wait else { return self.dispatch(task) }
+                    return TrackedTaskScope.$dispatching.withValue(wait) { self.dispatch(task) }
+                }
             }
         } onCancel: {
             awaited.cancel()

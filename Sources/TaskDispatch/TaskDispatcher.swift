@@ -43,7 +43,7 @@
 ///
 /// ## Implementing a dispatcher
 ///
-/// Implement ``dispatch(_:)``, the one requirement without a default. Everything else (``background(priority:after:label:fileID:line:_:)``,
+/// Implement ``dispatch(_:)``; a decorator also forwards ``clock`` and ``startTask(label:callSite:operation:)``. Everything else (``background(priority:after:label:fileID:line:_:)``,
 /// ``foreground(after:label:fileID:line:_:)``) is sugar that builds a ``DispatchedTask`` and calls it. The
 /// other requirements have defaults: ``clock`` is the real `ContinuousClock`, and
 /// ``startTask(label:callSite:operation:)`` creates a plain `Task`.
@@ -77,7 +77,7 @@ public protocol TaskDispatcher: Sendable {
     /// over the wrapped type and forward its clock, `var clock: Base.DispatcherClock { base.clock }`; a decorator around
     /// `any TaskDispatcher` erases it once, in its initializer, into a stored `let clock: AnyDispatcherClock`
     /// (see ``AnyDispatcherClock``). One that forwards nothing gets the real clock, and a test that sleeps
-    /// through it waits in real time.
+    /// through it waits in real time. A decorator forwards ``startTask(label:callSite:operation:)`` too.
     var clock: DispatcherClock { get }
 
     /// Starts a Swift task that runs `operation`, and returns it; the dispatcher may track it.
@@ -85,6 +85,19 @@ public protocol TaskDispatcher: Sendable {
     /// Call it through ``startTask(label:fileID:line:_:)``, which fills in the call site. The default creates a
     /// plain `Task`, exactly as `Task { }` would; `ManualDispatcher` holds the task's start until the test runs
     /// it, tracks the task until it finishes, and reports an error that nobody looked at.
+    ///
+    /// A dispatcher that wraps another (a decorator) forwards it, as it forwards ``clock``; otherwise a task started
+    /// through the decorator is a plain `Task`, which a test's `ManualDispatcher` neither holds nor tracks:
+    ///
+    /// ```swift
+    /// func startTask<Success: Sendable>(
+    ///     label: String?,
+    ///     callSite: CallSite,
+    ///     @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    /// ) -> Task<Success, any Error> {
+    ///     base.startTask(label: label, callSite: callSite, operation: operation)
+    /// }
+    /// ```
     ///
     /// - Parameters:
     ///   - label: A short name shown in diagnostics.

@@ -26,10 +26,13 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case pendingTasks(atLeast: Int, in: TaskContext?)
         /// A task due now in either context, or every tracked task settled: what an async drain waits for.
         case dueTaskOrSettled
+        /// The tracked task with this identity has finished: what `value(of:)` called from the test waits for.
+        case trackedTaskFinished(UInt64)
 
-        /// Whether `counts` meets the condition.
-        package func isMet(by counts: Counts) -> Bool {
+        /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
+        package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
             switch self {
+            case .trackedTaskFinished(let id): isFinished(id)
             case .dueTask(.foreground?): counts.dueForeground > 0
             case .dueTask(.background?): counts.dueBackground > 0
             case .dueTask(nil): counts.dueForeground + counts.dueBackground > 0
@@ -118,11 +121,14 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// A dispatch happened (or a tracked task settled) and the dispatcher now holds `counts`: removes the waiters whose condition holds and
     /// returns their resumers, oldest first, for the caller to resume once the lock is released.
-    package mutating func dispatchHappened(_ counts: Counts) -> [Resumer] {
+    package mutating func dispatchHappened(
+        _ counts: Counts,
+        isFinished: (UInt64) -> Bool = { _ in false }
+    ) -> [Resumer] {
         var resumers: [Resumer] = []
         var waiting: [Waiter] = []
         for waiter in self.waiters {
-            if waiter.condition.isMet(by: counts) {
+            if waiter.condition.isMet(by: counts, isFinished: isFinished) {
                 resumers.append(waiter.resumer)
             } else {
                 waiting.append(waiter)

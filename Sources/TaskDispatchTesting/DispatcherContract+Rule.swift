@@ -3,8 +3,8 @@ extension DispatcherContract {
     /// checks it.
     ///
     /// The cases follow the contract on the `TaskDispatcher` protocol, one case per rule, in the order the
-    /// check runs them. The rules for the awaitable dispatches are added as new cases when those dispatches
-    /// land in `TaskDispatch`; a `switch` over this type should keep a `default:` branch.
+    /// check runs them. New rules are added as new cases; a `switch` over this type should keep a `default:`
+    /// branch.
     public enum Rule: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// Each accepted task runs exactly once, unless cancelled.
         ///
@@ -39,6 +39,45 @@ extension DispatcherContract {
         /// right after dispatching them (racing their start), and by cancelling a task that has run.
         case cancellationIsAllOrNothing
 
+        /// A cancel before the start stops the task: `cancel()` returns `true` and the task never runs.
+        ///
+        /// Checked with immediate foreground tasks dispatched and cancelled in one turn of the main actor (and,
+        /// on a ``DispatcherContract/Subject/manual(_:)`` subject, immediate background tasks cancelled before the
+        /// time passes), and with delayed tasks of both contexts cancelled well before their delay has passed.
+        /// Skipped for immediate tasks when the subject runs tasks inline.
+        case cancelBeforeTheStartStopsTheTask
+
+        /// `runInBackground` and `runOnMainActor` return what the closure returned, or throw what it threw.
+        ///
+        /// Checked with immediate and delayed closures of both forms that return a value or throw an error.
+        case awaitableDispatchesDeliverTheOutcome
+
+        /// The awaitable dispatches follow the awaiting task's cancellation: before the start the closure never runs
+        /// and the await throws `CancellationError`; after the start the closure runs to the end and its value is
+        /// returned.
+        ///
+        /// Checked by cancelling the awaiting task while a delayed closure waits, right after an immediate dispatch
+        /// returns (from the main actor for `runOnMainActor`), and from inside the running closure.
+        case awaitableDispatchesFollowCancellation
+
+        /// A decorator over a `ManualDispatcher` forwards ``TaskDispatcher/clock``: a sleep on it is a timer on the
+        /// dispatcher underneath, woken by its virtual time.
+        ///
+        /// Checked only for ``DispatcherContract/Subject/manual(_:over:)`` subjects.
+        case decoratorForwardsTheClock
+
+        /// A decorator over a `ManualDispatcher` forwards ``TaskDispatcher/startTask(label:callSite:operation:)``:
+        /// a task started through it is tracked by the dispatcher underneath, its start a step.
+        ///
+        /// Checked only for ``DispatcherContract/Subject/manual(_:over:)`` subjects.
+        case decoratorForwardsStartTask
+
+        /// A decorator over a `ManualDispatcher` keeps a tracked task's wait: a tracked task awaiting
+        /// `runInBackground(after:)` through it reads as settled, so the async drains move the clock to the work.
+        ///
+        /// Checked only for ``DispatcherContract/Subject/manual(_:over:)`` subjects.
+        case decoratorKeepsAwaitedWaits
+
         /// A short name for the rule, as an error names it, such as `"exactly once"`.
         public var name: String {
             switch self {
@@ -47,6 +86,12 @@ extension DispatcherContract {
             case .foregroundOnMainActorInOrder: "foreground on the main actor, in order"
             case .delayIsLowerBound: "a delay is a lower bound"
             case .cancellationIsAllOrNothing: "cancellation is all or nothing"
+            case .cancelBeforeTheStartStopsTheTask: "a cancel before the start stops the task"
+            case .awaitableDispatchesDeliverTheOutcome: "awaitable dispatches deliver the outcome"
+            case .awaitableDispatchesFollowCancellation: "awaitable dispatches follow cancellation"
+            case .decoratorForwardsTheClock: "a decorator forwards the clock"
+            case .decoratorForwardsStartTask: "a decorator forwards startTask"
+            case .decoratorKeepsAwaitedWaits: "a decorator keeps a tracked task's wait"
             }
         }
 
@@ -63,6 +108,18 @@ extension DispatcherContract {
                 "A task never starts before its delay has passed; zero or a negative delay means \"as soon as possible\"."
             case .cancellationIsAllOrNothing:
                 "A cancelled task never runs, and a cancel that races with the start leaves the task either fully run or not run at all; cancel() returns true exactly when it stopped the task."
+            case .cancelBeforeTheStartStopsTheTask:
+                "cancel() on the handle of a task that has not started stops it: it returns true, and the task never runs."
+            case .awaitableDispatchesDeliverTheOutcome:
+                "runInBackground and runOnMainActor return what their closure returned, or throw what it threw."
+            case .awaitableDispatchesFollowCancellation:
+                "When the task awaiting runInBackground or runOnMainActor is cancelled before the closure starts, the closure never runs and the await throws CancellationError; once the closure has started, it runs to the end and its value is returned."
+            case .decoratorForwardsTheClock:
+                "A decorator over a ManualDispatcher forwards clock, so that a sleep through it waits on the virtual time of the dispatcher underneath."
+            case .decoratorForwardsStartTask:
+                "A decorator over a ManualDispatcher forwards startTask, so that the dispatcher underneath holds the task's start and tracks the task until it finishes."
+            case .decoratorKeepsAwaitedWaits:
+                "A decorator over a ManualDispatcher forwards each task synchronously, inside the dispatch(_:) call that received it, so that a tracked task awaiting work through it reads as waiting on the dispatcher's own work."
             }
         }
 

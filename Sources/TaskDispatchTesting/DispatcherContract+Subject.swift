@@ -19,6 +19,10 @@ extension DispatcherContract {
         /// auto-drain mode); the ``Rule/neverInline`` rule is then skipped.
         public let runsTasksInline: Bool
 
+        /// The `ManualDispatcher` underneath a ``manual(_:over:)`` subject (or a ``manual(_:)`` subject itself): the
+        /// decorator rules check what reaches it; `nil` for other subjects, which skip those rules.
+        let manualBase: ManualDispatcher?
+
         /// The dispatcher's time since the subject was created.
         let now: @Sendable () -> Duration
 
@@ -42,8 +46,17 @@ extension DispatcherContract {
         ) {
             self.dispatcher = dispatcher
             self.runsTasksInline = runsTasksInline
+            self.manualBase = nil
             self.now = now
             self.advance = advance
+        }
+
+        private init(_ dispatcher: any TaskDispatcher, over base: ManualDispatcher) {
+            self.dispatcher = dispatcher
+            self.runsTasksInline = base.mode != .manual
+            self.manualBase = base
+            self.now = { base.now }
+            self.advance = { duration in try base.advance(by: duration) }
         }
 
         private init(realTime dispatcher: any TaskDispatcher) {
@@ -51,6 +64,7 @@ extension DispatcherContract {
             let start = clock.now
             self.dispatcher = dispatcher
             self.runsTasksInline = false
+            self.manualBase = nil
             self.now = { clock.now - start }
             self.advance = nil
         }
@@ -72,12 +86,26 @@ extension DispatcherContract {
         /// - Parameter dispatcher: The dispatcher under test.
         /// - Returns: A subject measured on the dispatcher's virtual clock.
         public static func manual(_ dispatcher: ManualDispatcher) -> Subject {
-            Subject(
-                dispatcher,
-                runsTasksInline: dispatcher.mode != .manual,
-                now: { dispatcher.now },
-                advance: { duration in try dispatcher.advance(by: duration) }
-            )
+            Subject(dispatcher, over: dispatcher)
+        }
+
+        /// A decorator over a ``ManualDispatcher``, driven through the dispatcher underneath: every rule, plus the
+        /// decorator rules (``Rule/decoratorForwardsTheClock``, ``Rule/decoratorForwardsStartTask``,
+        /// ``Rule/decoratorKeepsAwaitedWaits``), which check that what tests rely on reaches `base`.
+        ///
+        /// ```swift
+        /// try await DispatcherContract.check {
+        ///     let manual = ManualDispatcher()
+        ///     return .manual(LoggingDispatcher(base: manual), over: manual)
+        /// }
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - decorator: The dispatcher under test, which forwards to `base`.
+        ///   - base: The `ManualDispatcher` the decorator forwards to.
+        /// - Returns: A subject measured on `base`'s virtual clock.
+        public static func manual(_ decorator: any TaskDispatcher, over base: ManualDispatcher) -> Subject {
+            Subject(decorator, over: base)
         }
     }
 }

@@ -40,10 +40,13 @@ import TaskDispatch
 /// The check runs off the main actor and needs the main actor free, as it is in any `async` test of Swift
 /// Testing or XCTest: foreground tasks run there, and it dispatches some tasks from there.
 ///
-/// ## What is not checked yet
+/// ## Awaitable dispatches and decorators
 ///
-/// The rules of the awaitable dispatches are added to ``Rule`` and to this check when those dispatches land in
-/// `TaskDispatch`; code that calls this check with the default `rules` then checks them without a change.
+/// The check also drives `runInBackground` and `runOnMainActor` through the subject: the value and the error
+/// arrive, and the awaiting task's cancellation stops a closure that has not started and leaves one that has
+/// alone. A decorator over a ``ManualDispatcher``, given as ``Subject/manual(_:over:)``, is also checked for what
+/// tests rely on underneath it: the clock, `startTask`, and a tracked task's waits. New rules are added to
+/// ``Rule``; code that calls this check with the default `rules` checks them without a change.
 public enum DispatcherContract {
     /// Checks `rules` against dispatchers made by `makeSubject`, one fresh dispatcher per rule.
     ///

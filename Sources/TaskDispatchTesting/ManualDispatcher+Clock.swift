@@ -134,17 +134,16 @@ extension ManualDispatcher {
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
             let wait = TrackedTaskScope.wait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
             let awaited = AwaitedDispatch<Void>(reporting: wait)
-            var task = DispatchedTask(
+            let task = DispatchedTask(
                 .background { awaited.finish(.success(())) },
                 label: label,
                 // `Clock.sleep(until:tolerance:)` has no parameter for the caller's file and line: a sleep in a
                 // tracked task is attributed to the task's start, any other to this line.
                 callSite: sleeper?.callSite ?? CallSite(fileID: #fileID, line: #line)
             )
-            task.ownedWait = wait
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    awaited.start(continuation) { dispatcher.dispatch(task, dueAt: due) }
+                    awaited.start(continuation) { dispatcher.dispatch(task, dueAt: due, waitedOnBy: wait) }
                 }
             } onCancel: {
                 awaited.cancel()
@@ -159,9 +158,9 @@ extension ManualDispatcher {
         Clock(dispatcher: self)
     }
 
-    /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation; otherwise
-    /// as ``dispatch(_:)``.
-    func dispatch(_ task: DispatchedTask, dueAt due: Int64) -> TaskHandle {
-        self.record(task.ownedWait) { $0.accept(task, dueAt: due) }
+    /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation, as the timer
+    /// of a sleep that `wait` (if the sleeper is a tracked task) waits on; otherwise as ``dispatch(_:)``.
+    func dispatch(_ task: DispatchedTask, dueAt due: Int64, waitedOnBy wait: OwnedWait?) -> TaskHandle {
+        self.record(wait) { $0.accept(task, dueAt: due) }
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import TaskDispatch
 
 extension ManualDispatcher {
@@ -110,7 +109,7 @@ extension ManualDispatcher {
     /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, saying what the task last awaited. In
     /// ``Mode/autoDrain`` and ``Mode/autoAdvance`` the dispatcher runs those steps itself. Inside a tracked task
     /// the await is part of that task's settling (see ``runUntilIdle(waitingUpTo:)``) and is not bounded here.
-    /// A task this dispatcher did not start is awaited in the same way.
+    /// A task this dispatcher did not start is simply awaited.
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
@@ -132,25 +131,24 @@ extension ManualDispatcher {
             }
             return try await task.value
         }
+        // A task this dispatcher did not start: nothing to wait for but its value.
+        guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else { return try await task.value }
         let limit = self.waitLimit
-        switch await BoundedAwait.value(of: task, deadline: Self.deadline(after: limit)) {
-        case .finished(let result):
-            return try result.get()
+        let waiter = self.monitor.withLock { $0.waiters.makeID() }
+        // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
+        switch await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: Self.deadline(after: limit)) {
+        case .conditionMet:
+            return try await task.value  // it has finished: this returns at once
         case .cancelled:
             throw CancellationError()
         case .timedOut:
-            let failure = self.monitor.withLock { schedule in
-                let standing =
-                    schedule.tracked.id(of: key).flatMap { schedule.tracked.standing(of: $0) }
-                    ?? TrackedTasks.UnsettledTask(
-                        label: nil,
-                        callSite: CallSite(fileID: "(unknown)", line: 0),
-                        lastSeen:
-                            "it was not started by this dispatcher's startTask, so the dispatcher cannot say what it awaits",
-                        awaiting: nil
-                    )
+            let failure = self.monitor.withLock { schedule -> Failure? in
+                guard let standing = schedule.tracked.standing(of: id), !schedule.tracked.hasFinished(id) else {
+                    return nil  // it finished as the timer fired
+                }
                 return schedule.failure(.taskNotFinished(method: "value(of:)", limit: limit, task: standing))
             }
+            guard let failure else { return try await task.value }
             throw ManualDispatcherError(failure)
         }
     }
@@ -230,8 +228,8 @@ final class StartGate: Sendable {
 }
 
 /// What a ``ManualDispatcher`` hands to its tracked tasks, through ``TrackedTaskScope``: the dispatcher records a
-/// tracked task's wait as it accepts the awaited task (`ManualDispatcher.record`), and the awaitable dispatch or
-/// clock sleep ends it here, just before it resumes the task.
+/// tracked task's wait as it accepts a task inside the awaitable's dispatch call (`ManualDispatcher.record`), and
+/// the awaitable dispatch or clock sleep ends it here, just before it resumes the task.
 final class TrackedTaskRecorder: TrackedTaskObserver {
     private let monitor: Monitor<Schedule>
 
@@ -241,8 +239,9 @@ final class TrackedTaskRecorder: TrackedTaskObserver {
 
     func ownedWaitEnded(_ wait: OwnedWait) {
         self.monitor.changeTrackedTasks { schedule in
-            guard wait.isRecorded else { return }  // it awaited another dispatcher's work
-            wait.isRecorded = false
+            let wasRecorded = wait.state == .recorded
+            wait.state = .ended  // a dispatch still inside the awaitable's call must not record it again
+            guard wasRecorded else { return }  // it awaited another dispatcher's work
             schedule.tracked.ownedWaitEnded(wait.scope.id, on: wait.description)
         }
     }
@@ -265,40 +264,5 @@ extension Monitor where Value == Schedule {
         if let woken { WaitResumer.resumeAll(woken) }
         if drain { self.drainAutomatically() }
         return result
-    }
-}
-
-/// An await of a task's value that gives up at a real-time deadline or when the awaiting task is cancelled.
-///
-/// `task.value` cannot be interrupted, so a helper task awaits it and hands the result over; whichever comes first
-/// (the value, the deadline, the cancellation) resumes the caller, exactly once. A helper left behind ends when the
-/// task does.
-enum BoundedAwait<Success: Sendable>: Sendable {
-    case finished(Result<Success, any Error>)
-    case timedOut
-    case cancelled
-
-    static func value(of task: Task<Success, any Error>, deadline: DispatchTime) async -> BoundedAwait {
-        let slot = LockedValue<CheckedContinuation<BoundedAwait, Never>?>(nil)
-        let resume: @Sendable (BoundedAwait) -> Void = { outcome in
-            slot.withLock { continuation in
-                defer { continuation = nil }
-                return continuation
-            }?.resume(returning: outcome)
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<BoundedAwait, Never>) in
-                slot.withLock { $0 = continuation }
-                if Task.isCancelled { resume(.cancelled) }
-                Task {
-                    do { resume(.finished(.success(try await task.value))) } catch {
-                        resume(.finished(.failure(error)))
-                    }
-                }
-                DispatchQueue.global().asyncAfter(deadline: deadline) { resume(.timedOut) }
-            }
-        } onCancel: {
-            resume(.cancelled)
-        }
     }
 }

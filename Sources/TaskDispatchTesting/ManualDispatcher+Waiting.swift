@@ -187,7 +187,8 @@ extension ManualDispatcher {
                     case registered(observer: (@Sendable () -> Void)?)
                 }
                 let registration = monitor.withLock { schedule -> Registration in
-                    guard !condition.isMet(by: schedule.waitCounts) else { return .conditionAlreadyMet }
+                    guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished)
+                    else { return .conditionAlreadyMet }
                     schedule.waiters.add(id, waitingFor: condition, resumer: WaitResumer(continuation))
                     return .registered(observer: schedule.waiters.registrationObserver)
                 }
@@ -269,6 +270,6 @@ extension Schedule {
 
     /// A task was just accepted: removes the waiters it satisfies, for the dispatch to resume after unlocking.
     mutating func waitersToWake() -> [WaitResumer] {
-        self.waiters.dispatchHappened(self.waitCounts)
+        self.waiters.dispatchHappened(self.waitCounts, isFinished: self.tracked.hasFinished)
     }
 }

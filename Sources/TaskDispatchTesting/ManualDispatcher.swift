@@ -158,20 +158,27 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.record(task.ownedWait) { $0.accept(task) }
+        self.record(nil) { $0.accept(task) }
     }
 
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
     /// tracked task of this dispatcher on it (`ManualDispatcher+Settling.swift`), finds the async waits it wakes
     /// (`ManualDispatcher+Waiting.swift`) and claims an auto-drain; then resumes the waits, drains, and hands out
     /// the task's handle.
+    ///
+    /// The wait is `ownedWait` (the virtual clock's sleep passes its own), else the one an awaitable dispatch binds
+    /// in `TrackedTaskScope.dispatching` around its `dispatch(_:)` call, through any decorator that forwards
+    /// synchronously. That task-local is read only while this dispatcher has unfinished tracked tasks: a wait is
+    /// recorded only for one of them, and a plain dispatch then pays one count comparison under the lock it takes.
     @inline(__always)
     func record(_ ownedWait: OwnedWait?, _ accept: (inout Schedule) -> ScheduledTask) -> TaskHandle {
         let (scheduled, drain, woken) = self.monitor.withLock { schedule in
             let scheduled = accept(&schedule)
-            if let ownedWait, ownedWait.scope.observer === self.trackedTaskObserver {
-                schedule.tracked.ownedWaitBegan(ownedWait.scope.id, on: ownedWait.description)
-                ownedWait.isRecorded = true
+            if schedule.tracked.unfinishedCount > 0, let wait = ownedWait ?? TrackedTaskScope.dispatching,
+                wait.state == .unrecorded, wait.scope.observer === self.trackedTaskObserver
+            {
+                schedule.tracked.ownedWaitBegan(wait.scope.id, on: wait.description)
+                wait.state = .recorded
             }
             let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
             return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()), woken)

@@ -70,3 +70,59 @@ struct ForwardingDispatcher: TaskDispatcher {
 func synchronously<Result>(_ body: () throws -> Result) rethrows -> Result {
     try body()
 }
+
+/// A decorator that rebuilds every task through `DispatchedTask`'s public initializer before forwarding it, as a
+/// decorator that renames or re-prioritizes tasks would; it forwards the clock and `startTask` too.
+struct RebuildingDispatcher: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let rebuilt = DispatchedTask(
+            task.work,
+            label: task.label.map { "rebuilt \($0)" } ?? "rebuilt",
+            delay: task.delay,
+            priority: task.priority,
+            callSite: task.callSite
+        )
+        return self.base.dispatch(rebuilt)
+    }
+}
+
+/// A decorator that dispatches a note of its own to the wrapped dispatcher before each task it forwards, as an
+/// auditing decorator might.
+struct NotingDispatcher: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(DispatchedTask(.background {}, label: "note", callSite: task.callSite))
+        return self.base.dispatch(task)
+    }
+}

@@ -4,7 +4,8 @@ import TaskDispatch
 import TaskDispatchTesting
 
 /// Dispatchers that each break one rule of the contract on purpose, to prove that the contract check catches it:
-/// the five of issue 13, one that ignores delays, and one whose `cancel()` always claims success.
+/// the five of issue 13, one that ignores delays, one whose `cancel()` always claims success, one whose `cancel()`
+/// never does, and decorators over a `ManualDispatcher` that drop the clock, `startTask` or a tracked task's wait.
 enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case runsInline
     case runsATaskTwice
@@ -13,6 +14,10 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case ignoresCancel
     case ignoresDelays
     case cancelAlwaysSucceeds
+    case cancelNeverSucceeds
+    case decoratorDropsTheClock
+    case decoratorDropsStartTask
+    case decoratorDropsTheWait
 
     var description: String { self.rawValue }
 
@@ -26,6 +31,10 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .ignoresCancel: .cancellationIsAllOrNothing
         case .ignoresDelays: .delayIsLowerBound
         case .cancelAlwaysSucceeds: .cancellationIsAllOrNothing
+        case .cancelNeverSucceeds: .cancelBeforeTheStartStopsTheTask
+        case .decoratorDropsTheClock: .decoratorForwardsTheClock
+        case .decoratorDropsStartTask: .decoratorForwardsStartTask
+        case .decoratorDropsTheWait: .decoratorKeepsAwaitedWaits
         }
     }
 
@@ -39,6 +48,21 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .ignoresCancel: "ran although cancel() had returned true"
         case .ignoresDelays: "before its delay had passed"
         case .cancelAlwaysSucceeds: "cancel() returned true twice"
+        case .cancelNeverSucceeds: "cancel() returned false for"
+        case .decoratorDropsTheClock: "put no timer on the ManualDispatcher underneath"
+        case .decoratorDropsStartTask: "it is a plain Task"
+        case .decoratorDropsTheWait: "did not read as waiting on the ManualDispatcher's own work"
+        }
+    }
+
+    /// The subject to check: the dispatcher in real time, or the decorator over a fresh `ManualDispatcher`.
+    func makeSubject() -> DispatcherContract.Subject {
+        let manual = ManualDispatcher()
+        switch self {
+        case .decoratorDropsTheClock: return .manual(ClockDroppingDecorator(base: manual), over: manual)
+        case .decoratorDropsStartTask: return .manual(StartTaskDroppingDecorator(base: manual), over: manual)
+        case .decoratorDropsTheWait: return .manual(WaitDroppingDecorator(base: manual), over: manual)
+        default: return .realTime(self.makeDispatcher())
         }
     }
 
@@ -51,6 +75,10 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .ignoresCancel: CancelIgnoringDispatcher()
         case .ignoresDelays: DelayIgnoringDispatcher()
         case .cancelAlwaysSucceeds: AlwaysCancellingDispatcher()
+        case .cancelNeverSucceeds: CancelRefusingDispatcher()
+        case .decoratorDropsTheClock: ClockDroppingDecorator(base: ManualDispatcher())
+        case .decoratorDropsStartTask: StartTaskDroppingDecorator(base: ManualDispatcher())
+        case .decoratorDropsTheWait: WaitDroppingDecorator(base: ManualDispatcher())
         }
     }
 }
@@ -152,6 +180,89 @@ struct AlwaysCancellingDispatcher: TaskDispatcher {
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         TaskHandle(id: 0, canceller: BoastingCanceller(base: self.base.dispatch(task)))
     }
+}
+
+/// Forwards to a `QueueDispatcher`, but its handles' `cancel()` returns `false` and stops nothing.
+struct CancelRefusingDispatcher: TaskDispatcher {
+    let base = QueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+        return TaskHandle(id: 0, canceller: SpentCanceller())
+    }
+}
+
+/// Forwards `startTask` and every task, but not the clock: a sleep through it waits in real time.
+struct ClockDroppingDecorator: TaskDispatcher {
+    let base: any TaskDispatcher
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+}
+
+/// Forwards the clock and every task, but not `startTask`: its tasks are plain `Task`s.
+struct StartTaskDroppingDecorator: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+}
+
+/// Forwards the clock and `startTask`, and each task from a queue of its own (waiting there for the handle), so the
+/// dispatch runs outside the awaiting task and a tracked task's wait is lost.
+struct WaitDroppingDecorator: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+    private let queue = DispatchQueue(label: "WaitDroppingDecorator")
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let handle = HandleBox()
+        let done = DispatchSemaphore(value: 0)
+        self.queue.async {
+            handle.set(self.base.dispatch(task))
+            done.signal()
+        }
+        done.wait()
+        return handle.get() ?? TaskHandle(id: 0, canceller: SpentCanceller())
+    }
+}
+
+/// A handle passed from one thread to another. `@unchecked Sendable`: `lock` guards `handle`.
+final class HandleBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var handle: TaskHandle?
+
+    func set(_ handle: TaskHandle) { self.lock.withLock { self.handle = handle } }
+    func get() -> TaskHandle? { self.lock.withLock { self.handle } }
 }
 
 /// A thread-safe counter. `@unchecked Sendable`: `lock` guards `value`.

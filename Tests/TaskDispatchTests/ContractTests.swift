@@ -48,7 +48,7 @@ import Testing
     @Test(.timeLimit(.minutes(3)), arguments: BrokenDispatcher.allCases)
     func aBrokenDispatcherIsCaughtByTheRuleItBreaks(broken: BrokenDispatcher) async throws {
         let violation = await #expect(throws: DispatcherContractViolation.self) {
-            try await DispatcherContract.check(timeLimitPerRule: .seconds(2)) { .realTime(broken.makeDispatcher()) }
+            try await DispatcherContract.check(timeLimitPerRule: .seconds(2)) { broken.makeSubject() }
         }
         let found = try #require(violation)
         #expect(found.rule == broken.brokenRule, "\(found)")
@@ -56,6 +56,41 @@ import Testing
         #expect(found.description.contains("broke the rule \"\(broken.brokenRule.name)\""), "\(found)")
         #expect(found.description.contains(broken.brokenRule.text), "\(found)")
         #expect(found.description.contains("ContractTests.swift:"), "\(found)")
+    }
+
+    @Test(.timeLimit(.minutes(3)), arguments: [ForwardingDecoratorKind.generic, .rebuilding])
+    func aDecoratorOverAManualDispatcherKeepsTheContract(kind: ForwardingDecoratorKind) async throws {
+        try await DispatcherContract.check {
+            let manual = ManualDispatcher()
+            return .manual(kind.makeDecorator(over: manual), over: manual)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aCancelThatStopsNothingFailsTheAwaitableCancellationRule() async throws {
+        let violation = await #expect(throws: DispatcherContractViolation.self) {
+            try await DispatcherContract.check(
+                rules: [.awaitableDispatchesFollowCancellation], timeLimitPerRule: .seconds(30)
+            ) {
+                .realTime(CancelRefusingDispatcher())
+            }
+        }
+        let found = try #require(violation)
+        #expect(found.rule == .awaitableDispatchesFollowCancellation, "\(found)")
+        #expect(found.evidence.contains("it should have thrown CancellationError at once"), "\(found)")
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aCancelThatAlwaysSucceedsFailsTheAwaitableCancellationRuleAfterTheStart() async throws {
+        let violation = await #expect(throws: DispatcherContractViolation.self) {
+            try await DispatcherContract.check(
+                rules: [.awaitableDispatchesFollowCancellation], timeLimitPerRule: .seconds(30)
+            ) {
+                .realTime(AlwaysCancellingDispatcher())
+            }
+        }
+        let found = try #require(violation)
+        #expect(found.evidence.contains("although the closure had started and ran to the end"), "\(found)")
     }
 
     @Test func aViolationNamesTheRuleTheEvidenceTheTextAndTheCallSite() {
@@ -101,6 +136,67 @@ enum ManualConfiguration: String, Sendable, CaseIterable, CustomStringConvertibl
         case .priorityOrder: ManualDispatcher(order: .priority)
         case .randomOrder: ManualDispatcher(order: .random(seed: 42))
         }
+    }
+}
+
+/// Decorators that forward everything a `ManualDispatcher` needs: generic over the base, or around `any
+/// TaskDispatcher` rebuilding each task.
+enum ForwardingDecoratorKind: String, Sendable, CustomStringConvertible {
+    case generic
+    case rebuilding
+
+    var description: String { self.rawValue }
+
+    func makeDecorator(over manual: ManualDispatcher) -> any TaskDispatcher {
+        switch self {
+        case .generic: GenericForwardingDecorator(base: manual)
+        case .rebuilding: RebuildingDecorator(base: manual)
+        }
+    }
+}
+
+/// A decorator generic over its base that forwards the clock, `startTask` and every task.
+struct GenericForwardingDecorator<Base: TaskDispatcher>: TaskDispatcher {
+    let base: Base
+
+    var clock: Base.DispatcherClock { self.base.clock }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+}
+
+/// A decorator around `any TaskDispatcher` that rebuilds each task through the public initializer.
+struct RebuildingDecorator: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(
+            DispatchedTask(
+                task.work, label: task.label, delay: task.delay, priority: task.priority, callSite: task.callSite)
+        )
     }
 }
 

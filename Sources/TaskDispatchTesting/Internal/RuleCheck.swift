@@ -41,6 +41,12 @@ struct RuleCheck: Sendable {
         case .foregroundOnMainActorInOrder: try await self.checkForegroundOrder()
         case .delayIsLowerBound: try await self.checkDelayIsLowerBound()
         case .cancellationIsAllOrNothing: try await self.checkCancellation()
+        case .cancelBeforeTheStartStopsTheTask: try await self.checkCancelBeforeTheStart()
+        case .awaitableDispatchesDeliverTheOutcome: try await self.checkAwaitableOutcomes()
+        case .awaitableDispatchesFollowCancellation: try await self.checkAwaitableCancellation()
+        case .decoratorForwardsTheClock: try await self.checkDecoratorForwardsTheClock()
+        case .decoratorForwardsStartTask: try await self.checkDecoratorForwardsStartTask()
+        case .decoratorKeepsAwaitedWaits: try await self.checkDecoratorKeepsAwaitedWaits()
         }
     }
 

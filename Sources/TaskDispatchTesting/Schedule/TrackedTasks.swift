@@ -149,6 +149,12 @@ struct TrackedTasks: @unchecked Sendable {
         }
     }
 
+    /// Whether tracked task `id` has finished: forgotten, or failed with an error nobody has claimed yet.
+    func hasFinished(_ id: UInt64) -> Bool {
+        guard let record = self.records[id] else { return true }
+        return record.phase == .failed
+    }
+
     /// The identity of the tracked task `key`, if this dispatcher tracks it and it has not finished.
     func id(of key: AnyHashable) -> UInt64? {
         self.ids[key]

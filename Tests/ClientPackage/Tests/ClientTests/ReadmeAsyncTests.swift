@@ -58,6 +58,14 @@ struct CountingDispatcher: TaskDispatcher {
     @Test func aUsersDecoratorKeepsTheContract() async throws {
         try await DispatcherContract.check { .realTime(CountingDispatcher(base: QueueDispatcher())) }
     }
+
+    /// Over a `ManualDispatcher` the check also sees that the decorator forwards the clock, startTask and waits.
+    @Test func aUsersDecoratorOverAManualDispatcherKeepsTheContract() async throws {
+        try await DispatcherContract.check {
+            let manual = ManualDispatcher()
+            return .manual(CountingDispatcher(base: manual), over: manual)
+        }
+    }
 }
 
 /// The README's "Unstructured tasks and sleeps" snippet, with a search engine of its own.

@@ -1,0 +1,86 @@
+import TaskDispatch
+
+extension RuleCheck {
+    /// The rule's real-time budget left, for the waits of the `ManualDispatcher` underneath.
+    private var remaining: Duration {
+        self.deadline - ContinuousClock.now
+    }
+
+    // MARK: - A decorator forwards the clock
+
+    func checkDecoratorForwardsTheClock() async throws {
+        guard let base = self.subject.manualBase else { return }
+        let clock = self.subject.dispatcher.clock
+        let pending = base.pendingTaskCount
+        let woke = ContractSignal<Bool>()
+        let sleeper = Task {
+            try await clock.sleep(for: .seconds(3_600))
+            woke.fulfil(true)
+        }
+        defer { sleeper.cancel() }
+        do {
+            try await base.waitForPendingTasks(pending + 1, waitingUpTo: self.remaining)
+        } catch {
+            throw self.violation(
+                "a sleep of 1 h on the subject's clock put no timer on the ManualDispatcher underneath within the rule's time limit of \(self.timeLimit.millisecondsText): the clock is \(type(of: clock)), so the sleep waits in real time"
+            )
+        }
+        try await base.advance(by: .seconds(3_600))
+        guard await woke.wait(until: self.deadline) != nil else {
+            throw self.violation(
+                "a sleep of 1 h on the subject's clock did not wake when the ManualDispatcher underneath advanced by 1 h"
+            )
+        }
+    }
+
+    // MARK: - A decorator forwards startTask
+
+    func checkDecoratorForwardsStartTask() async throws {
+        guard let base = self.subject.manualBase else { return }
+        let label = "contract tracked task"
+        let unfinished = base.unfinishedTaskCount
+        let task = self.subject.dispatcher.startTask(label: label, callSite: self.callSite) { () async throws -> Int in
+            42
+        }
+        let tracked =
+            base.unfinishedTaskCount > unfinished || base.pendingTasks.contains { $0.label == label }
+            || base.history.contains { $0.task.label == label }
+        guard tracked else {
+            task.cancel()
+            throw self.violation(
+                "a task started with startTask through the subject left no start pending on the ManualDispatcher underneath and is not counted in its unfinishedTaskCount: it is a plain Task, which the drains do not wait for and whose errors nobody reports"
+            )
+        }
+        let outcome = ContractSignal<Result<Int, any Error>>()
+        Task { outcome.fulfil(await task.result) }
+        try await base.runUntilIdle(waitingUpTo: self.remaining)
+        guard case .success(42) = await outcome.wait(until: self.deadline) else {
+            throw self.violation("a task started with startTask through the subject did not return 42 once drained")
+        }
+    }
+
+    // MARK: - A decorator keeps a tracked task's wait
+
+    func checkDecoratorKeepsAwaitedWaits() async throws {
+        guard let base = self.subject.manualBase else { return }
+        let dispatcher = self.subject.dispatcher
+        let task = base.startTask(label: "contract waiting task", callSite: self.callSite) { () async throws -> Int in
+            try await dispatcher.runInBackground(after: .seconds(1), label: "contract awaited") { 42 }
+        }
+        defer { task.cancel() }
+        do {
+            try await base.runUntilIdle(waitingUpTo: self.remaining)
+        } catch let error as ManualDispatcherError {
+            throw self.violation(
+                "a tracked task awaiting runInBackground(after: 1 s) through the subject did not read as waiting on the ManualDispatcher's own work; runUntilIdle(waitingUpTo:) threw: \(error.summary)"
+            )
+        }
+        let outcome = ContractSignal<Result<Int, any Error>>()
+        Task { outcome.fulfil(await task.result) }
+        guard case .success(42) = await outcome.wait(until: self.deadline) else {
+            throw self.violation(
+                "a tracked task awaiting runInBackground(after: 1 s) through the subject did not return 42 once drained"
+            )
+        }
+    }
+}
