@@ -70,7 +70,7 @@ import Testing
     func aCancelThatStopsNothingFailsTheAwaitableCancellationRule() async throws {
         let violation = await #expect(throws: DispatcherContractViolation.self) {
             try await DispatcherContract.check(
-                rules: [.awaitableDispatchesFollowCancellation], timeLimitPerRule: .seconds(2)
+                rules: [.awaitableDispatchesFollowCancellation], timeLimitPerRule: .seconds(10)
             ) {
                 .realTime(CancelRefusingDispatcher())
             }
@@ -84,7 +84,7 @@ import Testing
     func aCancelThatAlwaysSucceedsFailsTheAwaitableCancellationRuleAfterTheStart() async throws {
         let violation = await #expect(throws: DispatcherContractViolation.self) {
             try await DispatcherContract.check(
-                rules: [.awaitableDispatchesFollowCancellation], timeLimitPerRule: .seconds(2)
+                rules: [.awaitableDispatchesFollowCancellation], timeLimitPerRule: .seconds(10)
             ) {
                 .realTime(AlwaysCancellingDispatcher())
             }
