@@ -103,7 +103,7 @@ public final class OperationQueueDispatcher: TaskDispatcher {
             operation = TaskOperation(task.work, tracker: nil)
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) {
-                    guard !operation.isTaskCancelled(id: 0) else { return }
+                    guard !operation.isTaskCancelled else { return }
                     OperationQueue.main.addOperation(operation)
                 }
             } else {
@@ -117,14 +117,14 @@ public final class OperationQueueDispatcher: TaskDispatcher {
             let queue = self.backgroundQueue
             if task.isDelayed {
                 DispatchQueue.global().asyncAfter(deadline: task.delay.dispatchDeadline) {
-                    guard !operation.isTaskCancelled(id: 0) else { return }
+                    guard !operation.isTaskCancelled else { return }
                     queue.addOperation(operation)
                 }
             } else {
                 queue.addOperation(operation)
             }
         }
-        return TaskHandle(id: 0, canceller: operation)
+        return TaskHandle(canceller: operation)
     }
 
     /// Blocks until every background operation accepted so far has finished or been cancelled, or `timeout`
@@ -215,7 +215,7 @@ final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
 
     /// Cancels the task if it is still pending, and then its operation, so the queue finishes it without
     /// running it as soon as it would have started it.
-    func cancelTask(id: UInt64) -> Bool {
+    func cancelTask() -> Bool {
         guard self.cancelIfPending() else { return false }
         self.cancel()
         return true
@@ -249,7 +249,7 @@ final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     }
 
     /// Cancels the task if it is still pending, and then its operation (see ``AtomicTaskOperation``).
-    func cancelTask(id: UInt64) -> Bool {
+    func cancelTask() -> Bool {
         guard self.cancelIfPending() else { return false }
         self.cancel()
         return true

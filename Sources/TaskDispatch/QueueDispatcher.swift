@@ -103,7 +103,7 @@ public struct QueueDispatcher: TaskDispatcher {
                 #endif
             }
         }
-        return TaskHandle(id: 0, canceller: state)
+        return TaskHandle(canceller: state)
     }
 
     /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes: a

@@ -16,19 +16,13 @@ public struct TaskHandle: Sendable {
     @usableFromInline
     internal let _canceller: any TaskCancelling
 
-    // swift-format-ignore: NoLeadingUnderscores
-    @usableFromInline
-    internal let _id: UInt64
-
-    /// Creates a handle that forwards to `canceller` with the task's identifier.
+    /// Creates a handle that cancels through `canceller`, the state of one task.
     ///
     /// Custom dispatchers that do not forward to another dispatcher create handles this way.
     ///
-    /// - Parameters:
-    ///   - id: An identifier that `canceller` understands; unique per task for that canceller.
-    ///   - canceller: The owner of the task's state (usually a class, or a struct around one).
-    public init(id: UInt64, canceller: any TaskCancelling) {
-        self._id = id
+    /// - Parameter canceller: The owner of the task's cancellation state (usually a class, or a struct around
+    ///   one): each handle gets the canceller of its own task.
+    public init(canceller: any TaskCancelling) {
         self._canceller = canceller
     }
 
@@ -41,12 +35,12 @@ public struct TaskHandle: Sendable {
     ///   finished, or been cancelled.
     @discardableResult
     public func cancel() -> Bool {
-        self._canceller.cancelTask(id: self._id)
+        self._canceller.cancelTask()
     }
 
     /// Whether the task was cancelled before it started.
     public var isCancelled: Bool {
-        self._canceller.isTaskCancelled(id: self._id)
+        self._canceller.isTaskCancelled
     }
 
 }
@@ -55,16 +49,13 @@ public struct TaskHandle: Sendable {
 /// Implement it only in a custom dispatcher that owns its tasks; a decorator returns the handle of the
 /// dispatcher it wraps. Both methods may be called from any thread at any time.
 public protocol TaskCancelling: Sendable {
-    /// Cancels task `id` if it has not started.
+    /// Cancels the task if it has not started.
     ///
-    /// - Parameter id: The identifier given to ``TaskHandle/init(id:canceller:)``.
-    /// - Returns: `true` if the task will now never run; `false` if it had started, finished or been
-    ///   cancelled already.
-    func cancelTask(id: UInt64) -> Bool
+    /// - Returns: `true` if the task will now never run; `false` if it had started, finished or been cancelled
+    ///   already.
+    func cancelTask() -> Bool
 
-    /// Whether task `id` was cancelled before it started.
-    ///
-    /// - Parameter id: The identifier given to ``TaskHandle/init(id:canceller:)``.
-    /// - Returns: `true` only if a call to ``cancelTask(id:)`` returned `true` for this task.
-    func isTaskCancelled(id: UInt64) -> Bool
+    /// Whether the task was cancelled before it started: `true` only if a call to ``cancelTask()`` returned
+    /// `true`.
+    var isTaskCancelled: Bool { get }
 }

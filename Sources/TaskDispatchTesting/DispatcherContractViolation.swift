@@ -22,14 +22,14 @@ public struct DispatcherContractViolation: Error, Sendable, CustomStringConverti
     /// Where the check was called.
     public let callSite: CallSite
 
-    /// Creates a violation.
+    /// Creates a violation; only the check (and the package's own tests) create them.
     ///
     /// - Parameters:
     ///   - rule: The broken rule.
     ///   - evidence: What the check saw.
     ///   - dispatcherType: The type of the dispatcher under test.
     ///   - callSite: Where the check was called.
-    public init(rule: DispatcherContract.Rule, evidence: String, dispatcherType: String, callSite: CallSite) {
+    package init(rule: DispatcherContract.Rule, evidence: String, dispatcherType: String, callSite: CallSite) {
         self.rule = rule
         self.evidence = evidence
         self.dispatcherType = dispatcherType

@@ -187,8 +187,7 @@ public final class ManualDispatcher: TaskDispatcher {
         if drain {
             self.drainAutomatically()
         }
-        return TaskHandle(
-            id: scheduled.key.sequence, canceller: ManualCanceller(monitor: self.monitor, task: scheduled))
+        return TaskHandle(canceller: ManualCanceller(monitor: self.monitor, task: scheduled))
     }
 
     // MARK: - Observing
@@ -295,12 +294,12 @@ struct ManualCanceller: TaskCancelling {
     let monitor: Monitor<Schedule>
     let task: ScheduledTask
 
-    func cancelTask(id: UInt64) -> Bool {
+    func cancelTask() -> Bool {
         let released: DispatchedTask.Work? = self.monitor.withLock { $0.cancel(self.task) }
         return released != nil  // the closure, and what it captured, go here: outside the lock
     }
 
-    func isTaskCancelled(id: UInt64) -> Bool {
+    var isTaskCancelled: Bool {
         self.monitor.withLock { _ in self.task.state == .cancelled }
     }
 }

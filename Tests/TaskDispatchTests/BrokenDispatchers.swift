@@ -85,8 +85,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
 
 /// A canceller for handles whose task the dispatcher no longer controls: cancelling never succeeds.
 struct SpentCanceller: TaskCancelling {
-    func cancelTask(id: UInt64) -> Bool { false }
-    func isTaskCancelled(id: UInt64) -> Bool { false }
+    func cancelTask() -> Bool { false }
+    var isTaskCancelled: Bool { false }
 }
 
 /// Runs immediate background work on the caller's stack; forwards everything else to a `QueueDispatcher`.
@@ -96,7 +96,7 @@ struct InlineDispatcher: TaskDispatcher {
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         guard case .background(let work) = task.work, !task.isDelayed else { return self.base.dispatch(task) }
         work()
-        return TaskHandle(id: 0, canceller: SpentCanceller())
+        return TaskHandle(canceller: SpentCanceller())
     }
 }
 
@@ -117,7 +117,7 @@ final class DroppingDispatcher: TaskDispatcher {
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         guard self.count.next() % 100 == 99 else { return self.base.dispatch(task) }
-        return TaskHandle(id: 0, canceller: SpentCanceller())
+        return TaskHandle(canceller: SpentCanceller())
     }
 }
 
@@ -138,18 +138,19 @@ struct OffMainDispatcher: TaskDispatcher {
 /// Forwards to a `QueueDispatcher`, but its handles claim to cancel without cancelling anything.
 struct CancelIgnoringDispatcher: TaskDispatcher {
     struct LyingCanceller: TaskCancelling {
-        let claims = ClaimedCancellations()
-        func cancelTask(id: UInt64) -> Bool { self.claims.claim(id) }
-        func isTaskCancelled(id: UInt64) -> Bool { self.claims.contains(id) }
+        let claims: ClaimedCancellations
+        let id: UInt64
+        func cancelTask() -> Bool { self.claims.claim(self.id) }
+        var isTaskCancelled: Bool { self.claims.contains(self.id) }
     }
 
     let base = QueueDispatcher()
-    let canceller = LyingCanceller()
+    let claims = ClaimedCancellations()
     let count = Counter()
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
-        return TaskHandle(id: UInt64(self.count.next()), canceller: self.canceller)
+        return TaskHandle(canceller: LyingCanceller(claims: self.claims, id: UInt64(self.count.next())))
     }
 }
 
@@ -168,17 +169,17 @@ struct DelayIgnoringDispatcher: TaskDispatcher {
 struct AlwaysCancellingDispatcher: TaskDispatcher {
     struct BoastingCanceller: TaskCancelling {
         let base: TaskHandle
-        func cancelTask(id: UInt64) -> Bool {
+        func cancelTask() -> Bool {
             self.base.cancel()
             return true
         }
-        func isTaskCancelled(id: UInt64) -> Bool { self.base.isCancelled }
+        var isTaskCancelled: Bool { self.base.isCancelled }
     }
 
     let base = QueueDispatcher()
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        TaskHandle(id: 0, canceller: BoastingCanceller(base: self.base.dispatch(task)))
+        TaskHandle(canceller: BoastingCanceller(base: self.base.dispatch(task)))
     }
 }
 
@@ -188,7 +189,7 @@ struct CancelRefusingDispatcher: TaskDispatcher {
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
-        return TaskHandle(id: 0, canceller: SpentCanceller())
+        return TaskHandle(canceller: SpentCanceller())
     }
 }
 
@@ -252,7 +253,7 @@ struct WaitDroppingDecorator: TaskDispatcher {
             done.signal()
         }
         done.wait()
-        return handle.get() ?? TaskHandle(id: 0, canceller: SpentCanceller())
+        return handle.get() ?? TaskHandle(canceller: SpentCanceller())
     }
 }
 

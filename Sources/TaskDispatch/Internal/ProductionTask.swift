@@ -62,7 +62,7 @@ extension ProductionTaskLifecycle {
     }
 
     /// Whether the task was cancelled before it started; the identifier is unused (one object per task).
-    func isTaskCancelled(id: UInt64) -> Bool {
+    var isTaskCancelled: Bool {
         self.loadState() == .cancelled
     }
 }
@@ -124,7 +124,7 @@ final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
         self.state.load()
     }
 
-    func cancelTask(id: UInt64) -> Bool {
+    func cancelTask() -> Bool {
         self.cancelIfPending()
     }
 }
@@ -172,7 +172,7 @@ final class LockedProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
         self.state.load()
     }
 
-    func cancelTask(id: UInt64) -> Bool {
+    func cancelTask() -> Bool {
         self.cancelIfPending()
     }
 }
