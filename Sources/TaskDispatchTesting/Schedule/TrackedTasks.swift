@@ -87,10 +87,6 @@ struct TrackedTasks: @unchecked Sendable {
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
     private var errors: [UInt64: String] = [:]
-    /// Tasks that are unsettled on their own (see `Standing`).
-    private var unsettledOnTheirOwn = 0
-    /// Tasks awaiting a tracked task with `value(of:)`, whose settling depends on it.
-    private var dependents: Set<UInt64> = []
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {
@@ -180,12 +176,12 @@ struct TrackedTasks: @unchecked Sendable {
         }
     }
 
-    /// The number of tracked tasks that are not settled.
+    /// The number of tracked tasks that are not settled, derived from the records each time it is read.
     ///
-    /// - Complexity: O(d) in the tasks awaiting another through `value(of:)`: the others are counted as they
-    ///   change.
+    /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits);
+    ///   it is read when an async call checks its condition or auto-advance considers moving the clock.
     var unsettledCount: Int {
-        self.unsettledOnTheirOwn + self.dependents.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
+        self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
     }
 
     /// The tracked tasks that are not settled, oldest first.
@@ -276,53 +272,17 @@ struct TrackedTasks: @unchecked Sendable {
     }
 
     private mutating func forget(_ id: UInt64) {
-        if let record = self.records.removeValue(forKey: id) {
-            self.account(id, from: Self.standing(record), to: nil)
-            if let key = record.key { self.ids.removeValue(forKey: key) }
+        if let record = self.records.removeValue(forKey: id), let key = record.key {
+            self.ids.removeValue(forKey: key)
         }
         self.errors.removeValue(forKey: id)
     }
 
-    // MARK: - Counting the unsettled tasks as they change
-
-    /// How a task stands on its own, before the task it awaits (if any) is considered.
-    private enum Standing {
-        /// Waiting for its start, failed, or suspended on the dispatcher's own work.
-        case settled
-        /// Running, and neither waiting on the dispatcher nor awaiting a tracked task.
-        case unsettled
-        /// Running and awaiting a tracked task with `value(of:)`: settled when that task is.
-        case dependent
-    }
-
-    private static func standing(_ record: Record) -> Standing {
-        switch record.phase {
-        case .waitingToStart, .failed: .settled
-        case .running: record.ownedWaits > 0 ? .settled : (record.awaiting == nil ? .unsettled : .dependent)
-        }
-    }
-
-    /// Changes record `id`, if it exists, and keeps the counts of unsettled tasks.
+    /// Changes record `id`, if it exists.
     private mutating func update(_ id: UInt64, _ change: (inout Record) -> Void) {
         guard var record = self.records[id] else { return }
-        let before = Self.standing(record)
         change(&record)
         self.records[id] = record
-        self.account(id, from: before, to: Self.standing(record))
-    }
-
-    private mutating func account(_ id: UInt64, from before: Standing?, to after: Standing?) {
-        guard before != after else { return }
-        switch before {
-        case .unsettled?: self.unsettledOnTheirOwn -= 1
-        case .dependent?: self.dependents.remove(id)
-        case .settled?, nil: break
-        }
-        switch after {
-        case .unsettled?: self.unsettledOnTheirOwn += 1
-        case .dependent?: self.dependents.insert(id)
-        case .settled?, nil: break
-        }
     }
 }
 
