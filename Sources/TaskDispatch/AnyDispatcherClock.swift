@@ -39,8 +39,9 @@
 /// and an instant read from one access would mean another time to the next. Instants of two different values
 /// are not comparable.
 public struct AnyDispatcherClock: Clock, Sendable {
-    /// A point on the wrapped clock, as the time since the erased clock was created.
-    public struct Instant: InstantProtocol, Hashable, Sendable {
+    /// A point on a clock, as the time since the clock's origin: the erased clock's creation here, the
+    /// dispatcher's creation for `ManualDispatcher.Clock`, which uses the same type.
+    public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
         /// The time from the erased clock's creation to this instant, on the wrapped clock.
         public var offset: Duration
 
@@ -79,6 +80,11 @@ public struct AnyDispatcherClock: Clock, Sendable {
         /// - Returns: `true` when `lhs` is earlier.
         public static func < (lhs: Instant, rhs: Instant) -> Bool {
             lhs.offset < rhs.offset
+        }
+
+        /// The time since the clock's origin, as messages show it: `0 s`, `1.5 s`, `250 ms`.
+        public var description: String {
+            formatNanoseconds(self.offset.nanosecondsSaturated)
         }
     }
 

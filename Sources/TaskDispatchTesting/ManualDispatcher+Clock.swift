@@ -52,54 +52,12 @@ extension ManualDispatcher {
     /// task is resumed exactly once either way. A sleep started by a task that is already cancelled throws
     /// `CancellationError` and dispatches nothing.
     public struct Clock: _Concurrency.Clock {
-        /// A point on the dispatcher's virtual timeline, measured from the dispatcher's creation.
-        public struct Instant: InstantProtocol, Hashable, Sendable, CustomStringConvertible {
-            /// The virtual time since the dispatcher was created; what ``ManualDispatcher/now`` shows.
-            public var offset: Duration
-
-            /// Creates the instant `offset` after the dispatcher's creation.
-            ///
-            /// - Parameter offset: The virtual time since the dispatcher was created.
-            public init(offset: Duration) {
-                self.offset = offset
-            }
-
-            /// The instant `duration` later (earlier, if negative).
-            ///
-            /// It saturates at the largest and most negative `Duration` rather than trap; any instant past the
-            /// clock's range (about 292 years) is one the clock never reaches.
-            ///
-            /// - Parameter duration: How far to move.
-            /// - Returns: The moved instant.
-            public func advanced(by duration: Duration) -> Instant {
-                Instant(offset: self.offset.adding(saturating: duration))
-            }
-
-            /// The time from this instant to `other`, negative when `other` is earlier.
-            ///
-            /// It saturates at the largest and most negative `Duration` rather than trap.
-            ///
-            /// - Parameter other: The later instant.
-            /// - Returns: `other` minus this instant.
-            public func duration(to other: Instant) -> Duration {
-                other.offset.subtracting(saturating: self.offset)
-            }
-
-            /// Whether `lhs` comes before `rhs` on the timeline.
-            ///
-            /// - Parameters:
-            ///   - lhs: An instant.
-            ///   - rhs: Another instant.
-            /// - Returns: `true` when `lhs` is earlier.
-            public static func < (lhs: Instant, rhs: Instant) -> Bool {
-                lhs.offset < rhs.offset
-            }
-
-            /// The time since the dispatcher's creation, as messages show it: `0 s`, `1.5 s`, `250 ms`.
-            public var description: String {
-                formatTime(self.offset.nanosecondsSaturated)
-            }
-        }
+        /// A point on the dispatcher's virtual timeline: its ``AnyDispatcherClock/Instant/offset`` is the time since
+        /// the dispatcher's creation, what ``ManualDispatcher/now`` shows.
+        ///
+        /// The same type as `AnyDispatcherClock.Instant`, an offset from the clock's origin; it saturates instead of
+        /// trapping, and any instant past the clock's range (about 292 years) is one the clock never reaches.
+        public typealias Instant = AnyDispatcherClock.Instant
 
         /// The dispatcher whose timeline this clock reads.
         let dispatcher: ManualDispatcher
