@@ -64,4 +64,101 @@ extension ManualDispatcher {
             return TaskRun(step.run, callSites: callSites)
         }
     }
+
+    // MARK: - Async steps, which wait for the code under test to dispatch
+
+    /// Runs the next due background task, first waiting for the code under test to dispatch one: the async form
+    /// of ``runNextBackground()``, which async code gets.
+    ///
+    /// When a background task is due it runs at once, as ``runNextBackground()`` would; otherwise the call
+    /// suspends until the code under test dispatches one (the dispatch itself wakes it: nothing polls), then runs
+    /// it. A task dispatched before the call is never missed.
+    ///
+    /// ```swift
+    /// let loading = Task { await model.reload() }       // the code under test, an async function, in a task
+    /// try await dispatcher.runNextBackground()          // "parse"
+    /// #expect(model.items.isEmpty)
+    /// try await dispatcher.runNextForeground()          // "deliver"
+    /// #expect(await loading.value == .loaded)
+    /// ```
+    ///
+    /// A delayed task does not fall due while the call waits; move the clock with ``advance(by:waitingUpTo:)`` for
+    /// that. The task runs on the calling task's thread. The rules for one run at a time are those of
+    /// ``runNextBackground()``.
+    ///
+    /// - Parameter limit: The longest real time to wait for a background task; the dispatcher's ``waitLimit`` when
+    ///   `nil` (see <doc:Limits>). Zero or negative checks once.
+    /// - Returns: What ran.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
+    ///   none was due within the limit (the message says what else is pending, with call sites),
+    ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun`` as the
+    ///   synchronous step does; `CancellationError` when the calling task is cancelled while it waits, which
+    ///   leaves nothing behind.
+    @discardableResult
+    public func runNextBackground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+        try await self.waitingStep(self.method("runNextBackground", limit: limit), .background, limit)
+    }
+
+    /// Runs the oldest due foreground task on the main actor, first waiting for the code under test to dispatch
+    /// one: the async form of ``runNextForeground()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
+    ///
+    /// The task runs on the main actor before this method returns. A task that awaited it (with
+    /// `runOnMainActor`) resumes on its own executor afterwards, in a job of its own: to observe what that task
+    /// does after its `await`, await the task itself, or use ``runUntilIdle(waitingUpTo:)``.
+    ///
+    /// - Parameter limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`.
+    /// - Returns: What ran.
+    /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
+    @discardableResult
+    public func runNextForeground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+        try await self.waitingStep(self.method("runNextForeground", limit: limit), .foreground, limit)
+    }
+
+    /// Runs the next due task of either context, first waiting for the code under test to dispatch one: the async
+    /// form of ``runNext()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
+    ///
+    /// - Parameter limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`.
+    /// - Returns: What ran.
+    /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
+    @discardableResult
+    public func runNext(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+        try await self.waitingStep(self.method("runNext", limit: limit), nil, limit)
+    }
+
+    /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
+    func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration?) async throws -> TaskRun {
+        let limit = limit ?? self.waitLimit
+        let scope: Schedule.Scope =
+            switch context {
+            case .foreground?: .foreground
+            case .background?: .background
+            case nil: .any
+            }
+        let deadline = Self.deadline(after: limit)
+        let id = self.monitor.withLock { $0.waiters.makeID() }
+        while true {
+            try self.claimRun(method)
+            let taken = self.monitor.withLock { schedule -> (Schedule.Step, [CallSite])? in
+                schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
+            }
+            if let (step, callSites) = taken {
+                self.execute(step.work)
+                self.endRun()
+                return TaskRun(step.run, callSites: callSites)
+            }
+            self.endRun()
+            switch await self.suspend(until: .dueTask(context), id: id, deadline: deadline) {
+            case .conditionMet:
+                continue  // claim the run again and take the task, unless another run took it first
+            case .cancelled:
+                throw CancellationError()
+            case .timedOut:
+                let failure = self.monitor.withLock { schedule in
+                    schedule.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
+                }
+                throw ManualDispatcherError(failure)
+            }
+        }
+    }
+
 }

@@ -153,13 +153,6 @@ extension ManualDispatcher {
         }
     }
 
-    /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (off by default); for the
-    /// package's own tests of the executor.
-    package var prefersTaskExecutorForTrackedTasks: Bool {
-        get { self.monitor.withLock { $0.tracked.prefersTaskExecutor } }
-        set { self.monitor.withLock { $0.tracked.prefersTaskExecutor = newValue } }
-    }
-
     /// The number of tasks started with ``startTask(label:callSite:operation:)`` that have not finished: their
     /// start is pending, or their operation has not returned.
     public var unfinishedTaskCount: Int {

@@ -66,7 +66,7 @@ public final class ManualDispatcher: TaskDispatcher {
     /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
     let registration: ManualDispatcherRegistry.Registration?
 
-    /// The ``Executor``, once asked for (`ManualDispatcher+Executor.swift`); typed loosely because the type needs
+    /// The ``Executor``, once asked for (`ManualDispatcher.Executor.swift`); typed loosely because the type needs
     /// macOS 15 / iOS 18 and a stored property cannot be marked available.
     let executorStorage = LockedValue<(any Sendable & AnyObject)?>(nil)
 
@@ -162,7 +162,7 @@ public final class ManualDispatcher: TaskDispatcher {
     }
 
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
-    /// tracked task of this dispatcher on it (`ManualDispatcher+Settling.swift`), finds the async waits it wakes
+    /// tracked task of this dispatcher on it (`ManualDispatcher+Tasks.swift`), finds the async waits it wakes
     /// (`ManualDispatcher+Waiting.swift`) and claims an auto-drain; then resumes the waits, drains, and hands out
     /// the task's handle.
     ///

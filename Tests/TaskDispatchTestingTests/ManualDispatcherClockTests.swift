@@ -107,7 +107,7 @@ private let waitLimit = Duration.seconds(60)
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(error.kind == .pendingTasks)
         #expect(error.description.contains("\"clock sleep until 5 s\""))
-        #expect(error.description.contains("ManualDispatcher+Clock.swift"))
+        #expect(error.description.contains("ManualDispatcher.Clock.swift"))
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
         try dispatcher.verifyIdle()
@@ -175,7 +175,7 @@ private let waitLimit = Duration.seconds(60)
         let site = "TaskDispatchTestingTests/ManualDispatcherClockTests.swift:\(line)"
         #expect(error.summary.contains("the tasks that keep coming back are \"timer\" … \"timer: clock sleep until "))
         #expect(error.summary.ranges(of: site).count == 1)  // one entry, not one per deadline
-        #expect(!error.summary.contains("ManualDispatcher+Clock.swift"))
+        #expect(!error.summary.contains("ManualDispatcher.Clock.swift"))
         timer.cancel()
         try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: timer) }

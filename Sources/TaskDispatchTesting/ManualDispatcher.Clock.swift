@@ -38,7 +38,7 @@ extension ManualDispatcher {
     /// labeled with the task's label, as in `timer: clock sleep until 99 s`, and carries the task's start call
     /// site, so the listings and a runaway timer loop name the task and the line that started it. Any other
     /// sleep is labeled `clock sleep until 99 s` and its call site is inside this library
-    /// (`TaskDispatchTesting/ManualDispatcher+Clock.swift`): `Clock.sleep(until:tolerance:)` takes no file and
+    /// (`TaskDispatchTesting/ManualDispatcher.Clock.swift`): `Clock.sleep(until:tolerance:)` takes no file and
     /// line, so the caller's own place cannot reach the dispatcher. Start the sleeping code with `startTask` to
     /// see where it comes from.
     ///

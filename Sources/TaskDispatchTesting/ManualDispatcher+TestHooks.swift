@@ -1,0 +1,28 @@
+import TaskDispatch
+
+// The package's own hooks into a ManualDispatcher, gathered in one place: tests use them to know that a wait has
+// begun, to read what changes as tracked tasks run, and to turn on the task executor for tracked tasks.
+extension ManualDispatcher {
+    /// The number of calls suspended in a wait; for the package's own tests.
+    package var waiterCount: Int {
+        self.monitor.withLock { $0.waiters.count }
+    }
+
+    /// Calls `observer` each time a wait registers and suspends; for the package's own tests.
+    package func observeWaiterRegistrations(_ observer: @escaping @Sendable () -> Void) {
+        self.monitor.withLock { $0.waiters.registrationObserver = observer }
+    }
+
+    /// The number of tracked tasks that are not settled; for the package's own tests (it changes as the tasks run
+    /// on their own executors).
+    package var unsettledTaskCount: Int {
+        self.monitor.withLock { $0.tracked.unsettledCount }
+    }
+
+    /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (off by default); for the
+    /// package's own tests of the executor.
+    package var prefersTaskExecutorForTrackedTasks: Bool {
+        get { self.monitor.withLock { $0.tracked.prefersTaskExecutor } }
+        set { self.monitor.withLock { $0.tracked.prefersTaskExecutor = newValue } }
+    }
+}
