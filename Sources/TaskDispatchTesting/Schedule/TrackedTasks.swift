@@ -83,14 +83,14 @@ struct TrackedTasks: @unchecked Sendable {
     private(set) var nextID: UInt64 = 1
     /// Tasks that have not finished, and failed ones whose error is unclaimed.
     private(set) var records: [UInt64: Record] = [:]
-    private var ids: [AnyHashable: UInt64] = [:]
+    private(set) var ids: [AnyHashable: UInt64] = [:]
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
-    private var errors: [UInt64: String] = [:]
+    private(set) var errors: [UInt64: String] = [:]
     /// Tasks that are unsettled on their own (see `Standing`).
-    private var unsettledOnTheirOwn = 0
+    private(set) var unsettledOnTheirOwn = 0
     /// Tasks awaiting a tracked task with `value(of:)`, whose settling depends on it.
-    private var dependents: Set<UInt64> = []
+    private(set) var dependents: Set<UInt64> = []
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {
@@ -280,7 +280,7 @@ struct TrackedTasks: @unchecked Sendable {
     // MARK: - Counting the unsettled tasks as they change
 
     /// How a task stands on its own, before the task it awaits (if any) is considered.
-    private enum Standing {
+    enum Standing {
         /// Waiting for its start, failed, or suspended on the dispatcher's own work.
         case settled
         /// Running, and neither waiting on the dispatcher nor awaiting a tracked task.
@@ -289,7 +289,7 @@ struct TrackedTasks: @unchecked Sendable {
         case dependent
     }
 
-    private static func standing(_ record: Record) -> Standing {
+    static func standing(_ record: Record) -> Standing {
         switch record.phase {
         case .waitingToStart, .failed: .settled
         case .running: record.ownedWaits > 0 ? .settled : (record.awaiting == nil ? .unsettled : .dependent)
