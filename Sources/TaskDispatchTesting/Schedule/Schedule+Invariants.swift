@@ -23,11 +23,11 @@ extension Schedule {
     /// - each counter (``dueForeground``, ``dueBackground``, ``waitingForeground``, ``waitingBackground``,
     ///   ``staleEntries``) equals what it counts, derived by walking the queues, the pool and the heap;
     /// - a task in a due queue or the pool is due or cancelled, and due at or before ``now``; a task in the heap is
-    ///   waiting or cancelled, and due after ``now``; no pending task is held twice;
+    ///   waiting or cancelled, and due after ``now``;
     /// - each due queue is in key order, the heap is a heap, and each element's key is its task's key;
     /// - the queues match the order (one background queue in dispatch order, one per priority holding only that
     ///   priority in priority order, the pool only in random order);
-    /// - ``now`` lies in `0...TaskKey.latestTime`; sequences are below the next one and unique among pending tasks;
+    /// - ``now`` lies in `0...TaskKey.latestTime`; every sequence lies below the next one;
     /// - the history holds at most `historyLimit` started tasks, in start order, none later than ``now``;
     /// - call-site indices point into the table; the random pool's boundary lies within it;
     /// - the tracked tasks' cached counts match their records (``TrackedTasks/invariantViolations()``).
@@ -67,10 +67,6 @@ extension Schedule {
         var waitingForeground = 0
         var waitingBackground = 0
         var stale = 0
-        /// The pending tasks seen so far, to catch one held twice.
-        var pending: Set<ObjectIdentifier> = []
-        /// Their sequence numbers, to catch two tasks with one number.
-        var sequences: Set<UInt64> = []
     }
 
     private func checkForeground(_ census: inout Census, _ violations: inout [String]) {
@@ -115,7 +111,8 @@ extension Schedule {
 
     private func checkDelayed(_ census: inout Census, _ violations: inout [String]) {
         let elements = self.delayed.elements
-        for (index, element) in elements.enumerated() {
+        for index in elements.indices {
+            let element = elements[index]
             let task = element.task
             if element.key != task.key {
                 violations.append(
@@ -188,8 +185,8 @@ extension Schedule {
         }
     }
 
-    /// Checks what holds for every entry: its work is there exactly while it is pending, its sequence and call
-    /// site are valid, and a pending task is held once.
+    /// Checks what holds for every entry: its work is there exactly while it is pending, and its sequence and call
+    /// site are valid. (A pending task held twice shows as a counter that does not match its census.)
     private func checkCommon(
         _ task: ScheduledTask,
         name: String,
@@ -207,13 +204,6 @@ extension Schedule {
         if task.isPending != (task.work != nil) {
             violations.append(
                 "task #\(sequence) in state \(task.state) \(task.work == nil ? "lost" : "kept") its closure")
-        }
-        guard task.isPending else { return }
-        if !census.pending.insert(ObjectIdentifier(task)).inserted {
-            violations.append("pending task #\(sequence) is held twice (seen again in \(name))")
-        }
-        if !census.sequences.insert(sequence).inserted {
-            violations.append("two pending tasks share sequence \(sequence)")
         }
     }
 
