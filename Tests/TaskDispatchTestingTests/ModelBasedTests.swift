@@ -39,24 +39,25 @@ import Testing
         #expect(totals.operations > sequences * 50)
     }
 
-    /// The comparison can fail: a reference that forgets priorities is caught, and its sequence shrinks to the few
-    /// operations that show the difference.
-    @Test @MainActor func aWrongReferenceIsCaughtAndItsSequenceShrunk() throws {
+    /// The comparison can fail: a reference that forgets priorities, or that allows random order fewer choices than
+    /// it has, is caught, and its sequence shrinks to the few operations that show the difference.
+    @Test(arguments: [ReferenceScheduler.Mistake.ignoresPriority, .narrowsRandomOrder])
+    @MainActor func aWrongReferenceIsCaughtAndItsSequenceShrunk(mistake: ReferenceScheduler.Mistake) throws {
         var totals = ModelRun.Totals()
         var found: (seed: UInt64, scenario: ModelScenario, failure: ModelRun.Divergence)?
         for seed in UInt64(0)..<500 {
-            let (scenario, failure) = ModelRun.generate(seed: seed, mistake: .ignoresPriority, totals: &totals)
+            let (scenario, failure) = ModelRun.generate(seed: seed, mistake: mistake, totals: &totals)
             if let failure {
                 found = (seed, scenario, failure)
                 break
             }
         }
         let (seed, scenario, failure) = try #require(found)
-        let (shrunk, shrunkFailure) = ModelRun.shrink(scenario, failure: failure, mistake: .ignoresPriority)
+        let (shrunk, shrunkFailure) = ModelRun.shrink(scenario, failure: failure, mistake: mistake)
         #expect(shrunk.operations.count < scenario.operations.count)
         #expect(shrunk.operations.count <= 4, "\(shrunk)")
         #expect(shrunkFailure.expected != shrunkFailure.actual)
-        let report = ModelRun.report(seed: seed, scenario: scenario, failure: failure, mistake: .ignoresPriority)
+        let report = ModelRun.report(seed: seed, scenario: scenario, failure: failure, mistake: mistake)
         #expect(report.contains("seed \(seed)"))
         #expect(report.contains("TASKDISPATCH_MODEL_SEED=\(seed) TASKDISPATCH_MODEL_SEQUENCES=1"))
     }
@@ -115,8 +116,12 @@ import Testing
 
     /// Applies `operation` to both sides and compares them.
     func perform(_ operation: ModelOperation, at index: Int) -> Divergence? {
-        let (expectedResult, expectedRuns) = self.model.apply(operation)
         let actual = self.live.apply(operation)
+        self.model.followedRuns = actual.ran
+        let (expectedResult, expectedRuns) = self.model.apply(operation)
+        if let disallowed = self.model.disallowedChoice {
+            return Divergence(operation: index, expected: "a choice random order allows", actual: disallowed)
+        }
         let pending = self.model.pending
         let expected = ModelObservation(
             result: expectedResult,

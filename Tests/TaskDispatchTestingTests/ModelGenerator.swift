@@ -31,7 +31,7 @@ struct ModelGenerator {
         let tinyLimit = self.chance(20)
         return ModelScenario.Configuration(
             mode: tinyLimit ? .manual : self.element([.manual, .manual, .autoDrain, .autoAdvance]),
-            order: self.element([.dispatch, .priority]),
+            order: self.order(),
             runawayLimit: tinyLimit ? self.below(5) : ManualDispatcher.defaultRunawayLimit,
             historyLimit: self.element([0, 1, 3, 1_000, -1])
         )
@@ -58,8 +58,13 @@ struct ModelGenerator {
         case 94..<97:
             guard configuration.runawayLimit >= ManualDispatcher.defaultRunawayLimit else { return .runNext }
             return .setMode(self.element([.manual, .autoDrain, .autoAdvance]))
-        default: return .setOrder(self.element([.dispatch, .priority]))
+        default: return .setOrder(self.order())
         }
+    }
+
+    /// Dispatch and priority order twice as often as random order, which the reference can only check, not predict.
+    private mutating func order() -> ManualDispatcher.Order {
+        self.element([.dispatch, .dispatch, .priority, .priority, .random(seed: UInt64(self.below(1_000)))])
     }
 
     private mutating func task(for model: ReferenceScheduler, children: Int) -> ModelTaskSpec {

@@ -17,8 +17,10 @@ import TaskDispatchTesting
 /// - Auto-drain runs every due task after each operation; auto-advance also jumps the clock.
 /// - `runCurrent()` runs only tasks dispatched before it started.
 ///
-/// It does not model the random order (the generator's draws are the dispatcher's own business), tracked tasks,
-/// or an auto-drain's runaway (which the next run method reports): the scenarios stay out of those.
+/// Random order is checked rather than predicted: the generator's draws are the dispatcher's own business, so the
+/// reference follows the choices the dispatcher made (``followedRuns``) and checks that each was allowed: the
+/// oldest due foreground task or any due background task. It does not model tracked tasks or an auto-drain's
+/// runaway (which the next run method reports): the scenarios stay out of those.
 struct ReferenceScheduler {
     enum State: Equatable {
         case pending
@@ -45,6 +47,8 @@ struct ReferenceScheduler {
     enum Mistake {
         /// Runs background tasks in dispatch order under priority order.
         case ignoresPriority
+        /// Allows only the oldest due background task under random order, as if it were dispatch order.
+        case narrowsRandomOrder
     }
 
     static let latestTime = Int64.max - 1
@@ -61,6 +65,11 @@ struct ReferenceScheduler {
     private(set) var tasks: [Task] = []
     /// The tasks run, in order, with the time each started.
     private(set) var runs: [(task: Int, start: Int64)] = []
+    /// Under random order, the tasks the dispatcher ran during the operation being applied, in order: the reference
+    /// takes each choice from here after checking that the order allowed it.
+    var followedRuns: [Int] = []
+    /// The first choice of the dispatcher that random order does not allow, if any.
+    private(set) var disallowedChoice: String?
 
     init(_ configuration: ModelScenario.Configuration, mistake: Mistake? = nil) {
         self.mode = configuration.mode
@@ -97,6 +106,7 @@ struct ReferenceScheduler {
     /// - Returns: What the call returned, and the tasks that ran, in order.
     mutating func apply(_ operation: ModelOperation) -> (ModelObservation.Result, [Int]) {
         let runsBefore = self.runs.count
+        self.followedRuns.reverse()  // popped from the end
         let result = self.perform(operation)
         self.drainAutomatically()
         return (result, self.runs[runsBefore...].map(\.task))
@@ -238,6 +248,23 @@ struct ReferenceScheduler {
 
     // MARK: - Choosing
 
+    /// The dispatcher's next choice, if `allowed` holds it; otherwise notes the disallowed choice, and goes on with
+    /// it if it is pending (with the first allowed task if not).
+    private mutating func follow(allowed: [Int]) -> Int? {
+        guard let first = allowed.first else { return nil }
+        guard let choice = self.followedRuns.popLast() else {
+            self.disallowedChoice =
+                self.disallowedChoice ?? "the dispatcher ran nothing more, with \(allowed.map { "t\($0)" }) due"
+            return first
+        }
+        guard allowed.contains(choice) else {
+            self.disallowedChoice =
+                self.disallowedChoice ?? "the dispatcher ran t\(choice), but only \(allowed.map { "t\($0)" }) could run"
+            return self.task(choice)?.state == .pending ? choice : first
+        }
+        return choice
+    }
+
     private var hasDueTask: Bool {
         self.tasks.contains { $0.state == .pending && $0.due <= self.now }
     }
@@ -252,10 +279,18 @@ struct ReferenceScheduler {
     }
 
     /// The due task the order runs next in `context` (`nil`: either), among tasks dispatched before `limit`.
-    private func chooseDue(in context: TaskContext?, before limit: UInt64) -> Int? {
+    private mutating func chooseDue(in context: TaskContext?, before limit: UInt64) -> Int? {
         let due = self.tasks.filter { $0.state == .pending && $0.due <= self.now && $0.sequence < limit }
         let foreground = due.filter { $0.spec.context == .foreground }.min { $0.isEarlier(than: $1) }
         var backgroundTasks = due.filter { $0.spec.context == .background }
+        if case .random = self.order {
+            var allowed = context == .background ? [] : foreground.map { [$0.id] } ?? []
+            if context != .foreground { allowed += backgroundTasks.map(\.id) }
+            if self.mistake == .narrowsRandomOrder, let oldest = backgroundTasks.min(by: { $0.isEarlier(than: $1) }) {
+                allowed = [oldest.id]
+            }
+            return self.follow(allowed: allowed)
+        }
         if self.order == .priority && self.mistake != .ignoresPriority {
             let highest = backgroundTasks.map(\.spec.priority).max()
             backgroundTasks = backgroundTasks.filter { $0.spec.priority == highest }
