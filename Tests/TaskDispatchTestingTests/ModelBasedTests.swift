@@ -351,24 +351,26 @@ import Testing
         let id = self.handles.count + 1
         let label = "t\(id)"
         let children = spec.children
+        let cancels = spec.cancels
         // Reserve the slot first: an auto-drain may run the task, and the tasks it dispatches, before this returns.
         self.handles.append(TaskHandle(id: 0, canceller: NoCanceller()))
         let handle =
             switch spec.context {
             case .background:
                 self.dispatcher.background(priority: spec.priority, after: spec.delay.duration, label: label) {
-                    MainActor.assumeIsolated { self.taskRan(id, children: children) }
+                    MainActor.assumeIsolated { self.taskRan(id, cancelling: cancels, children: children) }
                 }
             case .foreground:
                 self.dispatcher.foreground(after: spec.delay.duration, label: label) {
-                    self.taskRan(id, children: children)
+                    self.taskRan(id, cancelling: cancels, children: children)
                 }
             }
         self.handles[id - 1] = handle
     }
 
-    private func taskRan(_ id: Int, children: [ModelTaskSpec]) {
+    private func taskRan(_ id: Int, cancelling target: Int?, children: [ModelTaskSpec]) {
         self.ran.append(id)
+        if let target, self.handles.indices.contains(target - 1) { self.handles[target - 1].cancel() }
         for child in children { self.dispatch(child) }
     }
 

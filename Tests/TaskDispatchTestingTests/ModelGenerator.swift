@@ -68,7 +68,7 @@ struct ModelGenerator {
     }
 
     private mutating func task(for model: ReferenceScheduler, children: Int) -> ModelTaskSpec {
-        ModelTaskSpec(
+        var spec = ModelTaskSpec(
             context: self.element([.foreground, .background]),
             priority: self.element(BackgroundPriority.allCases),
             delay: self.delay(for: model),
@@ -81,6 +81,17 @@ struct ModelGenerator {
                 )
             }
         )
+        // One task in six cancels another as it runs: a pending one, itself (already started), or its first child
+        // (not dispatched yet, so nothing happens).
+        if self.chance(16) {
+            let pending = model.pending
+            switch self.below(4) {
+            case 0: spec.cancels = model.nextID
+            case 1: spec.cancels = model.nextID + 1
+            default: spec.cancels = pending.isEmpty ? model.nextID : self.element(pending).id
+            }
+        }
+        return spec
     }
 
     /// Zero most often, small and repeated delays, a delay that lands exactly on a pending task's due time, negative

@@ -71,6 +71,9 @@ struct ModelTaskSpec: Sendable, CustomStringConvertible {
     var delay: ModelDuration
     /// Dispatched, in order, by the task when it runs (one level: children have none).
     var children: [ModelTaskSpec] = []
+    /// A task this one cancels through its handle when it runs, before dispatching its children: cancellation
+    /// during a run (itself, a pending task, or one that has run).
+    var cancels: Int?
 
     var description: String {
         let call =
@@ -78,8 +81,9 @@ struct ModelTaskSpec: Sendable, CustomStringConvertible {
             case .background: "background(priority: .\(self.priority), after: \(self.delay))"
             case .foreground: "foreground(after: \(self.delay))"
             }
-        guard !self.children.isEmpty else { return call }
-        return "\(call) { \(self.children.map(\.description).joined(separator: "; ")) }"
+        let body = (self.cancels.map { ["handle(t\($0)).cancel()"] } ?? []) + self.children.map(\.description)
+        guard !body.isEmpty else { return call }
+        return "\(call) { \(body.joined(separator: "; ")) }"
     }
 }
 

@@ -189,6 +189,9 @@ struct ReferenceScheduler {
     private mutating func run(_ id: Int) {
         self.tasks[id - 1].state = .ran
         self.runs.append((id, self.now))
+        if let target = self.tasks[id - 1].spec.cancels, self.task(target)?.state == .pending {
+            self.tasks[target - 1].state = .cancelled
+        }
         for child in self.tasks[id - 1].spec.children { self.dispatch(child) }
     }
 
