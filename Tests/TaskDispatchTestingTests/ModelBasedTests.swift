@@ -15,7 +15,9 @@ import Testing
     /// Sequences in a normal `swift test` run.
     static let defaultSequences = 700
 
-    @Test @MainActor func theDispatcherAgreesWithTheReferenceOnRandomSequences() async {
+    /// Off the main actor, yielding after each sequence: foreground tasks hop to the main queue one at a time, so
+    /// the other suites' main-actor work is never held up for more than one task.
+    @Test func theDispatcherAgreesWithTheReferenceOnRandomSequences() async {
         let environment = ProcessInfo.processInfo.environment
         let sequences = environment["TASKDISPATCH_MODEL_SEQUENCES"].flatMap(Int.init) ?? Self.defaultSequences
         let firstSeed = environment["TASKDISPATCH_MODEL_SEED"].flatMap(UInt64.init) ?? 0
@@ -29,8 +31,7 @@ import Testing
                 Issue.record(Comment(rawValue: ModelRun.report(seed: seed, scenario: scenario, failure: failure)))
                 return
             }
-            // Let other tests' main-actor work in between: a long run must not starve them.
-            if index.isMultiple(of: 64) { await Task.yield() }
+            await Task.yield()  // one sequence at a time on a shared thread of the cooperative pool
         }
         let elapsed = clock.now - start
         print(
@@ -42,7 +43,7 @@ import Testing
     /// The comparison can fail: a reference that forgets priorities, or that allows random order fewer choices than
     /// it has, is caught, and its sequence shrinks to the few operations that show the difference.
     @Test(arguments: [ReferenceScheduler.Mistake.ignoresPriority, .narrowsRandomOrder])
-    @MainActor func aWrongReferenceIsCaughtAndItsSequenceShrunk(mistake: ReferenceScheduler.Mistake) throws {
+    func aWrongReferenceIsCaughtAndItsSequenceShrunk(mistake: ReferenceScheduler.Mistake) throws {
         var totals = ModelRun.Totals()
         var found: (seed: UInt64, scenario: ModelScenario, failure: ModelRun.Divergence)?
         for seed in UInt64(0)..<500 {
@@ -63,7 +64,7 @@ import Testing
     }
 
     /// One hand-written sequence through the same comparison, as a shrunk failure would read.
-    @Test @MainActor func edgesOfTheClockAgreeWithTheReference() {
+    @Test func edgesOfTheClockAgreeWithTheReference() {
         let scenario = ModelScenario(
             configuration: .init(mode: .manual, order: .priority, runawayLimit: 2, historyLimit: 2),
             operations: [
@@ -87,7 +88,7 @@ import Testing
 }
 
 /// One sequence run against both the reference and a dispatcher, compared after every operation.
-@MainActor final class ModelRun {
+final class ModelRun {
     /// Where the two sides first disagreed.
     struct Divergence: Equatable, CustomStringConvertible {
         /// The index of the operation after which they disagreed; the operation count for the final check.
@@ -260,9 +261,10 @@ import Testing
 /// The dispatcher side of a ``ModelRun``: a `ManualDispatcher` driven with the operations of a scenario, its tasks
 /// labeled by model identity, and what ran.
 ///
-/// On the main actor: the test runs there, so foreground tasks run inline, and background tasks run on the calling
-/// thread, so every closure below runs on the main actor too (checked by `MainActor.assumeIsolated`).
-@MainActor final class LiveDispatcher {
+/// `@unchecked Sendable`: its state is touched by the test's thread and by the tasks the dispatcher runs, never at
+/// the same time. A background task runs on the thread that called the run method (the test's); a foreground task
+/// runs on the main queue while that thread waits for it in `DispatchQueue.main.sync`, which orders the accesses.
+final class LiveDispatcher: @unchecked Sendable {
     let dispatcher: ManualDispatcher
     /// The tasks that ran, in order.
     private(set) var ran: [Int] = []
@@ -358,7 +360,7 @@ import Testing
             switch spec.context {
             case .background:
                 self.dispatcher.background(priority: spec.priority, after: spec.delay.duration, label: label) {
-                    MainActor.assumeIsolated { self.taskRan(id, cancelling: cancels, children: children) }
+                    self.taskRan(id, cancelling: cancels, children: children)
                 }
             case .foreground:
                 self.dispatcher.foreground(after: spec.delay.duration, label: label) {
