@@ -4,7 +4,7 @@ import Testing
 
 @testable import TaskDispatchTesting
 
-/// `ManualDispatcher` against ``ReferenceScheduler``, an obviously correct model of it, over thousands of random
+/// `ManualDispatcher` against ``ReferenceScheduler``, an obviously correct model of it, over 700 random
 /// operation sequences: after every operation, the two must agree on what the call returned or threw, which tasks
 /// ran and in what order, the clock, and the pending list; and the dispatcher's invariants must hold.
 ///
