@@ -54,30 +54,36 @@ struct FakeOutage: Error, CustomStringConvertible {
     var description: String { self.message }
 }
 
+/// Computed, not stored: a `static let` holding `Data` stays allocated for the whole process, and LeakSanitizer
+/// reports its bytes as leaked (it finds no pointer to them in the lazily initialized global).
 enum Fixtures {
     /// A valid feed with three items.
-    static let threeItems = Data(
-        """
-        {
-          "version": "https://jsonfeed.org/version/1.1",
-          "title": "Swift Notes",
-          "items": [
-            { "id": "3", "title": "Third", "url": "https://example.com/3", "date_published": "2026-11-16T09:00:00Z" },
-            { "id": "2", "title": "Second", "url": "https://example.com/2" },
-            { "id": "1", "title": "First" }
-          ]
-        }
-        """.utf8
-    )
+    static var threeItems: Data {
+        Data(
+            """
+            {
+              "version": "https://jsonfeed.org/version/1.1",
+              "title": "Swift Notes",
+              "items": [
+                { "id": "3", "title": "Third", "url": "https://example.com/3", "date_published": "2026-11-16T09:00:00Z" },
+                { "id": "2", "title": "Second", "url": "https://example.com/2" },
+                { "id": "1", "title": "First" }
+              ]
+            }
+            """.utf8
+        )
+    }
 
     /// A valid feed with one item.
-    static let oneItem = Data(#"{ "title": "Updated", "items": [{ "id": "9", "title": "Ninth" }] }"#.utf8)
+    static var oneItem: Data { Data(#"{ "title": "Updated", "items": [{ "id": "9", "title": "Ninth" }] }"#.utf8) }
 
     /// Not JSON at all.
-    static let notJSON = Data("<rss><channel><title>Wrong format</title></channel></rss>".utf8)
+    static var notJSON: Data { Data("<rss><channel><title>Wrong format</title></channel></rss>".utf8) }
 
     /// JSON whose second item has no title.
-    static let untitledItem = Data(#"{ "title": "T", "items": [{ "id": "1", "title": "A" }, { "id": "2" }] }"#.utf8)
+    static var untitledItem: Data {
+        Data(#"{ "title": "T", "items": [{ "id": "1", "title": "A" }, { "id": "2" }] }"#.utf8)
+    }
 }
 
 /// A ``FeedModel`` over a ``ManualDispatcher`` and a ``ScriptedFeedSource``: what a test of a refresh drives.

@@ -182,7 +182,8 @@ extension StressTests {
         @Test func aTaskThatReschedulesItselfAtOnceStopsRunUntilIdleAndIsNamed() throws {
             let dispatcher = ManualDispatcher(runawayLimit: 99)  // one pending at the start, plus 99
             let runs = Locked(0)
-            let line = Self.poll(on: dispatcher, every: .zero, runs: runs)
+            let stopped = Locked(false)
+            let line = Self.poll(on: dispatcher, every: .zero, runs: runs, until: stopped)
             let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
             #expect(error.kind == .runawayTasks(limit: 99))
             #expect(
@@ -195,12 +196,14 @@ extension StressTests {
             // The next instance is still pending, not lost.
             #expect(dispatcher.pendingTasks.map(\.label) == ["poll"])
             #expect(error.pendingTasks.map(\.label) == ["poll"])
+            try Self.stop(stopped, on: dispatcher)
         }
 
         @Test func aTimerThatReschedulesItselfStopsAdvanceAndIsNamed() throws {
             let dispatcher = ManualDispatcher(runawayLimit: 99)
             let runs = Locked(0)
-            let line = Self.poll(on: dispatcher, every: .seconds(1), runs: runs)
+            let stopped = Locked(false)
+            let line = Self.poll(on: dispatcher, every: .seconds(1), runs: runs, until: stopped)
             let error = try #require(throws: ManualDispatcherError.self) {
                 try dispatcher.advance(by: .seconds(3_600))
             }
@@ -220,21 +223,36 @@ extension StressTests {
             #expect(
                 idle.summary.contains("\"poll\" from StressTests/FaultTests.swift:\(line) (100 of the last 100 runs)"))
             #expect(dispatcher.now == .seconds(200))
+            try Self.stop(stopped, on: dispatcher)
         }
 
         // MARK: Helpers
 
-        /// Dispatches a task labeled `"poll"` that dispatches itself again after `interval`, forever.
+        /// Dispatches a task labeled `"poll"` that dispatches itself again after `interval` until `stopped` is set.
         ///
         /// - Returns: The line of the dispatch, which every error must name.
         @discardableResult
-        private static func poll(on dispatcher: ManualDispatcher, every interval: Duration, runs: Locked<Int>) -> UInt {
+        private static func poll(
+            on dispatcher: ManualDispatcher,
+            every interval: Duration,
+            runs: Locked<Int>,
+            until stopped: Locked<Bool>
+        ) -> UInt {
             let line: UInt = #line + 1
             dispatcher.background(after: interval, label: "poll") {
                 runs.withLock { $0 += 1 }
-                Self.poll(on: dispatcher, every: interval, runs: runs)
+                guard !stopped.withLock({ $0 }) else { return }
+                Self.poll(on: dispatcher, every: interval, runs: runs, until: stopped)
             }
             return line
+        }
+
+        /// Stops the poll and runs its last instance. The pending instance holds the dispatcher through its closure:
+        /// left pending, the two would keep each other alive (LeakSanitizer reports the cycle).
+        private static func stop(_ stopped: Locked<Bool>, on dispatcher: ManualDispatcher) throws {
+            stopped.withLock { $0 = true }
+            try dispatcher.runUntilIdle()
+            try dispatcher.verifyIdle()
         }
 
         private static func spawn(on dispatcher: ManualDispatcher, node: Int, depth: Int, tally: RunTally) {

@@ -97,6 +97,7 @@ import Testing
         // Reported once: the next check sees the pending task only.
         let next = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(next.kind == .pendingTasks)
+        dispatcher.cancelAllPendingTasks()
     }
 
     @Test func dispatchesFromOtherThreadsDuringADrainAreRunByIt() throws {
@@ -172,6 +173,7 @@ import Testing
         }
         #expect(error.kind == .runawayTasks(limit: 10))
         #expect(error.summary.contains("\"again\""))
+        dispatcher.cancelAllPendingTasks()
     }
 }
 

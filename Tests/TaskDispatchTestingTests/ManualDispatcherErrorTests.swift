@@ -103,6 +103,7 @@ import Testing
                 + "are expected"
         )
         #expect(dispatcher.pendingTaskCount == 1)  // the next poll is still there, not lost
+        dispatcher.cancelAllPendingTasks()
     }
 
     @Test func advanceStopsARunawayTimerAndNamesIt() throws {
@@ -119,6 +120,7 @@ import Testing
         #expect(error.summary.hasPrefix("advance(by: 1 s) ran 20 tasks and tasks keep falling due;"))
         #expect(error.summary.contains("\"tick\" from TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:"))
         #expect(dispatcher.now == .milliseconds(200))
+        dispatcher.cancelAllPendingTasks()
     }
 
     @Test func aBoundThatIsExactlyEnoughIsNotAnError() throws {
@@ -140,6 +142,7 @@ import Testing
         #expect(error.kind == .runawayTasks(limit: 1))
         #expect(log.events == ["work"])
         #expect(dispatcher.pendingTaskCount == 1)
+        dispatcher.cancelAllPendingTasks()
     }
 
     @Test func movingTheClockBackwardsIsRejectedWithBothTimes() throws {

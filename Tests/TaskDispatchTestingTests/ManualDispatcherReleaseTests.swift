@@ -144,6 +144,7 @@ private final class Witness: Sendable {}
         #expect(error.summary.hasPrefix("runUntilIdle() ran 100011 tasks"))
         #expect(error.summary.contains("the tasks that keep coming back are \"poll\" from TaskDispatchTestingTests/"))
         #expect(dispatcher.pendingTaskCount == 1)
+        dispatcher.cancelAllPendingTasks()
     }
 
     // MARK: - The clock under concurrent runs

@@ -71,6 +71,9 @@ private enum LoadError: Error {
         // Nothing but the start is pending: the operation has not begun, so "load" was never dispatched.
         #expect(dispatcher.pendingTasks.map(\.label) == ["refresh"])
         #expect(dispatcher.unfinishedTaskCount == 1)
+        // Let it finish: its pending start holds the model, which holds the dispatcher.
+        try await dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
     }
 
     @Test func cancellingATaskBeforeItsOperationBeginsMeansItNeverRuns() async throws {

@@ -58,6 +58,7 @@ private struct ServerError: Error, CustomStringConvertible {
             try dispatcher.advance(by: .milliseconds(1_500))
         }
         #expect(error.summary.hasPrefix("advance(by: 1.5 s) ran 3 tasks and tasks keep falling due;"))
+        dispatcher.cancelAllPendingTasks()
     }
 
     @Test func theAsyncAdvanceWritesBothDurationsTheSameWay() async throws {
@@ -70,6 +71,7 @@ private struct ServerError: Error, CustomStringConvertible {
             try await dispatcher.advance(by: .seconds(5), waitingUpTo: .milliseconds(300))
         }
         #expect(error.summary.hasPrefix("advance(by: 5 s, waitingUpTo: 300 ms) ran 3 tasks"))
+        dispatcher.cancelAllPendingTasks()
     }
 
     @Test func aContractMeasurementIsWrittenInTheSameFormatRoundedToATenthOfAMillisecond() {

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import TaskDispatch
 
+@testable import TaskDispatchTesting
+
 /// An ordered, thread-safe log of events for assertions.
 ///
 /// `@unchecked Sendable`: `events` is only touched while `lock` is held.
@@ -124,5 +126,17 @@ struct NotingDispatcher: TaskDispatcher {
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(DispatchedTask(.background {}, label: "note", callSite: task.callSite))
         return self.base.dispatch(task)
+    }
+}
+
+extension ManualDispatcher {
+    /// Cancels every pending task and releases their closures outside the lock: the end of a test that stops a task
+    /// rescheduling itself on purpose. Its pending instance holds the dispatcher through its closure; left pending,
+    /// the two would keep each other alive (LeakSanitizer reports the cycle).
+    func cancelAllPendingTasks() {
+        let released = self.monitor.withLock { schedule in
+            schedule.allPendingTasks.compactMap { schedule.cancel($0) }
+        }
+        _ = consume released
     }
 }

@@ -12,15 +12,20 @@ private struct Failure: Error {}
     @Test func aTaskIsSettledUntilItsStartRunsAndWhileItWaitsOnTheDispatcher() {
         var tracked = TrackedTasks()
         let id = tracked.begin(label: "load", callSite: Self.site)
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)  // its start is pending on the dispatcher
         tracked.markStarted(id, at: 0)
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 1)
         tracked.ownedWaitBegan(id, on: "runInBackground \"parse\"")
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         tracked.ownedWaitEnded(id, on: "runInBackground \"parse\"")
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 1)
         #expect(tracked.unsettled.map(\.lastSeen) == ["it resumed after runInBackground \"parse\""])
         tracked.finish(id, error: nil)
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.unfinishedCount == 0)
     }
@@ -30,50 +35,73 @@ private struct Failure: Error {}
     @Test func aWaitEndedBeforeItBeganNeverReadsAsSettled() {
         var tracked = TrackedTasks()
         let id = tracked.begin(label: nil, callSite: Self.site)
+        tracked.checkInvariants()
         tracked.markStarted(id, at: 0)
+        tracked.checkInvariants()
         tracked.ownedWaitEnded(id, on: "a")
+        tracked.checkInvariants()
         tracked.ownedWaitBegan(id, on: "a")
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 1)
     }
 
     @Test func aFailedTaskIsSettledAndItsErrorIsHandedOutOnce() {
         var tracked = TrackedTasks()
         let id = tracked.begin(label: "sync", callSite: Self.site)
+        tracked.checkInvariants()
         tracked.markStarted(id, at: 0)
+        tracked.checkInvariants()
         tracked.finish(id, error: Failure())
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.takeUnobserved().map(\.label) == ["sync"])
+        tracked.checkInvariants()
         #expect(tracked.takeUnobserved().isEmpty)
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
     }
 
     @Test func aTaskAwaitingAnotherSettlesWithItUntilTheOtherFinishes() {
         var tracked = TrackedTasks()
         let inner = tracked.begin(label: "inner", callSite: Self.site)
+        tracked.checkInvariants()
         let outer = tracked.begin(label: "outer", callSite: Self.site)
+        tracked.checkInvariants()
         tracked.register(AnyHashable(inner), id: inner)
+        tracked.checkInvariants()
         tracked.markStarted(inner, at: 0)
+        tracked.checkInvariants()
         tracked.markStarted(outer, at: 0)
+        tracked.checkInvariants()
         tracked.setAwaiting(outer, inner)
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 2)  // both run: the inner one has not waited on anything yet
         tracked.ownedWaitBegan(inner, on: "a sleep")
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)  // the inner one sleeps on the clock, and the outer one awaits it
         tracked.ownedWaitEnded(inner, on: "a sleep")
+        tracked.checkInvariants()
         tracked.finish(inner, error: nil)
+        tracked.checkInvariants()
         // The inner one has finished, so the outer one is about to resume: not settled.
         #expect(tracked.unsettledCount == 1)
         #expect(tracked.unsettled.first?.awaiting == "a tracked task that has finished (its value is on its way)")
         tracked.setAwaiting(outer, nil)
+        tracked.checkInvariants()
         tracked.finish(outer, error: nil)
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
     }
 
     @Test func aTaskCancelledBeforeItsStartIsForgottenWithoutCounting() {
         var tracked = TrackedTasks()
         let id = tracked.begin(label: nil, callSite: Self.site)
+        tracked.checkInvariants()
         tracked.finish(id, error: CancellationError())
+        tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.unfinishedCount == 0)
         #expect(tracked.takeUnobserved().isEmpty)
+        tracked.checkInvariants()
     }
 }

@@ -5,7 +5,7 @@
 /// collect behind it: a removal before the boundary first fills the hole from the boundary's edge.
 struct RandomPool: Sendable {
     private(set) var tasks: ContiguousArray<ScheduledTask> = []
-    private var boundary = 0
+    private(set) var boundary = 0
 
     var count: Int { self.tasks.count }
 

@@ -3,8 +3,8 @@
 /// `Array.removeFirst()` is O(n); a test double that drains a million tasks through it is quadratic.
 /// Slots hold optionals so a removed element is released at once.
 struct RingBuffer<Element> {
-    private var slots: ContiguousArray<Element?> = []
-    private var head = 0
+    private(set) var slots: ContiguousArray<Element?> = []
+    private(set) var head = 0
     private(set) var count = 0
 
     var isEmpty: Bool { self.count == 0 }

@@ -83,10 +83,10 @@ struct TrackedTasks: @unchecked Sendable {
     private(set) var nextID: UInt64 = 1
     /// Tasks that have not finished, and failed ones whose error is unclaimed.
     private(set) var records: [UInt64: Record] = [:]
-    private var ids: [AnyHashable: UInt64] = [:]
+    private(set) var ids: [AnyHashable: UInt64] = [:]
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
-    private var errors: [UInt64: String] = [:]
+    private(set) var errors: [UInt64: String] = [:]
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {

@@ -1,0 +1,50 @@
+extension TrackedTasks {
+    /// Stops the process with a message naming the first broken invariant, if any (see ``invariantViolations()``).
+    ///
+    /// - Complexity: O(n log n) in the records.
+    func checkInvariants() {
+        let violations = self.invariantViolations()
+        precondition(violations.isEmpty, "TrackedTasks invariant broken: \(violations.joined(separator: "; "))")
+    }
+
+    /// Every invariant of the records that does not hold now, each as a message naming it and the values; empty
+    /// when they are consistent.
+    ///
+    /// Checked (the number of unsettled tasks is derived from the records each time, so there is no cache to check):
+    /// the failed records are exactly the unobserved ones, each listed once with its error; `ids` and the records' keys
+    /// mirror each other; every identity lies below `nextID`, and an awaited task is never the task itself.
+    ///
+    /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
+    /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
+    ///
+    /// - Complexity: O(n log n) in the records.
+    func invariantViolations() -> [String] {
+        var violations: [String] = []
+        var failed: Set<UInt64> = []
+        for (id, record) in self.records {
+            if record.phase == .failed { failed.insert(id) }
+            if id == 0 || id >= self.nextID {
+                violations.append("tracked task \(id) lies outside the identities handed out (1..<\(self.nextID))")
+            }
+            if record.awaiting == id {
+                violations.append("tracked task \(id) awaits its own value")
+            }
+            if let key = record.key, self.ids[key] != id {
+                violations.append("tracked task \(id)'s key maps to \(self.ids[key].map(String.init) ?? "nothing")")
+            }
+        }
+        if Set(self.unobserved) != failed || self.unobserved.count != failed.count {
+            violations.append(
+                "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
+        }
+        if Set(self.errors.keys) != failed {
+            violations.append(
+                "errors are kept for \(self.errors.keys.sorted()), but the failed records are \(failed.sorted())")
+        }
+        for (key, id) in self.ids where self.records[id]?.key != key {
+            violations.append(
+                "ids maps a task to \(id), whose record \(self.records[id] == nil ? "is gone" : "has another key")")
+        }
+        return violations
+    }
+}
