@@ -32,7 +32,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
         package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
             switch self {
-            case .trackedTaskFinished(let id): isFinished(id)
+            case .trackedTaskFinished(let id): isFinished(id) || counts.hasDeferredFailure
             case .dueTask(.foreground?): counts.dueForeground > 0
             case .dueTask(.background?): counts.dueBackground > 0
             case .dueTask(nil): counts.dueForeground + counts.dueBackground > 0
@@ -50,19 +50,24 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         package var delayedBackground: Int
         /// Tracked tasks that are neither finished nor waiting on the dispatcher's own work.
         package var unsettledTasks: Int
+        /// Whether a failure no run method could throw (a runaway auto-advance) waits to be reported: the tracked task
+        /// a `value(of:)` awaits will not finish, and the failure is the news.
+        package var hasDeferredFailure = false
 
         package init(
             dueForeground: Int = 0,
             dueBackground: Int = 0,
             delayedForeground: Int = 0,
             delayedBackground: Int = 0,
-            unsettledTasks: Int = 0
+            unsettledTasks: Int = 0,
+            hasDeferredFailure: Bool = false
         ) {
             self.dueForeground = dueForeground
             self.dueBackground = dueBackground
             self.delayedForeground = delayedForeground
             self.delayedBackground = delayedBackground
             self.unsettledTasks = unsettledTasks
+            self.hasDeferredFailure = hasDeferredFailure
         }
 
         /// Due and delayed tasks in `context`, or in both when `context` is `nil`.

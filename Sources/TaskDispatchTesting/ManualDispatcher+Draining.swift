@@ -68,8 +68,10 @@ extension ManualDispatcher {
     ///
     /// - Parameter duration: How far to move the clock; zero runs what is due now.
     /// - Returns: The number of tasks that ran.
-    /// A synchronous step of time may end with tracked tasks running (one a timer just woke, say): it does not
-    /// wait for them, and it does not report them, unlike ``runUntilIdle()``.
+    /// Called on the main actor, a synchronous step of time refuses to start while a main-actor tracked task waits to
+    /// run (it cannot run until the caller lets go of the main actor, and the clock would move past the sleep it is
+    /// about to start): it throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the async form. It may
+    /// end with tracked tasks running (one a timer just woke, say); ``verifyIdle()`` reports those that never finish.
     ///
     /// - Throws: ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative duration,
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
@@ -99,10 +101,17 @@ extension ManualDispatcher {
         target: (_ now: Int64) -> Int64
     ) throws(ManualDispatcherError) -> Int {
         var targetTime: Int64 = 0
+        let onMainActor = MainActorExecution.isOnMainActor
         let start = try self.claimRun(method) { schedule in
             targetTime = target(schedule.now)
-            guard targetTime < schedule.now else { return nil }
-            return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
+            if targetTime < schedule.now {
+                return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
+            }
+            // A main-actor tracked task cannot run while this caller holds the main actor: moving the clock now would
+            // move it past the sleep that task is about to start.
+            guard onMainActor, targetTime > schedule.now else { return nil }
+            let blocked = schedule.tracked.unsettledOnMainActor
+            return blocked.isEmpty ? nil : schedule.failure(.clockMovedWhileUnsettled(method: method, tasks: blocked))
         }
         let ran: Int
         do {

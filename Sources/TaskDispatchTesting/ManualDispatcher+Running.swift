@@ -98,6 +98,10 @@ extension Monitor where Value == Schedule {
                 return
             case .runaway(let failure):
                 self.broadcast()
+                // A `value(of:)` waiting for a task that will not finish now reports the runaway.
+                if let woken = self.withLock({ $0.waiters.isEmpty ? nil : $0.waitersToWake() }) {
+                    WaitResumer.resumeAll(woken)
+                }
                 writeToStandardError("\(ManualDispatcherError(failure))\n")
                 return
             }

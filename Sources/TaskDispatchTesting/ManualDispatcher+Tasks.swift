@@ -53,7 +53,10 @@ extension ManualDispatcher {
         let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
         let monitor = self.monitor
         let (id, prefersExecutor) = monitor.withLock {
-            ($0.tracked.begin(label: label, callSite: callSite), $0.tracked.prefersTaskExecutor)
+            (
+                $0.tracked.begin(label: label, callSite: callSite, onMainActor: onMainActor),
+                $0.tracked.prefersTaskExecutor
+            )
         }
         let scope = TrackedTaskScope(observer: self.trackedTaskObserver, id: id, label: label, callSite: callSite)
         let gate = StartGate()
@@ -133,20 +136,47 @@ extension ManualDispatcher {
         }
         // A task this dispatcher did not start: nothing to wait for but its value.
         guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else { return try await task.value }
+        // A runaway auto-advance stopped the clock: the task cannot finish, and the runaway is the news.
+        if let runaway = self.monitor.withLock({ schedule -> Failure? in
+            defer { schedule.deferredFailure = nil }
+            return schedule.deferredFailure
+        }) {
+            self.monitor.withLock { $0.tracked.unclaim(key) }
+            throw ManualDispatcherError(runaway)
+        }
         let limit = self.waitLimit
         let waiter = self.monitor.withLock { $0.waiters.makeID() }
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         switch await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: Self.deadline(after: limit)) {
         case .conditionMet:
+            // Finished, or a runaway auto-advance stopped the clock: report the runaway rather than wait.
+            if let runaway = self.monitor.withLock({ schedule -> Failure? in
+                guard !schedule.tracked.hasFinished(id) else { return nil }
+                defer { schedule.deferredFailure = nil }
+                return schedule.deferredFailure
+            }) {
+                self.monitor.withLock { $0.tracked.unclaim(key) }
+                throw ManualDispatcherError(runaway)
+            }
             return try await task.value  // it has finished: this returns at once
         case .cancelled:
+            self.monitor.withLock { $0.tracked.unclaim(key) }  // an error it throws later is still reported
             throw CancellationError()
         case .timedOut:
             let failure = self.monitor.withLock { schedule -> Failure? in
                 guard let standing = schedule.tracked.standing(of: id), !schedule.tracked.hasFinished(id) else {
                     return nil  // it finished as the timer fired
                 }
-                return schedule.failure(.taskNotFinished(method: "value(of:)", limit: limit, task: standing))
+                schedule.tracked.unclaim(key)  // an error it throws later is still reported
+                if let runaway = schedule.deferredFailure {
+                    schedule.deferredFailure = nil
+                    return runaway
+                }
+                let holding = schedule.mode == .autoAdvance ? schedule.tracked.unsettled : []
+                return schedule.failure(
+                    .taskNotFinished(
+                        method: "value(of:)", limit: limit, task: standing, mode: schedule.mode, holding: holding)
+                )
             }
             guard let failure else { return try await task.value }
             throw ManualDispatcherError(failure)

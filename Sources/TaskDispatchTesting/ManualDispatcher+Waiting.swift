@@ -158,7 +158,8 @@ extension Schedule {
             dueBackground: self.dueBackground,
             delayedForeground: self.waitingForeground,
             delayedBackground: self.waitingBackground,
-            unsettledTasks: self.tracked.unsettledCount
+            unsettledTasks: self.tracked.unsettledCount,
+            hasDeferredFailure: self.deferredFailure != nil
         )
     }
 

@@ -104,15 +104,31 @@ extension ManualDispatcherError {
                 .unsettledTasks(after: .zero),
                 "\(method) ran every due task, but \(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which a synchronous drain cannot wait for: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
             )
+        case .clockMovedWhileUnsettled(let method, let tasks):
+            return (
+                .unsettledTasks(after: .zero),
+                "\(method) would move the clock while \(count(tasks.count, "main-actor tracked task")) \(tasks.count == 1 ? "waits" : "wait") to run on the main actor, which this call holds, so the clock would pass the sleeps and delays \(tasks.count == 1 ? "it is" : "they are") about to start: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
+            )
         case .unfinishedTasks(let tasks):
             return (
                 .unfinishedTasks,
                 "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them"
             )
-        case .taskNotFinished(let method, let limit, let task):
+        case .taskNotFinished(let method, let limit, let task, let mode, let holding):
+            let advice =
+                switch mode {
+                case .manual:
+                    "A task waiting on the dispatcher needs the test to run that work first (runUntilIdle(), advance(by:)), or mode .autoDrain / .autoAdvance"
+                case .autoDrain:
+                    "In auto-drain, a delayed task or a sleep still waits for the clock: move it with advance(by:), or use mode .autoAdvance"
+                case .autoAdvance where holding.isEmpty:
+                    "Auto-advance moves the clock only while every tracked task is settled; none is unsettled now, so the task awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread)"
+                case .autoAdvance:
+                    "Auto-advance moves the clock only while every tracked task is settled, and these hold it: \(Self.listing(holding)). Each awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread): send that work through the dispatcher, or finish it before this call"
+                }
             return (
                 .waitTimedOut(after: limit),
-                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and the task did not finish: \(Self.listing([task])). A task waiting on the dispatcher needs the test to run that work first (runUntilIdle(), advance(by:)), or mode .autoDrain / .autoAdvance"
+                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
             )
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =

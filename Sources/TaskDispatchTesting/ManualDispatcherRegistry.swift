@@ -9,7 +9,7 @@ public import TaskDispatch
 /// innermost one only.
 ///
 /// The registry holds each dispatcher weakly: it never keeps a dispatcher, or what its pending tasks capture,
-/// alive. A dispatcher released with pending tasks before the check hands its report to the registry as it
+/// alive. A dispatcher released with work left (pending tasks, or an error a tracked task threw that nobody claimed) before the check hands its report to the registry as it
 /// goes, so the most common leak (a local dispatcher that dies with the test's scope) is still reported.
 ///
 /// In Swift Testing, the `.verifiesIdleDispatchers` trait of the `TaskDispatchTestingTraits` module does all
@@ -73,7 +73,7 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// One failure for each registered dispatcher that holds work: still alive with pending tasks (or an
-    /// unreported runaway auto-drain), or released with pending tasks. In creation order.
+    /// unreported runaway auto-drain), or released with work left. In creation order.
     ///
     /// A live dispatcher is checked with ``ManualDispatcher/verifyIdle()``, so a failure carries that error's
     /// full text; checking consumes a deferred runaway error the way `verifyIdle()` does.
@@ -164,7 +164,7 @@ extension ManualDispatcherRegistry {
                     createdAt: self.createdAt,
                     wasReleased: true,
                     description:
-                        "ManualDispatcher created at \(self.createdAt) was released with pending tasks before the end of the tracked scope: \(report)"
+                        "ManualDispatcher created at \(self.createdAt) was released with work left before the end of the tracked scope: \(report)"
                 )
             }
             guard let dispatcher else { return nil }

@@ -58,7 +58,7 @@ import Testing
         let failure = try #require(registry.idleFailures().first)
         #expect(failure.wasReleased)
         #expect(failure.createdAt.line == UInt(line))
-        #expect(failure.description.contains("was released with pending tasks"))
+        #expect(failure.description.contains("was released with work left"))
         #expect(failure.description.contains("\"orphan\""))
     }
 

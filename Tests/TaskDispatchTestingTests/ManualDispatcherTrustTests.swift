@@ -74,6 +74,30 @@ private actor Shared {
         #expect(dispatcher.now == .seconds(3))
     }
 
+    @Test @MainActor func aSynchronousAdvanceOnTheMainActorWillNotPassAMainActorTaskThatHasNotRun() async throws {
+        let dispatcher = ManualDispatcher()
+        let line = #line + 1
+        let saving = dispatcher.startTask(label: "save") { @MainActor in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            try await dispatcher.clock.sleep(for: .seconds(2))
+        }
+        try synchronously { try dispatcher.runNext() }  // the start; the task waits for the main actor
+        let error = #expect(throws: ManualDispatcherError.self) {
+            try synchronously { try dispatcher.advance(by: .seconds(7)) }
+        }
+        #expect(error?.kind == .unsettledTasks(after: .zero))
+        #expect(
+            error?.summary.hasPrefix(
+                "advance(by: 7 s) would move the clock while 1 main-actor tracked task waits to run on the main actor, which this call holds"
+            ) == true
+        )
+        #expect(error?.summary.contains("ManualDispatcherTrustTests.swift:\(line)") == true)
+        #expect(dispatcher.now == .zero)  // refused before it moved
+        try await dispatcher.runUntilIdle()
+        try await dispatcher.value(of: saving)
+        #expect(dispatcher.now == .seconds(3))  // 1 s + 2 s, counted from where the task really slept
+    }
+
     // MARK: - value(of:) from the test is bounded
 
     @Test func valueOfATaskThatNeedsTheTestToMoveTheClockEndsWithAnError() async throws {
@@ -94,6 +118,41 @@ private actor Shared {
         try await dispatcher.advance(by: .seconds(4))
         #expect(try await dispatcher.value(of: sleeper) == 1)
         try dispatcher.verifyIdle()
+    }
+
+    @Test func aValueOfThatTimedOutDoesNotSwallowTheErrorTheTaskThrowsLater() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let late = dispatcher.startTask(label: "late failure") { () async throws -> Int in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            throw SaveError()
+        }
+        try await dispatcher.settle()
+        await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: late) }
+        try synchronously { try dispatcher.advance(by: .seconds(1)) }
+        _ = await late.result  // it threw; nothing has claimed the error
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error?.kind == .unobservedTaskError)
+        #expect(error?.summary.contains("threw SaveError.offline") == true)
+    }
+
+    @Test func valueOfReportsAnAutoAdvanceRunawayAtOnce() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(30), runawayLimit: 50)
+        let line = #line + 1
+        let ticker = dispatcher.startTask(label: "ticker") {
+            while true { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        }
+        // The runaway stops the clock as the ticker runs: value(of:) reports it (at once, or as it happens), instead of
+        // waiting out its 30 s for a task that will not finish.
+        let started = ContinuousClock.now
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: ticker) }
+        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(error?.kind == .runawayTasks(limit: 50))
+        #expect(error?.summary.hasPrefix("auto-advance moved the clock 50 times") == true)
+        #expect(error?.summary.contains("ManualDispatcherTrustTests.swift:\(line)") == true)
+        ticker.cancel()
+        dispatcher.mode = .manual
+        try await dispatcher.runUntilIdle()
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: ticker) }
     }
 
     @Test func valueOfIsCancelledWithTheTestThatAwaitsIt() async throws {

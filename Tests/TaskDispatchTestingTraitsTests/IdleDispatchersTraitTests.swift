@@ -48,7 +48,7 @@ import Testing
         } matching: { issue in
             let text = issue.comments.map(\.rawValue).joined()
             let isMatch =
-                issue.sourceLocation?.line == line.value && text.contains("was released with pending tasks")
+                issue.sourceLocation?.line == line.value && text.contains("was released with work left")
                 && text.contains("\"never shown\"")
             if isMatch { matched.update { ($0 ?? 0) + 1 } }
             return isMatch

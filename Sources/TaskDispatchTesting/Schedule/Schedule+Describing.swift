@@ -42,7 +42,15 @@ struct Failure {
         /// `limit` is the real time waited; `nil` for a synchronous drain, which cannot wait.
         case tasksNotSettled(method: String, limit: Duration?, tasks: [TrackedTasks.UnsettledTask])
         case unfinishedTasks(tasks: [TrackedTasks.UnsettledTask])
-        case taskNotFinished(method: String, limit: Duration, task: TrackedTasks.UnsettledTask)
+        case clockMovedWhileUnsettled(method: String, tasks: [TrackedTasks.UnsettledTask])
+        /// `holding`: in auto-advance, the unsettled tracked tasks that keep the clock where it is.
+        case taskNotFinished(
+            method: String,
+            limit: Duration,
+            task: TrackedTasks.UnsettledTask,
+            mode: ManualDispatcher.Mode,
+            holding: [TrackedTasks.UnsettledTask]
+        )
     }
 
     var misuse: Misuse

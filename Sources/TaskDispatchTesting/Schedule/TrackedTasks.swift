@@ -23,6 +23,8 @@ struct TrackedTasks: @unchecked Sendable {
     struct Record {
         let label: String?
         let callSite: CallSite
+        /// Whether its operation is isolated to the main actor, so it cannot run while a synchronous caller holds it.
+        var isOnMainActor = false
         var phase: Phase
         /// Whether `value(of:)` awaits it, so its error reaches the test.
         var claimed = false
@@ -93,7 +95,7 @@ struct TrackedTasks: @unchecked Sendable {
         self.records.count - self.unobserved.count
     }
 
-    mutating func begin(label: String?, callSite: CallSite) -> UInt64 {
+    mutating func begin(label: String?, callSite: CallSite, onMainActor: Bool = false) -> UInt64 {
         let id = self.nextID
         self.nextID += 1
         self.records[id] = Record(
@@ -102,6 +104,7 @@ struct TrackedTasks: @unchecked Sendable {
             phase: .waitingToStart,
             lastSeen: .created
         )
+        self.records[id]?.isOnMainActor = onMainActor
         return id
     }
 
@@ -189,6 +192,13 @@ struct TrackedTasks: @unchecked Sendable {
         self.describe(self.records.keys.sorted().filter { !self.isSettled($0) })
     }
 
+    /// The unsettled tracked tasks isolated to the main actor, oldest first: they cannot run while a synchronous caller
+    /// on the main actor holds it.
+    var unsettledOnMainActor: [UnsettledTask] {
+        self.describe(
+            self.records.keys.sorted().filter { self.records[$0]?.isOnMainActor == true && !self.isSettled($0) })
+    }
+
     /// The tracked tasks that have not finished (failed ones excepted), oldest first.
     var unfinished: [UnsettledTask] {
         self.describe(self.records.keys.sorted().filter { self.records[$0]?.phase != .failed })
@@ -209,7 +219,9 @@ struct TrackedTasks: @unchecked Sendable {
                 awaiting: record.awaiting.map { other in
                     self.records[other] == nil
                         ? "a tracked task that has finished (its value is on its way)"
-                        : "\(self.name(other)), which has not settled either"
+                        : self.isSettled(other)
+                            ? "\(self.name(other)), which is settled: last seen, \(self.records[other]?.lastSeen.description ?? "finished")"
+                            : "\(self.name(other)), which has not settled either"
                 }
             )
         }
@@ -258,6 +270,13 @@ struct TrackedTasks: @unchecked Sendable {
         } else {
             self.records[id]?.claimed = true
         }
+    }
+
+    /// Gives back a claim that `value(of:)` made but did not see through (it timed out or was cancelled), so an error
+    /// the task throws later is still reported.
+    mutating func unclaim(_ key: AnyHashable) {
+        guard let id = self.ids[key], self.records[id]?.phase != .failed else { return }
+        self.records[id]?.claimed = false
     }
 
     /// Hands out the unclaimed errors, oldest first, and forgets them.
