@@ -9,6 +9,9 @@ let package = Package(
     dependencies: [
         .package(name: "TaskDispatch", path: "../.."),
         .package(url: "https://github.com/pointfreeco/swift-dependencies", from: "1.17.1"),
+        // Already in the graph through swift-dependencies; named here for the migration guide's "before" code.
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.0.0"),
+        .package(url: "https://github.com/pointfreeco/swift-concurrency-extras", from: "1.0.0"),
     ],
     targets: [
         .target(
@@ -29,6 +32,8 @@ let package = Package(
                 "DependenciesRecipe",
                 .product(name: "TaskDispatchTesting", package: "TaskDispatch"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
             ],
             swiftSettings: [
                 .enableUpcomingFeature("ExistentialAny"),
