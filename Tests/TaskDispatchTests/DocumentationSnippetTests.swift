@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// Every Swift snippet in the README and in the adoption articles is compiled: its lines appear, in order and
-/// together, in a Swift file under `Tests/` (a test target, the client package, or a nested package that
-/// `.ci/run` tests). A snippet that cannot be compiled here (SwiftUI, or Point-Free's libraries) starts with the
+/// together, in one of the Swift files listed in ``sources`` (test targets, the client package, and the nested
+/// package that `.ci/run` tests). A snippet that cannot be compiled here (SwiftUI, or Point-Free's libraries) starts with the
 /// comment `// Not compiled here`, and is exempt.
 ///
 /// Lines are compared with their whitespace collapsed, so `swift format`'s spacing before a trailing comment does
@@ -22,20 +22,41 @@ import Testing
         "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingTheImageLoader.md",
     ]
 
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    /// The Swift files that hold the snippets' compiled copies, relative to the repository root. The list is
+    /// explicit (no directory walk), so the test needs only the Foundation API every platform has.
+    static let sources = [
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeLandingPageTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeAsyncTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeQuickStartTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/MigrationGuideTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/InjectionRecipeTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/RecipeTests.swift",
+        "Tests/DependenciesRecipe/Sources/DependenciesRecipe/TaskDispatcherKey.swift",
+        "Tests/DependenciesRecipe/Sources/DependenciesRecipe/GreetingModel.swift",
+        "Tests/DependenciesRecipe/Tests/DependenciesRecipeTests/DependenciesRecipeTests.swift",
+        "Tests/DependenciesRecipe/Tests/DependenciesRecipeTests/PointFreeBeforeTests.swift",
+        "Tests/ImageExampleTests/ImageLoaderThreeWaysTests.swift",
+        "Tests/ImageExampleTests/PlantedBugTests.swift",
+        "Tests/ImageExampleTests/BuggyImageLoader.swift",
+        "Tests/ImageExampleTests/ImageLoaderXCTests.swift",
+    ]
+
+    /// The repository root: three folders up from this file.
+    static let root = #filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3)
+        .joined(separator: "/")
 
     @Test(arguments: Self.documents) func everySwiftSnippetIsCompiled(document: String) throws {
-        let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
+        let text = try String(contentsOfFile: "\(Self.root)/\(document)", encoding: .utf8)
         let sources = try Self.testSources()
         let snippets = Self.swiftSnippets(in: text)
         for snippet in snippets where snippet.first?.hasPrefix("// Not compiled here") != true {
-            let found = sources.contains { Self.contains($0.lines, snippet) }
+            let found = sources.contains { Self.contains($0, snippet) }
             #expect(
                 found,
                 """
-                \(document): this snippet is not in any Swift file under Tests/; copy it into a test (the client \
-                package, a test target, or a nested package .ci/run tests), or mark it "// Not compiled here":
+                \(document): this snippet is in none of the files DocumentationSnippetTests.sources lists; copy it \
+                into one of them (or into a new test file that you add to the list), or mark it \
+                "// Not compiled here":
                 \(snippet.joined(separator: "\n"))
                 """
             )
@@ -74,21 +95,11 @@ import Testing
         }
     }
 
-    /// Every Swift file under `Tests/`, outside build folders, as normalized non-blank lines.
-    static func testSources() throws -> [(path: String, lines: [String])] {
-        let tests = Self.root.appendingPathComponent("Tests")
-        let files = FileManager.default.enumerator(
-            at: tests,
-            includingPropertiesForKeys: nil,
-            options: [.skipsHiddenFiles]
-        )
-        var sources: [(path: String, lines: [String])] = []
-        while let url = files?.nextObject() as? URL {
-            guard url.pathExtension == "swift" else { continue }
-            let text = try String(contentsOf: url, encoding: .utf8)
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).compactMap(Self.normalized)
-            sources.append((url.path, lines))
+    /// The files of ``sources``, each as normalized non-blank lines.
+    static func testSources() throws -> [[String]] {
+        try Self.sources.map { path in
+            let text = try String(contentsOfFile: "\(Self.root)/\(path)", encoding: .utf8)
+            return text.split(separator: "\n", omittingEmptySubsequences: false).compactMap(Self.normalized)
         }
-        return sources
     }
 }
