@@ -30,6 +30,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "FeedExample", dependencies: ["TaskDispatch"], swiftSettings: strictSettings),
+        .target(name: "ImageExample", dependencies: ["TaskDispatch"], swiftSettings: strictSettings),
         .executableTarget(
             name: "FeedDemo",
             dependencies: ["FeedExample", "TaskDispatch"],
@@ -64,6 +65,11 @@ let package = Package(
         .testTarget(
             name: "FeedExampleTests",
             dependencies: ["FeedExample", "TaskDispatch", "TaskDispatchTesting"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ImageExampleTests",
+            dependencies: ["ImageExample", "TaskDispatch", "TaskDispatchTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -68,7 +68,7 @@ struct CountingDispatcher: TaskDispatcher {
     }
 }
 
-/// The README's "Unstructured tasks and sleeps" snippet, with a search engine of its own.
+/// A debounced search, with a search engine of its own (the README reference and the debounce recipe).
 @MainActor
 final class SearchModel {
     private let dispatcher: any TaskDispatcher
@@ -111,7 +111,7 @@ final class SearchModel {
         try dispatcher.verifyIdle()
     }
 
-    /// The README's async drain: the same search, with no stepping.
+    /// The async drain: the same search, with no stepping.
     @Test @MainActor func searchesOnceTheTypingPauses() async throws {
         let dispatcher = ManualDispatcher()
         let model = SearchModel(dispatcher: dispatcher)

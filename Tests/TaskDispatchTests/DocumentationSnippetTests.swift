@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+/// Every Swift snippet in the README and in the adoption articles is compiled: its lines appear, in order and
+/// together, in one of the Swift files listed in ``sources`` (test targets, the client package, and the nested
+/// package that `.ci/run` tests). A snippet that cannot be compiled here (SwiftUI, or Point-Free's libraries) starts with the
+/// comment `// Not compiled here`, and is exempt.
+///
+/// Lines are compared with their whitespace collapsed, so `swift format`'s spacing before a trailing comment does
+/// not count; blank lines are ignored.
+@Suite struct DocumentationSnippetTests {
+    /// The documents whose every Swift snippet must be compiled, relative to the repository root.
+    static let documents = [
+        "README.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/InjectingADispatcher.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/MigratingFromDispatchQueues.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/ChoosingHowToTestAsyncCode.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromPointFree.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromExpectations.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromDWTaskDispatcher.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/RecipesForRecurringShapes.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingTheImageLoader.md",
+    ]
+
+    /// The Swift files that hold the snippets' compiled copies, relative to the repository root. The list is
+    /// explicit (no directory walk), so the test needs only the Foundation API every platform has.
+    static let sources = [
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeLandingPageTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeAsyncTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeQuickStartTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/MigrationGuideTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/InjectionRecipeTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/RecipeTests.swift",
+        "Tests/DependenciesRecipe/Sources/DependenciesRecipe/TaskDispatcherKey.swift",
+        "Tests/DependenciesRecipe/Sources/DependenciesRecipe/GreetingModel.swift",
+        "Tests/DependenciesRecipe/Tests/DependenciesRecipeTests/DependenciesRecipeTests.swift",
+        "Tests/DependenciesRecipe/Tests/DependenciesRecipeTests/PointFreeBeforeTests.swift",
+        "Tests/ImageExampleTests/ImageLoaderThreeWaysTests.swift",
+        "Tests/ImageExampleTests/PlantedBugTests.swift",
+        "Tests/ImageExampleTests/BuggyImageLoader.swift",
+        "Tests/ImageExampleTests/ImageLoaderXCTests.swift",
+    ]
+
+    /// The repository root: three folders up from this file.
+    static let root = #filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3)
+        .joined(separator: "/")
+
+    @Test(arguments: Self.documents) func everySwiftSnippetIsCompiled(document: String) throws {
+        let text = try String(contentsOfFile: "\(Self.root)/\(document)", encoding: .utf8)
+        let sources = try Self.testSources()
+        let snippets = Self.swiftSnippets(in: text)
+        for snippet in snippets where snippet.first?.hasPrefix("// Not compiled here") != true {
+            let found = sources.contains { Self.contains($0, snippet) }
+            #expect(
+                found,
+                """
+                \(document): this snippet is in none of the files DocumentationSnippetTests.sources lists; copy it \
+                into one of them (or into a new test file that you add to the list), or mark it \
+                "// Not compiled here":
+                \(snippet.joined(separator: "\n"))
+                """
+            )
+        }
+    }
+
+    /// The Swift code blocks of a Markdown text, each as its normalized non-blank lines.
+    static func swiftSnippets(in text: String) -> [[String]] {
+        var snippets: [[String]] = []
+        var current: [String]?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if current == nil, trimmed == "```swift" {
+                current = []
+            } else if current != nil, trimmed == "```" {
+                snippets.append(current ?? [])
+                current = nil
+            } else if current != nil, let normalized = Self.normalized(line) {
+                current?.append(normalized)
+            }
+        }
+        return snippets
+    }
+
+    /// The line with its whitespace collapsed, or `nil` for a blank line.
+    static func normalized(_ line: Substring) -> String? {
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        return words.isEmpty ? nil : words.joined(separator: " ")
+    }
+
+    static func contains(_ lines: [String], _ snippet: [String]) -> Bool {
+        guard !snippet.isEmpty else { return true }
+        guard lines.count >= snippet.count else { return false }
+        return (0...(lines.count - snippet.count)).contains { start in
+            lines[start..<(start + snippet.count)].elementsEqual(snippet)
+        }
+    }
+
+    /// The files of ``sources``, each as normalized non-blank lines.
+    static func testSources() throws -> [[String]] {
+        try Self.sources.map { path in
+            let text = try String(contentsOfFile: "\(Self.root)/\(path)", encoding: .utf8)
+            return text.split(separator: "\n", omittingEmptySubsequences: false).compactMap(Self.normalized)
+        }
+    }
+}
