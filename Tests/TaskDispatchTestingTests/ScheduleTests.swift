@@ -285,7 +285,8 @@ import Testing
         #expect(violations.contains("dueBackground is 1, but the queues and the heap hold 0 such entries"))
     }
 
-    #if compiler(>=6.2)
+    // Exit tests exist on macOS, Linux and Windows only (not on iOS, tvOS, watchOS or visionOS).
+    #if compiler(>=6.2) && (os(macOS) || os(Linux) || os(Windows))
         @Test func aBrokenInvariantStopsTheProcessWithItsName() async throws {
             let result = try #require(
                 await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
