@@ -23,9 +23,10 @@ import Testing
         let sequences = environment["TASKDISPATCH_MODEL_SEQUENCES"].flatMap(Int.init) ?? Self.defaultSequences
         let firstSeed = environment["TASKDISPATCH_MODEL_SEED"].flatMap(UInt64.init) ?? 0
         let outcome = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
+            let thread = Thread {
                 continuation.resume(returning: Self.run(sequences, from: firstSeed))
             }
+            thread.start()
         }
         if let failure = outcome.failure {
             Issue.record(Comment(rawValue: failure))
