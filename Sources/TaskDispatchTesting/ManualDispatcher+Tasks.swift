@@ -136,26 +136,20 @@ extension ManualDispatcher {
         }
         // A task this dispatcher did not start: nothing to wait for but its value.
         guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else { return try await task.value }
-        // A runaway auto-advance stopped the clock: the task cannot finish, and the runaway is the news.
-        if let runaway = self.monitor.withLock({ schedule -> Failure? in
-            defer { schedule.deferredFailure = nil }
-            return schedule.deferredFailure
-        }) {
-            self.monitor.withLock { $0.tracked.unclaim(key) }
-            throw ManualDispatcherError(runaway)
-        }
         let limit = self.waitLimit
         let waiter = self.monitor.withLock { $0.waiters.makeID() }
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         switch await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: Self.deadline(after: limit)) {
         case .conditionMet:
-            // Finished, or a runaway auto-advance stopped the clock: report the runaway rather than wait.
+            // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already had):
+            // report the runaway rather than wait for a task that will not finish.
             if let runaway = self.monitor.withLock({ schedule -> Failure? in
-                guard !schedule.tracked.hasFinished(id) else { return nil }
-                defer { schedule.deferredFailure = nil }
-                return schedule.deferredFailure
+                guard !schedule.tracked.hasFinished(id), let runaway = schedule.takeDeferredFailure() else {
+                    return nil
+                }
+                schedule.tracked.unclaim(key)
+                return runaway
             }) {
-                self.monitor.withLock { $0.tracked.unclaim(key) }
                 throw ManualDispatcherError(runaway)
             }
             return try await task.value  // it has finished: this returns at once
@@ -168,10 +162,7 @@ extension ManualDispatcher {
                     return nil  // it finished as the timer fired
                 }
                 schedule.tracked.unclaim(key)  // an error it throws later is still reported
-                if let runaway = schedule.deferredFailure {
-                    schedule.deferredFailure = nil
-                    return runaway
-                }
+                if let runaway = schedule.takeDeferredFailure() { return runaway }
                 let holding = schedule.mode == .autoAdvance ? schedule.tracked.unsettled : []
                 return schedule.failure(
                     .taskNotFinished(

@@ -270,8 +270,7 @@ public final class ManualDispatcher: TaskDispatcher {
     public func verifyIdle() throws(ManualDispatcherError) {
         let failure = self.monitor.withLock { schedule -> Failure? in
             schedule.autoAdvanceJumps = 0
-            if let failure = schedule.deferredFailure {
-                schedule.deferredFailure = nil
+            if let failure = schedule.takeDeferredFailure() {
                 return failure
             }
             if let failure = schedule.unobservedErrorsFailure(method: "verifyIdle()") {

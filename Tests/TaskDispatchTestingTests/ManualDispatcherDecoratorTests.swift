@@ -10,7 +10,7 @@ private let settleLimit = Duration.seconds(60)
 @Suite struct ManualDispatcherDecoratorTests {
     @Test func aTaskAwaitingThroughARebuildingDecoratorSettles() async throws {
         let dispatcher = ManualDispatcher()
-        let decorated = RebuildingDispatcher(base: dispatcher)
+        let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .rebuild)
         let task = dispatcher.startTask(label: "rebuilt") { () async throws -> Int in
             try await decorated.runInBackground(after: .seconds(1)) { 42 }
         }
@@ -21,7 +21,7 @@ private let settleLimit = Duration.seconds(60)
 
     @Test func aTaskStartedThroughARebuildingDecoratorSettlesOnItsWaits() async throws {
         let dispatcher = ManualDispatcher()
-        let decorated = RebuildingDispatcher(base: dispatcher)
+        let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .rebuild)
         let task = decorated.startTask(label: "through the decorator") { () async throws -> Int in
             let value = try await decorated.runInBackground(after: .seconds(1), label: "later") { 20 }
             try await decorated.clock.sleep(for: .seconds(2))
@@ -41,7 +41,7 @@ private let settleLimit = Duration.seconds(60)
 
     @Test func aDecoratorThatDispatchesANoteFirstKeepsTheWait() async throws {
         let dispatcher = ManualDispatcher()
-        let decorated = NotingDispatcher(base: dispatcher)
+        let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .noteFirst)
         let task = dispatcher.startTask(label: "noted") { () async throws -> Int in
             try await decorated.runInBackground(after: .seconds(1), label: "later") { 41 } + 1
         }

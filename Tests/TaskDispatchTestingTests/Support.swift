@@ -50,19 +50,55 @@ final class NSLockBox: Sendable {
     }
 }
 
-/// A decorator around `any TaskDispatcher`, as a user's logging dispatcher would be: it forwards dispatches, and
-/// the clock erased once.
+/// A decorator around `any TaskDispatcher`, as a user's logging dispatcher would be: it forwards `dispatch(_:)`,
+/// `startTask` and the clock (erased once), and may change each task on the way, as `Rewrite` says.
 struct ForwardingDispatcher: TaskDispatcher {
+    /// What the decorator does to each task before forwarding it.
+    enum Rewrite: Sendable {
+        /// Forwards the task as it is.
+        case none
+        /// Rebuilds it through `DispatchedTask`'s public initializer with a "rebuilt" label, as a decorator that
+        /// renames or re-prioritizes tasks would.
+        case rebuild
+        /// Dispatches a note of its own to the wrapped dispatcher first, as an auditing decorator might.
+        case noteFirst
+    }
+
     let base: any TaskDispatcher
     let clock: AnyDispatcherClock
+    let rewrite: Rewrite
 
-    init(base: any TaskDispatcher) {
+    init(base: any TaskDispatcher, rewrite: Rewrite = .none) {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
+        self.rewrite = rewrite
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.base.dispatch(task)
+        switch self.rewrite {
+        case .none:
+            return self.base.dispatch(task)
+        case .rebuild:
+            let rebuilt = DispatchedTask(
+                task.work,
+                label: task.label.map { "rebuilt \($0)" } ?? "rebuilt",
+                delay: task.delay,
+                priority: task.priority,
+                callSite: task.callSite
+            )
+            return self.base.dispatch(rebuilt)
+        case .noteFirst:
+            self.base.dispatch(DispatchedTask(.background {}, label: "note", callSite: task.callSite))
+            return self.base.dispatch(task)
+        }
     }
 }
 
@@ -71,62 +107,6 @@ struct ForwardingDispatcher: TaskDispatcher {
 @discardableResult
 func synchronously<Result>(_ body: () throws -> Result) rethrows -> Result {
     try body()
-}
-
-/// A decorator that rebuilds every task through `DispatchedTask`'s public initializer before forwarding it, as a
-/// decorator that renames or re-prioritizes tasks would; it forwards the clock and `startTask` too.
-struct RebuildingDispatcher: TaskDispatcher {
-    let base: any TaskDispatcher
-    let clock: AnyDispatcherClock
-
-    init(base: any TaskDispatcher) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
-    }
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
-    }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        let rebuilt = DispatchedTask(
-            task.work,
-            label: task.label.map { "rebuilt \($0)" } ?? "rebuilt",
-            delay: task.delay,
-            priority: task.priority,
-            callSite: task.callSite
-        )
-        return self.base.dispatch(rebuilt)
-    }
-}
-
-/// A decorator that dispatches a note of its own to the wrapped dispatcher before each task it forwards, as an
-/// auditing decorator might.
-struct NotingDispatcher: TaskDispatcher {
-    let base: any TaskDispatcher
-    let clock: AnyDispatcherClock
-
-    init(base: any TaskDispatcher) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
-    }
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
-    }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.base.dispatch(DispatchedTask(.background {}, label: "note", callSite: task.callSite))
-        return self.base.dispatch(task)
-    }
 }
 
 extension ManualDispatcher {

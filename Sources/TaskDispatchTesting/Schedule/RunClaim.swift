@@ -25,8 +25,7 @@ extension Schedule {
     /// Claims the right to run tasks for `method`.
     mutating func claim(_ method: String, thread: UInt, onMainActor: Bool) -> ClaimOutcome {
         guard let active = self.claim else {
-            if let failure = self.deferredFailure {
-                self.deferredFailure = nil
+            if let failure = self.takeDeferredFailure() {
                 return .refused(failure)
             }
             if let failure = self.unobservedErrorsFailure(method: method) {
@@ -46,6 +45,12 @@ extension Schedule {
             return .refused(self.failure(.concurrentRun(method: method, running: active.method)))
         }
         return .mustWait
+    }
+
+    /// Hands out the failure an auto-drain left for the next run method, `verifyIdle()` or `value(of:)`, once.
+    mutating func takeDeferredFailure() -> Failure? {
+        defer { self.deferredFailure = nil }
+        return self.deferredFailure
     }
 
     /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks, and a task is due or auto-advance
