@@ -67,33 +67,57 @@ extension ManualDispatcher {
         }
         let work: DispatchedTask.Work = onMainActor ? .foreground(start) : .background(start)
         gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
-        let body: @Sendable () async throws -> Success = {
-            do {
-                try await gate.wait()
-                try Task.checkCancellation()
-            } catch {
-                monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
-                throw error
-            }
-            do {
-                let value = try await TrackedTaskScope.$current.withValue(scope) { try await operation() }
-                monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
-                return value
-            } catch {
-                monitor.changeTrackedTasks { $0.tracked.finish(id, error: error) }
-                throw error
-            }
-        }
         let task: Task<Success, any Error>
-        if prefersExecutor && !onMainActor && operation.isolation == nil,
-            #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-        {
-            task = Task(executorPreference: self.taskExecutor, operation: body)
+        if onMainActor {
+            // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
+            // waits for a thread of the global executor, which other work in the process may be holding.
+            task = Task { @MainActor in
+                try await Self.runTracked(id, scope, gate, monitor, operation, isolation: MainActor.shared)
+            }
+        } else if let isolation = operation.isolation {
+            task = Task { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: isolation) }
+        } else if prefersExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            task = Task(executorPreference: self.taskExecutor) {
+                try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil)
+            }
         } else {
-            task = Task(operation: body)
+            task = Task { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil) }
         }
         self.monitor.withLock { $0.tracked.register(AnyHashable(task), id: id) }
         return task
+    }
+
+    /// The body of a tracked task, run on the operation's own isolation, so that the operation and the records of
+    /// its start and end share one executor: a main-actor task never hops through the global executor between
+    /// them.
+    private static func runTracked<Success: Sendable>(
+        _ id: UInt64,
+        _ scope: TrackedTaskScope,
+        _ gate: StartGate,
+        _ monitor: Monitor<Schedule>,
+        _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
+        isolation: isolated (any Actor)?
+    ) async throws -> Success {
+        do {
+            try await gate.wait()
+            try Task.checkCancellation()
+        } catch {
+            monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
+            throw error
+        }
+        do {
+            // The closure names `isolation`, which makes it isolated to it: without that it would be nonisolated,
+            // and the operation's end would hop through the global executor on its way back here.
+            let value = try await TrackedTaskScope.$current.withValue(scope) {
+                _ = isolation
+                return try await operation()
+            }
+            monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
+            return value
+        } catch {
+            monitor.changeTrackedTasks { $0.tracked.finish(id, error: error) }
+            throw error
+        }
     }
 
     /// Awaits a task started with ``startTask(label:callSite:operation:)`` and claims its error, so the run
@@ -210,9 +234,11 @@ final class StartGate: Sendable {
     }
 
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first.
-    func wait() async throws {
+    /// It runs on the caller's isolation, and the body resumes there.
+    func wait(isolation: isolated (any Actor)? = #isolation) async throws {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome = self.state.withLock { state -> Result<Void, any Error>? in
                     switch state.state {
                     case .open: return .success(())

@@ -229,15 +229,15 @@ final class ErrorBox: @unchecked Sendable {
     }
 }
 
-/// Runs `body` on a Dispatch thread (never on the cooperative pool, which these tests block) and lets the
-/// test wait for its result with a bound.
+/// Runs `body` on a thread of its own (never on the cooperative pool or a Dispatch worker, which these tests
+/// block) and lets the test wait for its result with a bound.
 final class BackgroundCall<Value: Sendable>: @unchecked Sendable {
     // `storedResult` is written once before `done` is signalled and read only after waiting on it.
     private var storedResult: Result<Value, any Error>?
     private let done = DispatchSemaphore(value: 0)
 
     init(_ body: @escaping @Sendable () throws -> Value) {
-        DispatchQueue.global().async {
+        onOwnThread {
             self.storedResult = Result { try body() }
             self.done.signal()
         }

@@ -67,7 +67,7 @@ private actor Store {
         let release = DispatchSemaphore(value: 0)
         let task = dispatcher.startTask(label: "callback") { () async -> Int in
             await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-                DispatchQueue.global().async {
+                onOwnThread {
                     release.wait()
                     continuation.resume(returning: 7)
                 }

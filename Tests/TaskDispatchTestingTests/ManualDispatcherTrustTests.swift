@@ -223,7 +223,7 @@ private actor Shared {
         let release = DispatchSemaphore(value: 0)
         let task = dispatcher.startTask(label: "blocked") { () async -> Int in
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
+                onOwnThread {
                     release.wait()
                     continuation.resume(returning: 1)
                 }

@@ -63,3 +63,11 @@ final class Locked<Value>: @unchecked Sendable {
         try self.lock.withLock { try body(&self.value) }
     }
 }
+
+/// Starts `body` on a thread of its own: a blocking wait there holds no thread that Swift concurrency or Dispatch
+/// shares with the other tests. (On Linux, Dispatch's global queues and the cooperative pool draw on one pool of
+/// worker threads, which grows only about once a second: a test that parks such a thread stalls every other test
+/// running beside it.)
+func onOwnThread(_ body: @escaping @Sendable () -> Void) {
+    Thread(block: body).start()
+}

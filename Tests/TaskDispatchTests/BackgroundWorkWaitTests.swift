@@ -3,101 +3,103 @@ import Foundation
 import TaskDispatch
 import Testing
 
-/// Waiting for production background work: cancelled tasks stop counting at once (issue 8, defect 3), and the
-/// async wait with a bound (issue 8, friction) finishes, times out and honours cancellation.
-@Suite struct BackgroundWorkWaitTests {
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func aCancelledDelayedTaskDoesNotHoldTheBlockingWait(kind: ProductionDispatcherKind) async {
-        let dispatcher = kind.makeDispatcher()
-        let ran = OrderLog()
-        let handle = dispatcher.background(after: .seconds(60)) { ran.append(1) }
-        #expect(handle.cancel())
-        // Before the fix this returned `false` after the whole timeout: the task counted until its deadline.
-        let finished = await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: .seconds(20)) }
-        #expect(finished)
-        #expect(ran.values.isEmpty)
-    }
-
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func aCancelledDelayedTaskDoesNotHoldTheAsyncWait(kind: ProductionDispatcherKind) async {
-        let dispatcher = kind.makeDispatcher()
-        let handle = dispatcher.background(after: .seconds(60)) {}
-        #expect(handle.cancel())
-        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(20)))
-    }
-
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func aCancelledTaskStopsCountingWhileOtherWorkStillCounts(kind: ProductionDispatcherKind) async {
-        let dispatcher = kind.makeDispatcher()
-        let gate = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        dispatcher.background {
-            started.signal()
-            _ = gate.wait(timeout: .now() + 60)
+extension ParkedThreadTests {
+    /// Waiting for production background work: cancelled tasks stop counting at once (issue 8, defect 3), and the
+    /// async wait with a bound (issue 8, friction) finishes, times out and honours cancellation.
+    @Suite struct BackgroundWorkWaitTests {
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func aCancelledDelayedTaskDoesNotHoldTheBlockingWait(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let ran = OrderLog()
+            let handle = dispatcher.background(after: .seconds(60)) { ran.append(1) }
+            #expect(handle.cancel())
+            // Before the fix this returned `false` after the whole timeout: the task counted until its deadline.
+            let finished = await onOwnThread { dispatcher.waitForBackgroundTasks(timeout: .seconds(20)) }
+            #expect(finished)
+            #expect(ran.values.isEmpty)
         }
-        let cancelled = dispatcher.background(after: .seconds(60)) {}
-        #expect(cancelled.cancel())
-        #expect(await onDispatchThread { started.wait(timeout: .now() + 50) == .success })
-        #expect(await !dispatcher.waitForBackgroundTasks(timeout: .milliseconds(20)))
-        gate.signal()
-        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
-    }
 
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func theAsyncWaitReturnsTrueOnceEveryTaskRan(kind: ProductionDispatcherKind) async {
-        let dispatcher = kind.makeDispatcher()
-        let ran = OrderLog()
-        for index in 0..<200 {
-            if index.isMultiple(of: 10) {
-                dispatcher.background(after: .milliseconds(5)) { ran.append(index) }
-            } else {
-                dispatcher.background { ran.append(index) }
-            }
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func aCancelledDelayedTaskDoesNotHoldTheAsyncWait(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let handle = dispatcher.background(after: .seconds(60)) {}
+            #expect(handle.cancel())
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(20)))
         }
-        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
-        #expect(ran.values.sorted() == Array(0..<200))
-        // Nothing outstanding: the next wait returns at once.
-        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero))
-    }
 
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func theAsyncWaitTimesOutWhileATaskIsHeld(kind: ProductionDispatcherKind) async {
-        let dispatcher = kind.makeDispatcher()
-        let gate = DispatchSemaphore(value: 0)
-        dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
-        #expect(await !dispatcher.waitForBackgroundTasks(timeout: .milliseconds(20)))
-        #expect(await !dispatcher.waitForBackgroundTasks(timeout: .zero))
-        gate.signal()
-        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
-    }
-
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func cancellingTheWaitingTaskEndsTheAsyncWaitWithFalse(kind: ProductionDispatcherKind) async {
-        let dispatcher = kind.makeDispatcher()
-        let gate = DispatchSemaphore(value: 0)
-        dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
-        let waiter = Task { await dispatcher.waitForBackgroundTasks(timeout: .seconds(600)) }
-        waiter.cancel()
-        #expect(await waiter.value == false)
-        gate.signal()
-        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
-    }
-
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func manyWaitersAreAllWokenWhenTheWorkFinishes(kind: ProductionDispatcherKind) async {
-        let dispatcher = kind.makeDispatcher()
-        let gate = DispatchSemaphore(value: 0)
-        dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
-        let results = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<20 {
-                group.addTask { await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)) }
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func aCancelledTaskStopsCountingWhileOtherWorkStillCounts(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let gate = DispatchSemaphore(value: 0)
+            let started = DispatchSemaphore(value: 0)
+            dispatcher.background {
+                started.signal()
+                _ = gate.wait(timeout: .now() + 60)
             }
-            group.addTask {
-                await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: .seconds(50)) }
-            }
+            let cancelled = dispatcher.background(after: .seconds(60)) {}
+            #expect(cancelled.cancel())
+            #expect(await onOwnThread { started.wait(timeout: .now() + 50) == .success })
+            #expect(await !dispatcher.waitForBackgroundTasks(timeout: .milliseconds(20)))
             gate.signal()
-            return await group.reduce(into: []) { $0.append($1) }
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
         }
-        #expect(results == Array(repeating: true, count: 21))
+
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func theAsyncWaitReturnsTrueOnceEveryTaskRan(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let ran = OrderLog()
+            for index in 0..<200 {
+                if index.isMultiple(of: 10) {
+                    dispatcher.background(after: .milliseconds(5)) { ran.append(index) }
+                } else {
+                    dispatcher.background { ran.append(index) }
+                }
+            }
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
+            #expect(ran.values.sorted() == Array(0..<200))
+            // Nothing outstanding: the next wait returns at once.
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero))
+        }
+
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func theAsyncWaitTimesOutWhileATaskIsHeld(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let gate = DispatchSemaphore(value: 0)
+            dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
+            #expect(await !dispatcher.waitForBackgroundTasks(timeout: .milliseconds(20)))
+            #expect(await !dispatcher.waitForBackgroundTasks(timeout: .zero))
+            gate.signal()
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
+        }
+
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func cancellingTheWaitingTaskEndsTheAsyncWaitWithFalse(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let gate = DispatchSemaphore(value: 0)
+            dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
+            let waiter = Task { await dispatcher.waitForBackgroundTasks(timeout: .seconds(600)) }
+            waiter.cancel()
+            #expect(await waiter.value == false)
+            gate.signal()
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
+        }
+
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func manyWaitersAreAllWokenWhenTheWorkFinishes(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let gate = DispatchSemaphore(value: 0)
+            dispatcher.background { _ = gate.wait(timeout: .now() + 60) }
+            let results = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)) }
+                }
+                group.addTask {
+                    await onOwnThread { dispatcher.waitForBackgroundTasks(timeout: .seconds(50)) }
+                }
+                gate.signal()
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results == Array(repeating: true, count: 21))
+        }
     }
 }

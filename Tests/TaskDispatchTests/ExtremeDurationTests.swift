@@ -249,17 +249,17 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
         let dispatcher = kind.makeDispatcher()
         let timeout = extreme.duration
         // Nothing outstanding: every wait returns `true` at once, whatever the timeout.
-        #expect(await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
+        #expect(await onOwnThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
         #expect(await dispatcher.waitForBackgroundTasks(timeout: timeout))
         // Work that finishes: a huge timeout saturates, and the wait returns when the work is done.
         if extreme.isPositive {
             for _ in 0..<3 { dispatcher.background {} }
-            #expect(await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
+            #expect(await onOwnThread { dispatcher.waitForBackgroundTasks(timeout: timeout) })
             for _ in 0..<3 { dispatcher.background {} }
             #expect(await dispatcher.waitForBackgroundTasks(timeout: timeout))
         } else {
             dispatcher.background {}
-            _ = await onDispatchThread { dispatcher.waitForBackgroundTasks(timeout: timeout) }
+            _ = await onOwnThread { dispatcher.waitForBackgroundTasks(timeout: timeout) }
             _ = await dispatcher.waitForBackgroundTasks(timeout: timeout)
             #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
         }

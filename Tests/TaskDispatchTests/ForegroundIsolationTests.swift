@@ -34,11 +34,7 @@ import Testing
         if let manual = dispatcher as? ManualDispatcher {
             try await manual.runUntilIdle()
         }
-        let finished = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: group.wait(timeout: .now() + 30) == .success)
-            }
-        }
+        let finished = await groupEmptied(group, withinSeconds: 30)
         #expect(finished)
         #expect(isolated.values == [true, true, true])
     }

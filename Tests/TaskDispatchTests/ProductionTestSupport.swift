@@ -33,20 +33,18 @@ protocol WaitableProductionDispatcher: TaskDispatcher {
 extension QueueDispatcher: WaitableProductionDispatcher {}
 extension OperationQueueDispatcher: WaitableProductionDispatcher {}
 
-/// Waits for `group` on a Dispatch thread, not on the test's: `false` if it is not empty within `seconds`.
+/// Waits for `group` on a thread of its own, not on the test's: `false` if it is not empty within `seconds`.
 func groupEmptied(_ group: DispatchGroup, withinSeconds seconds: Double) async -> Bool {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(returning: group.wait(timeout: .now() + seconds) == .success)
-        }
-    }
+    await onOwnThread { group.wait(timeout: .now() + seconds) == .success }
 }
 
-/// Runs `body` on a Dispatch thread and returns its result, so a blocking wait does not hold a thread of the
-/// Swift concurrency pool.
-func onDispatchThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+/// Runs `body` on a thread of its own and returns its result, so a blocking wait holds no thread that Swift
+/// concurrency or Dispatch shares with the other tests. (On Linux, Dispatch's global queues and the cooperative
+/// pool draw on one pool of worker threads, which grows only about once a second: a test that parks such a thread
+/// stalls every other test running beside it.)
+func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: body()) }
+        Thread { continuation.resume(returning: body()) }.start()
     }
 }
 

@@ -1,0 +1,99 @@
+import Dispatch
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// Where a tracked task's body runs: on its operation's own isolation, so the record of its end is made in the same
+/// job as the operation's last step, and a task isolated to an actor (the main actor included) needs no thread of
+/// the global executor to finish.
+@Suite struct TrackedTaskIsolationTests {
+    @Test func anActorIsolatedTaskRecordsItsEndInTheJobThatRanItsLastStep() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let counter = ObservedCounter()
+        // After each job on the actor's executor: once the operation has returned, how many tasks are unfinished.
+        let unfinishedAfterTheLastStep = LockedBox<[Int]>([])
+        counter.executor.afterEachJob {
+            guard counter.returned.withLock({ $0 }) else { return }
+            unfinishedAfterTheLastStep.withLock { $0.append(dispatcher.unfinishedTaskCount) }
+        }
+        let task = await counter.start(on: dispatcher)
+        #expect(try await dispatcher.value(of: task) == 1)
+        // The first job after the return is the one that returned: the task was already recorded as finished.
+        #expect(unfinishedAfterTheLastStep.withLock { $0.first } == 0, "\(unfinishedAfterTheLastStep.withLock { $0 })")
+        try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aMainActorTaskRunsItsWholeBodyOnTheMainActor() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "ui") { () -> Int in
+            MainActor.assertIsolated("a main-actor operation runs on the main actor")
+            return 7
+        }
+        #expect(dispatcher.pendingTaskCount(in: .foreground) == 1)  // its start
+        try await dispatcher.runNextForeground()
+        #expect(try await dispatcher.value(of: task) == 7)
+        try dispatcher.verifyIdle()
+    }
+}
+
+/// A value behind a lock, readable from any thread.
+private final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    // `value` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        self.lock.withLock { body(&self.value) }
+    }
+}
+
+/// A counter isolated to an actor on an executor that reports the end of each of its jobs.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+private actor ObservedCounter {
+    nonisolated let executor = ObservingExecutor()
+    /// Set by the tracked task's operation just before it returns.
+    nonisolated let returned = LockedBox(false)
+    private var count = 0
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        self.executor.asUnownedSerialExecutor()
+    }
+
+    /// Starts a tracked task isolated to this actor.
+    func start(on dispatcher: ManualDispatcher) -> Task<Int, any Error> {
+        dispatcher.startTask(label: "count") {
+            self.count += 1
+            self.returned.withLock { $0 = true }
+            return self.count
+        }
+    }
+}
+
+/// A serial executor that runs each job on a serial dispatch queue and then calls an observer.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+private final class ObservingExecutor: SerialExecutor {
+    private let queue = DispatchQueue(label: "ObservingExecutor")
+    private let observer = LockedBox<(@Sendable () -> Void)?>(nil)
+
+    func afterEachJob(_ observer: @escaping @Sendable () -> Void) {
+        self.observer.withLock { $0 = observer }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        self.queue.async {
+            job.runSynchronously(on: self.asUnownedSerialExecutor())
+            self.observer.withLock { $0 }?()
+        }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+}
