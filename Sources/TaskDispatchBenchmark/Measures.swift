@@ -23,6 +23,8 @@ struct Configuration {
     /// Dispatch-and-cancel cycles, and as many dispatch-and-run cycles, for the resident-growth row.
     var churnTasks: Int
     var listingTasks: Int
+    /// Cases of the 3-await main-actor model per repetition.
+    var modelCases: Int = 2_000
     /// Longest wait for one batch of production tasks before it counts as failed.
     var batchTimeout: Double
 

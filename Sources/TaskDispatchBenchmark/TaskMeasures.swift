@@ -57,9 +57,35 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
         rows.append(
             ratioRow(
                 "ManualDispatcher.startTask + runCurrent vs Task { } (start to finish)", size: count, result,
-                target: nil))
+                target: 1.5))
     } catch {
         rows.append(.failure("ManualDispatcher.startTask", size: formatCount(count), "\(error)"))
+    }
+
+    let cases = configuration.modelCases
+    progress("3-await main-actor model, \(formatCount(cases)) cases")
+    do {
+        let result = try compare(repetitions: repetitions) {
+            try mainActorCases(cases, timeout: timeout) {
+                let dispatcher = ManualDispatcher(historyLimit: 0)
+                let model = ThreeAwaitModel(dispatcher: dispatcher)
+                model.load()
+                try await dispatcher.runUntilIdle(waitingUpTo: .seconds(30))
+                guard model.value == 2 else { throw BenchmarkError(description: "the model ended at \(model.value)") }
+            }
+        } baseline: {
+            try mainActorCases(cases, timeout: timeout) {
+                let model = PlainThreeAwaitModel()
+                await model.load().value
+                guard model.value == 2 else { throw BenchmarkError(description: "the model ended at \(model.value)") }
+            }
+        }
+        rows.append(
+            ratioRow(
+                "3-await main-actor model: async runUntilIdle vs the model with plain Task and continuations",
+                size: cases, result, target: 2.0))
+    } catch {
+        rows.append(.failure("3-await main-actor model", size: formatCount(cases), "\(error)"))
     }
 
     guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return rows }
@@ -84,4 +110,89 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
         rows.append(.failure("ManualDispatcher.taskExecutor", size: formatCount(count), "\(error)"))
     }
     return rows
+}
+
+// MARK: - A model with three awaits, tested through the dispatcher and written plainly
+
+/// A view model whose `load()` starts a tracked task that awaits two background steps and a delivery on the main
+/// actor, through the dispatcher.
+@MainActor final class ThreeAwaitModel {
+    private(set) var value = 0
+    private let dispatcher: ManualDispatcher
+
+    init(dispatcher: ManualDispatcher) {
+        self.dispatcher = dispatcher
+    }
+
+    func load() {
+        self.dispatcher.startTask(label: "load") {
+            let first = try await self.dispatcher.runInBackground(label: "fetch") { 1 }
+            let second = try await self.dispatcher.runInBackground(label: "decode") { first + 1 }
+            try await self.dispatcher.runOnMainActor(label: "deliver") { self.value = second }
+        }
+    }
+}
+
+/// The same model written with a plain `Task` and continuations on Dispatch, awaited directly.
+@MainActor final class PlainThreeAwaitModel {
+    private(set) var value = 0
+
+    func load() -> Task<Void, Never> {
+        Task {
+            let first = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: 1) }
+            }
+            let second = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: first + 1) }
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated { self.value = second }
+                    continuation.resume()
+                }
+            }
+        }
+    }
+}
+
+/// Runs `body` `count` times, one after another, in one task on the main actor, and waits for the last.
+///
+/// - Returns: Nanoseconds per case.
+func mainActorCases(
+    _ count: Int,
+    timeout: Double,
+    _ body: @escaping @MainActor @Sendable () async throws -> Void
+) throws -> Double {
+    let done = DispatchSemaphore(value: 0)
+    let failure = FailureBox()
+    let begin = nowNanoseconds()
+    Task { @MainActor in
+        do {
+            for _ in 0..<count { try await body() }
+        } catch {
+            failure.set("\(error)")
+        }
+        done.signal()
+    }
+    guard done.wait(timeout: .now() + timeout) == .success else {
+        throw BenchmarkError(description: "timed out after \(Int(timeout)) s")
+    }
+    let elapsed = Double(nowNanoseconds() - begin) / Double(count)
+    if let message = failure.message { throw BenchmarkError(description: message) }
+    return elapsed
+}
+
+/// The first failure of a run, readable from the measuring thread.
+final class FailureBox: @unchecked Sendable {
+    // `stored` is only touched while `lock` is held.
+    private let lock = PlatformLock()
+    private var stored: String?
+
+    func set(_ message: String) {
+        self.lock.withLock { self.stored = self.stored ?? message }
+    }
+
+    var message: String? {
+        self.lock.withLock { self.stored }
+    }
 }
