@@ -30,7 +30,7 @@ extension TaskDispatcher {
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
     ///   work started.
-    public func runInBackground<Value: Sendable>(
+    nonisolated(nonsending) public func runInBackground<Value: Sendable>(
         priority: BackgroundPriority = .medium,
         after delay: Duration = .zero,
         label: String? = nil,
@@ -79,7 +79,7 @@ extension TaskDispatcher {
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
     ///   work started.
-    public func runOnMainActor<Value: Sendable>(
+    nonisolated(nonsending) public func runOnMainActor<Value: Sendable>(
         after delay: Duration = .zero,
         label: String? = nil,
         fileID: StaticString = #fileID,
@@ -110,10 +110,12 @@ extension TaskDispatcher {
     private func awaitResult<Value: Sendable>(
         of task: DispatchedTask,
         through awaited: AwaitedDispatch<Value>,
-        binding wait: OwnedWait?
+        binding wait: OwnedWait?,
+        isolation: isolated (any Actor)? = #isolation
     ) async throws -> Value {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
+            return try await withCheckedThrowingContinuation { continuation in
                 awaited.start(continuation) {
                     guard let wait else { return self.dispatch(task) }
                     return TrackedTaskScope.$dispatching.withValue(wait) { self.dispatch(task) }

@@ -1,3 +1,4 @@
+package import Dispatch
 package import TaskDispatch
 
 /// The tasks suspended in a ``ManualDispatcher`` wait, each with the condition it waits for.
@@ -84,10 +85,18 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         var id: ID
         var condition: Condition
         var resumer: Resumer
+        var deadline: DispatchTime
     }
 
     private var waiters: [Waiter] = []
     private var lastID: UInt64 = 0
+
+    /// The deadline of the one timer that bounds the waits, while it is pending.
+    ///
+    /// One timer serves every waiter: it is set for the earliest deadline, and a waiter whose deadline comes later
+    /// (as most do, since they share the dispatcher's limit) sets none. Invariant: while any waiter has a deadline,
+    /// a timer is pending for a deadline no later than the earliest of them.
+    package private(set) var timerDeadline: DispatchTime?
 
     /// Called by the dispatcher, outside its lock, each time a waiter has registered.
     ///
@@ -109,13 +118,53 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return ID(rawValue: self.lastID)
     }
 
-    /// Registers a waiter for `condition`. The caller has just checked that `condition` does not hold yet, in
-    /// the same critical section.
+    /// Registers a waiter for `condition`, bounded by `deadline`. The caller has just checked that `condition` does
+    /// not hold yet, in the same critical section.
     ///
+    /// - Returns: The deadline to set the timer for, when no pending timer fires by `deadline`; the caller sets it
+    ///   (outside the lock) and calls ``timerFired(for:now:)`` when it fires.
     /// - Precondition: No waiter with identity `id` is registered.
-    package mutating func add(_ id: ID, waitingFor condition: Condition, resumer: Resumer) {
+    @discardableResult
+    package mutating func add(
+        _ id: ID,
+        waitingFor condition: Condition,
+        resumer: Resumer,
+        deadline: DispatchTime = .distantFuture
+    ) -> DispatchTime? {
         precondition(!self.waiters.contains { $0.id == id }, "waiter \(id.rawValue) registered twice")
-        self.waiters.append(Waiter(id: id, condition: condition, resumer: resumer))
+        self.waiters.append(Waiter(id: id, condition: condition, resumer: resumer, deadline: deadline))
+        return self.setTimer(for: deadline)
+    }
+
+    /// The timer set for `deadline` fired at `now`: removes the waiters whose deadline has passed and returns them,
+    /// with the deadline to set the next timer for, if a waiter with a deadline is left and no pending timer covers
+    /// it.
+    package mutating func timerFired(
+        for deadline: DispatchTime,
+        now: DispatchTime
+    ) -> (expired: [Resumer], next: DispatchTime?) {
+        if self.timerDeadline == deadline { self.timerDeadline = nil }  // else an earlier timer replaced it
+        var expired: [Resumer] = []
+        var waiting: [Waiter] = []
+        var earliest = DispatchTime.distantFuture
+        for waiter in self.waiters {
+            if waiter.deadline <= now {
+                expired.append(waiter.resumer)
+            } else {
+                waiting.append(waiter)
+                earliest = Swift.min(earliest, waiter.deadline)
+            }
+        }
+        self.waiters = waiting
+        return (expired, self.setTimer(for: earliest))
+    }
+
+    /// Records a timer for `deadline` and returns it, unless it is never or a pending timer fires no later.
+    private mutating func setTimer(for deadline: DispatchTime) -> DispatchTime? {
+        guard deadline != .distantFuture else { return nil }
+        if let pending = self.timerDeadline, pending <= deadline { return nil }
+        self.timerDeadline = deadline
+        return deadline
     }
 
     /// Removes waiter `id` and returns its resumer, or `nil` if it is not registered (it was resumed already).

@@ -308,7 +308,7 @@ extension ManualDispatcher {
     ///   (``ManualDispatcherError/Kind/reentrantRun``, ``ManualDispatcherError/Kind/concurrentRun``); or
     ///   `CancellationError` when the calling task is cancelled while it waits.
     @discardableResult
-    public func runUntilIdle(waitingUpTo limit: Duration? = nil) async throws -> Int {
+    nonisolated(nonsending) public func runUntilIdle(waitingUpTo limit: Duration? = nil) async throws -> Int {
         try await self.settle(method: self.method("runUntilIdle", limit: limit), limit: limit, movesClock: false) { _ in
             TaskKey.latestTime
         }
@@ -338,7 +338,9 @@ extension ManualDispatcher {
     /// - Throws: What ``runUntilIdle(waitingUpTo:)`` throws, and
     ///   ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative `duration`.
     @discardableResult
-    public func advance(by duration: Duration, waitingUpTo limit: Duration? = nil) async throws -> Int {
+    nonisolated(nonsending) public func advance(by duration: Duration, waitingUpTo limit: Duration? = nil) async throws
+        -> Int
+    {
         let nanoseconds = duration.nanosecondsSaturated
         let method = self.method("advance", argument: "by: \(formatDuration(duration))", limit: limit)
         return try await self.settle(method: method, limit: limit, movesClock: true) { now in
@@ -355,7 +357,9 @@ extension ManualDispatcher {
     /// - Returns: The number of tasks run.
     /// - Throws: What ``advance(by:waitingUpTo:)`` throws.
     @discardableResult
-    public func advance(to time: Duration, waitingUpTo limit: Duration? = nil) async throws -> Int {
+    nonisolated(nonsending) public func advance(to time: Duration, waitingUpTo limit: Duration? = nil) async throws
+        -> Int
+    {
         let nanoseconds = time.nanosecondsSaturated
         let method = self.method("advance", argument: "to: \(formatDuration(time))", limit: limit)
         return try await self.settle(method: method, limit: limit, movesClock: true) { _ in nanoseconds }
@@ -375,7 +379,7 @@ extension ManualDispatcher {
     /// - Returns: The number of tasks run.
     /// - Throws: What ``runUntilIdle(waitingUpTo:)`` throws.
     @discardableResult
-    public func settle(waitingUpTo limit: Duration? = nil) async throws -> Int {
+    nonisolated(nonsending) public func settle(waitingUpTo limit: Duration? = nil) async throws -> Int {
         try await self.settle(method: self.method("settle", limit: limit), limit: limit, movesClock: true) { $0 }
     }
 

@@ -13,7 +13,7 @@ extension ManualDispatcher {
     }
 
     /// Runs and waits, pass after pass, until nothing is due up to the target and every tracked task is settled.
-    func settle(
+    nonisolated(nonsending) func settle(
         method: String,
         limit: Duration?,
         movesClock movesClockToTarget: Bool,

@@ -95,7 +95,7 @@ extension ManualDispatcher {
     ///   synchronous step does; `CancellationError` when the calling task is cancelled while it waits, which
     ///   leaves nothing behind.
     @discardableResult
-    public func runNextBackground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+    nonisolated(nonsending) public func runNextBackground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
         try await self.waitingStep(self.method("runNextBackground", limit: limit), .background, limit)
     }
 
@@ -110,7 +110,7 @@ extension ManualDispatcher {
     /// - Returns: What ran.
     /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult
-    public func runNextForeground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+    nonisolated(nonsending) public func runNextForeground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
         try await self.waitingStep(self.method("runNextForeground", limit: limit), .foreground, limit)
     }
 
@@ -121,12 +121,14 @@ extension ManualDispatcher {
     /// - Returns: What ran.
     /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult
-    public func runNext(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
+    nonisolated(nonsending) public func runNext(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
         try await self.waitingStep(self.method("runNext", limit: limit), nil, limit)
     }
 
     /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
-    func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration?) async throws -> TaskRun {
+    nonisolated(nonsending) func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration?) async throws
+        -> TaskRun
+    {
         let limit = limit ?? self.waitLimit
         let scope: Schedule.Scope =
             switch context {

@@ -142,7 +142,9 @@ extension ManualDispatcher {
     /// - Returns: The task's value.
     /// - Throws: What the task threw, or ``ManualDispatcherError`` of kind
     ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
-    public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
+    nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
+        -> Success
+    {
         let key = AnyHashable(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
         let caller = TrackedTaskScope.current.flatMap { $0.observer === self.trackedTaskObserver ? $0.id : nil }

@@ -28,7 +28,7 @@ extension ManualDispatcher {
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
     ///   fewer tasks were pending at the end of the limit (the message lists those that are); `CancellationError`
     ///   when the calling task is cancelled while it waits, which leaves nothing behind.
-    public func waitForPendingTasks(
+    nonisolated(nonsending) public func waitForPendingTasks(
         _ count: Int = 1,
         in context: TaskContext? = nil,
         waitingUpTo limit: Duration? = nil
@@ -54,7 +54,7 @@ extension ManualDispatcher {
 
     // MARK: - Machinery
 
-    func suspend(
+    nonisolated(nonsending) func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
         limit: Duration
@@ -71,39 +71,50 @@ extension ManualDispatcher {
     func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
-        deadline: DispatchTime
+        deadline: DispatchTime,
+        isolation: isolated (any Actor)? = #isolation
     ) async -> WaitOutcome {
         let monitor = self.monitor
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+            _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
+            return await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
                 enum Registration {
                     case conditionAlreadyMet
-                    case registered(observer: (@Sendable () -> Void)?)
+                    case registered(observer: (@Sendable () -> Void)?, timer: DispatchTime?)
                 }
                 let registration = monitor.withLock { schedule -> Registration in
                     guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished)
                     else { return .conditionAlreadyMet }
-                    schedule.waiters.add(id, waitingFor: condition, resumer: WaitResumer(continuation))
-                    return .registered(observer: schedule.waiters.registrationObserver)
+                    let timer = schedule.waiters.add(
+                        id, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
+                    return .registered(observer: schedule.waiters.registrationObserver, timer: timer)
                 }
-                guard case .registered(let observer) = registration else {
+                guard case .registered(let observer, let timer) = registration else {
                     continuation.resume(returning: .conditionMet)
                     return
                 }
+                if let timer { self.setTimer(for: timer) }
                 // The cancellation handler runs at once if the task was cancelled before it was installed, or
                 // concurrently with this closure: one of the two sees the waiter registered.
                 if Task.isCancelled {
                     monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
                     return
                 }
-                // The timer holds the dispatcher weakly: a wait that ended keeps nothing alive until the deadline.
-                DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
-                    self?.monitor.withLock { $0.waiters.remove(id) }?.resume(.timedOut)
-                }
                 observer?()
             }
         } onCancel: {
             monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
+        }
+    }
+
+    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`. It holds the
+    /// dispatcher weakly: a wait that ended keeps nothing alive until the deadline.
+    private func setTimer(for deadline: DispatchTime) {
+        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            let (expired, next) = self.monitor.withLock { $0.waiters.timerFired(for: deadline, now: .now()) }
+            for resumer in expired { resumer.resume(.timedOut) }
+            if let next { self.setTimer(for: next) }
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 import TaskDispatchTesting
 import Testing
@@ -79,5 +80,62 @@ import Testing
         waiters.add(id, waitingFor: .dueTask(.background), resumer: "second wait")  // another run took the task
 
         #expect(waiters.remove(id) == "second wait")
+    }
+
+    // MARK: - One timer for every wait
+
+    @Test func onlyAWaiterWhoseDeadlineComesFirstSetsATimer() {
+        var waiters = Waiters()
+        let t = DispatchTime(uptimeNanoseconds: 1_000)
+        #expect(waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "never") == nil)
+        #expect(
+            waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "a", deadline: t + .seconds(10)) == t
+                + .seconds(10))
+        // Later deadlines, the usual case: the pending timer fires first, so none is set.
+        #expect(
+            waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "b", deadline: t + .seconds(11)) == nil)
+        #expect(
+            waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "c", deadline: t + .seconds(10)) == nil)
+        // An earlier one (a shorter per-call limit) sets its own.
+        #expect(
+            waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "d", deadline: t + .seconds(1)) == t
+                + .seconds(1))
+        #expect(waiters.timerDeadline == t + .seconds(1))
+    }
+
+    @Test func aTimerExpiresTheWaitersWhoseDeadlinePassedAndSetsTheNext() {
+        var waiters = Waiters()
+        let t = DispatchTime(uptimeNanoseconds: 1_000)
+        waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "a", deadline: t + .seconds(10))
+        waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "b", deadline: t + .seconds(20))
+        waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "c", deadline: t + .seconds(10))
+        waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "never")
+
+        let first = waiters.timerFired(for: t + .seconds(10), now: t + .seconds(10))
+        #expect(first.expired == ["a", "c"])
+        #expect(first.next == t + .seconds(20))  // "b" still waits: the next timer is set for it
+        let second = waiters.timerFired(for: t + .seconds(20), now: t + .seconds(20))
+        #expect(second.expired == ["b"])
+        #expect(second.next == nil)  // only a waiter without a deadline is left
+        #expect(waiters.timerDeadline == nil)
+        #expect(waiters.count == 1)
+    }
+
+    @Test func aTimerThatAnEarlierOneReplacedStillExpiresWhatItFindsDue() {
+        var waiters = Waiters()
+        let t = DispatchTime(uptimeNanoseconds: 1_000)
+        let late = waiters.makeID()
+        waiters.add(late, waitingFor: .dueTask(nil), resumer: "late", deadline: t + .seconds(10))
+        waiters.add(waiters.makeID(), waitingFor: .dueTask(nil), resumer: "early", deadline: t + .seconds(1))
+        // The early timer fires and sets one for the late waiter. (The late waiter's first timer is still pending:
+        // whichever fires second finds nothing to do.)
+        let early = waiters.timerFired(for: t + .seconds(1), now: t + .seconds(1))
+        #expect(early.expired == ["early"])
+        #expect(early.next == t + .seconds(10))
+        // A waiter that a dispatch resumed leaves its deadline behind: the timer finds nothing and sets none.
+        #expect(waiters.remove(late) == "late")
+        let stale = waiters.timerFired(for: t + .seconds(10), now: t + .seconds(10))
+        #expect(stale.expired.isEmpty)
+        #expect(stale.next == nil)
     }
 }

@@ -25,6 +25,15 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    @Test func theAwaitableDispatchesAndTheAsyncDrainsRunOnTheCallersIsolation() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
+        let caller = IsolationProbe()
+        let seen = try await caller.awaitAndDrain()
+        // Each closure ran inline on the thread that called the dispatcher: the caller's executor, not the
+        // global one.
+        #expect(seen == ["runInBackground": true, "runOnMainActor": false, "runUntilIdle": true, "runNext": true])
+    }
+
     @Test @MainActor func aMainActorTaskRunsItsWholeBodyOnTheMainActor() async throws {
         let dispatcher = ManualDispatcher()
         let task = dispatcher.startTask(label: "ui") { () -> Int in
@@ -75,11 +84,51 @@ private actor ObservedCounter {
     }
 }
 
+/// An actor on its own queue that awaits the dispatcher and records, for each call, whether the work ran on that
+/// queue.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+private actor IsolationProbe {
+    let executor = ObservingExecutor()
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        self.executor.asUnownedSerialExecutor()
+    }
+
+    func awaitAndDrain() async throws -> [String: Bool] {
+        let onQueue = LockedBox<[String: Bool]>([:])
+        let executor = self.executor
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        // Auto-drain runs the work inside the dispatch call, on the thread that made it.
+        try await dispatcher.runInBackground {
+            onQueue.withLock { $0["runInBackground"] = executor.isCurrent }
+        }
+        try await dispatcher.runOnMainActor {
+            onQueue.withLock { $0["runOnMainActor"] = executor.isCurrent }
+        }
+        dispatcher.mode = .manual
+        dispatcher.background { onQueue.withLock { $0["runUntilIdle"] = executor.isCurrent } }
+        try await dispatcher.runUntilIdle()
+        dispatcher.background { onQueue.withLock { $0["runNext"] = executor.isCurrent } }
+        try await dispatcher.runNext()
+        return onQueue.withLock { $0 }
+    }
+}
+
 /// A serial executor that runs each job on a serial dispatch queue and then calls an observer.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 private final class ObservingExecutor: SerialExecutor {
     private let queue = DispatchQueue(label: "ObservingExecutor")
     private let observer = LockedBox<(@Sendable () -> Void)?>(nil)
+    private let key = DispatchSpecificKey<Bool>()
+
+    init() {
+        self.queue.setSpecific(key: self.key, value: true)
+    }
+
+    /// Whether the calling code runs on this executor's queue.
+    var isCurrent: Bool {
+        DispatchQueue.getSpecific(key: self.key) == true
+    }
 
     func afterEachJob(_ observer: @escaping @Sendable () -> Void) {
         self.observer.withLock { $0 = observer }
