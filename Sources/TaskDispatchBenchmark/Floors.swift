@@ -1,5 +1,11 @@
 import Foundation
 
+/// What the FIFO floors offer: dispatch a closure, and run everything dispatched.
+protocol FloorFIFO {
+    func dispatch(_ work: @escaping @Sendable () -> Void)
+    @discardableResult func runAll() -> Int
+}
+
 /// The honest floor for a manual FIFO: the plainest lock-and-array queue there is.
 ///
 /// An `NSLock` and an `Array` of closures. `dispatch` appends under the lock; `runAll` swaps the whole array out
@@ -7,7 +13,7 @@ import Foundation
 /// closures when it goes, inside the timing. It keeps no per-task state at all, so it is cheaper than any queue
 /// that runs one task per lock turn (``BareFIFO``, and `ManualDispatcher`, which must: a task may cancel or step
 /// the tasks after it).
-final class PlainFIFO: @unchecked Sendable {
+final class PlainFIFO: FloorFIFO, @unchecked Sendable {
     // `tasks` is only touched while `lock` is held.
     private let lock = NSLock()
     private var tasks: [@Sendable () -> Void] = []
@@ -39,7 +45,7 @@ final class PlainFIFO: @unchecked Sendable {
 /// as `ManualDispatcher` does, and writes `nil` into its slot so the closure is released as it runs. That write
 /// and the lock turn per task make it about three times the cost of ``PlainFIFO``. Nothing else: no handles, no labels, no history. The state sits behind a pointer,
 /// as the library's sits in a `ManagedBuffer`, so neither pays for dynamic exclusivity checks.
-final class BareFIFO: @unchecked Sendable {
+final class BareFIFO: FloorFIFO, @unchecked Sendable {
     private struct State {
         var tasks: [(@Sendable () -> Void)?] = []
         var head = 0

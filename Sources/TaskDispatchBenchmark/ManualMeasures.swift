@@ -53,23 +53,9 @@ func manualImmediate(_ size: Int, _ kind: ClosureKind = .nonAllocating) throws -
     return elapsed
 }
 
-func plainFloorImmediate(_ size: Int, _ kind: ClosureKind) throws -> Double {
-    let fifo = PlainFIFO()
-    let counter = Counter()
-    let one = 1
-    let elapsed = time {
-        switch kind {
-        case .nonAllocating: for _ in 0..<size { fifo.dispatch { counter.value &+= 1 } }
-        case .allocating: for _ in 0..<size { fifo.dispatch { counter.value &+= one } }
-        }
-        fifo.runAll()
-    }
-    try checkCount(counter, size)
-    return elapsed
-}
-
-func floorImmediate(_ size: Int, _ kind: ClosureKind) throws -> Double {
-    let fifo = BareFIFO()
+/// Dispatch `size` immediate tasks into a fresh `fifo`, then run them all.
+@inline(__always)
+func floorImmediate(_ size: Int, _ kind: ClosureKind, _ fifo: some FloorFIFO) throws -> Double {
     let counter = Counter()
     let one = 1
     let elapsed = time {
@@ -161,12 +147,14 @@ func manualRows(_ configuration: Configuration) -> [Row] {
     let paths = [
         Path(
             name: "ManualDispatcher immediate: dispatch + runUntilIdle", ours: manualImmediate,
-            floor: plainFloorImmediate, floorName: "lock + array FIFO", target: 3.0, scalingTarget: 1.5
+            floor: { try floorImmediate($0, $1, PlainFIFO()) }, floorName: "lock + array FIFO", target: 3.0,
+            scalingTarget: 1.5
         ),
         // The earlier floor, one task per lock turn as ManualDispatcher runs them: kept to show where the cost goes.
         Path(
-            name: "ManualDispatcher immediate: dispatch + runUntilIdle", ours: manualImmediate, floor: floorImmediate,
-            floorName: "one-per-turn FIFO", target: nil, scalingTarget: nil
+            name: "ManualDispatcher immediate: dispatch + runUntilIdle", ours: manualImmediate,
+            floor: { try floorImmediate($0, $1, BareFIFO()) }, floorName: "one-per-turn FIFO", target: nil,
+            scalingTarget: nil
         ),
         Path(
             name: "ManualDispatcher delayed (random ≤ 1 ms): dispatch + advance",
