@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Every Swift snippet in the README and in the adoption articles is compiled: its lines appear, in order and
+/// Every Swift snippet in the README and in every article of the three DocC catalogs is compiled: its lines appear, in order and
 /// together, in one of the Swift files listed in ``sources`` (test targets, the client package, and the nested
 /// package that `.ci/run` tests). A snippet that cannot be compiled here (SwiftUI, or Point-Free's libraries) starts with the
 /// comment `// Not compiled here`, and is exempt.
@@ -12,25 +12,98 @@ import Testing
     /// The documents whose every Swift snippet must be compiled, relative to the repository root.
     static let documents = [
         "README.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/DispatcherContract.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/BackgroundPriority.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/CallSite.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/DispatchedTask.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/DispatcherConfigurationError.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/Instant.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/OperationQueueDispatcher.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/QueueDispatcher.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskCancelling.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskContext.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskDispatcher.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskHandle.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/Work.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/GettingStarted.md",
         "Sources/TaskDispatch/TaskDispatch.docc/InjectingADispatcher.md",
         "Sources/TaskDispatch/TaskDispatch.docc/MigratingFromDispatchQueues.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/ProductionDispatchers.md",
+        "Sources/TaskDispatch/TaskDispatch.docc/TaskDispatch.md",
         "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/ChoosingHowToTestAsyncCode.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromPointFree.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromExpectations.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/ExploringOrders.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Clock.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/DispatcherContract.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/DispatcherContractViolation.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/IdleFailure.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Kind.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/ManualDispatcher.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/ManualDispatcherError.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/ManualDispatcherRegistry.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Mode.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Order.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/PendingTask.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Rule.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Subject.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/TaskRun.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Limits.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/ManualDispatcherReference.md",
         "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromDWTaskDispatcher.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromExpectations.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromPointFree.md",
         "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/RecipesForRecurringShapes.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TaskDispatchTesting.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingAsyncCode.md",
         "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingTheImageLoader.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingWithVirtualTime.md",
+        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/WritingYourOwnDispatcher.md",
+        "Sources/TaskDispatchTestingTraits/TaskDispatchTestingTraits.docc/Extensions/IdleDispatchersTrait.md",
+        "Sources/TaskDispatchTestingTraits/TaskDispatchTestingTraits.docc/TaskDispatchTestingTraits.md",
     ]
 
     /// The Swift files that hold the snippets' compiled copies, relative to the repository root. The list is
     /// explicit (no directory walk), so the test needs only the Foundation API every platform has.
     static let sources = [
-        "Tests/ClientPackage/Tests/ClientTests/ReadmeLandingPageTests.swift",
-        "Tests/ClientPackage/Tests/ClientTests/ReadmeAsyncTests.swift",
-        "Tests/ClientPackage/Tests/ClientTests/ReadmeQuickStartTests.swift",
-        "Tests/ClientPackage/Tests/ClientTests/MigrationGuideTests.swift",
         "Tests/ClientPackage/Tests/ClientTests/InjectionRecipeTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/MigrationGuideTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/OneNamePerStepTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeAsyncTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeLandingPageTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/ReadmeQuickStartTests.swift",
         "Tests/ClientPackage/Tests/ClientTests/RecipeTests.swift",
+        "Tests/ClientPackage/Tests/DispatcherContractSnippets/LoggingDispatcher.swift",
+        "Tests/ClientPackage/Tests/DispatcherContractSnippets/LoggingDispatcherTests.swift",
+        "Tests/ClientPackage/Tests/DispatcherContractSnippets/SerialDispatcher.swift",
+        "Tests/ClientPackage/Tests/DispatcherContractSnippets/SerialDispatcherTests.swift",
+        "Tests/ClientPackage/Tests/GettingStartedSnippets/Fragments.swift",
+        "Tests/ClientPackage/Tests/GettingStartedSnippets/SearchModel.swift",
+        "Tests/ClientPackage/Tests/GettingStartedSnippets/SearchModelTests.swift",
+        "Tests/ClientPackage/Tests/GettingStartedSnippets/SearchModelXCTests.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/HeadlinesModel.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/HeadlinesModelTests.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/SearchModel.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/SearchModelTests.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/TraitSuite.swift",
+        "Tests/ClientPackage/Tests/ProductionDispatchersSnippets/ProductionDispatchersTests.swift",
+        "Tests/ClientPackage/Tests/TaskDispatchLandingPageSnippets/CounterModel.swift",
+        "Tests/ClientPackage/Tests/TaskDispatchLandingPageSnippets/CounterModelTests.swift",
+        "Tests/ClientPackage/Tests/TaskDispatchLandingPageSnippets/Production.swift",
+        "Tests/ClientPackage/Tests/TaskDispatchTestingLandingPageSnippets/CounterModelTests.swift",
+        "Tests/ClientPackage/Tests/TaskDispatchTestingLandingPageSnippets/FeedModel.swift",
+        "Tests/ClientPackage/Tests/TaskDispatchTestingLandingPageSnippets/FeedModelTests.swift",
+        "Tests/ClientPackage/Tests/TestingAsyncCodeSnippets/ArticlesModel.swift",
+        "Tests/ClientPackage/Tests/TestingAsyncCodeSnippets/Models.swift",
+        "Tests/ClientPackage/Tests/TestingAsyncCodeSnippets/TestingAsyncCodeTests.swift",
+        "Tests/ClientPackage/Tests/VirtualTimeAndOrderSnippets/Debouncer.swift",
+        "Tests/ClientPackage/Tests/VirtualTimeAndOrderSnippets/Loader.swift",
+        "Tests/ClientPackage/Tests/VirtualTimeAndOrderSnippets/OrderTests.swift",
+        "Tests/ClientPackage/Tests/VirtualTimeAndOrderSnippets/SearchModel.swift",
+        "Tests/ClientPackage/Tests/VirtualTimeAndOrderSnippets/Support.swift",
+        "Tests/ClientPackage/Tests/VirtualTimeAndOrderSnippets/VirtualTimeTests.swift",
+        "Tests/ClientPackage/Tests/WritingYourOwnDispatcherSnippets/ContractChecks.swift",
+        "Tests/ClientPackage/Tests/WritingYourOwnDispatcherSnippets/Metrics.swift",
+        "Tests/ClientPackage/Tests/WritingYourOwnDispatcherSnippets/MetricsDispatcher.swift",
+        "Tests/ClientPackage/Tests/WritingYourOwnDispatcherSnippets/MetricsDispatcherTests.swift",
         "Tests/DependenciesRecipe/Sources/DependenciesRecipe/TaskDispatcherKey.swift",
         "Tests/DependenciesRecipe/Sources/DependenciesRecipe/GreetingModel.swift",
         "Tests/DependenciesRecipe/Tests/DependenciesRecipeTests/DependenciesRecipeTests.swift",
@@ -44,6 +117,20 @@ import Testing
     /// The repository root: three folders up from this file.
     static let root = #filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3)
         .joined(separator: "/")
+
+    /// A new article cannot escape the check: every Markdown file in a DocC catalog is in ``documents``.
+    @Test func everyArticleIsChecked() throws {
+        let files = FileManager.default
+        var articles: [String] = []
+        for catalog in ["TaskDispatch", "TaskDispatchTesting", "TaskDispatchTestingTraits"] {
+            let folder = "Sources/\(catalog)/\(catalog).docc"
+            let paths = try #require(files.enumerator(atPath: "\(Self.root)/\(folder)")?.allObjects as? [String])
+            articles += paths.filter { $0.hasSuffix(".md") }.map { "\(folder)/\($0)" }
+        }
+        #expect(articles.count > 20)
+        let missing = Set(articles).subtracting(Self.documents).sorted()
+        #expect(missing.isEmpty, "add these to DocumentationSnippetTests.documents: \(missing)")
+    }
 
     @Test(arguments: Self.documents) func everySwiftSnippetIsCompiled(document: String) throws {
         let text = try String(contentsOfFile: "\(Self.root)/\(document)", encoding: .utf8)
