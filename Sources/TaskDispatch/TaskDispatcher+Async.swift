@@ -39,7 +39,7 @@ extension TaskDispatcher {
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let wait = TrackedTaskScope.wait(on: Self.describe("runInBackground", label, fileID, line))
+        let wait = TaskTracking.wait(on: Self.describe("runInBackground", label, fileID, line))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         let task = DispatchedTask(
             .background { awaited.finish(Result { try work() }) },
@@ -87,7 +87,7 @@ extension TaskDispatcher {
         _ work: @escaping @MainActor @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let wait = TrackedTaskScope.wait(on: Self.describe("runOnMainActor", label, fileID, line))
+        let wait = TaskTracking.wait(on: Self.describe("runOnMainActor", label, fileID, line))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         let task = DispatchedTask(
             .foreground { awaited.finish(Result { try work() }) },
@@ -105,12 +105,12 @@ extension TaskDispatcher {
 
     /// Dispatches `task`, whose closure finishes `awaited`, and suspends until `awaited` is finished or cancelled.
     ///
-    /// A tracked task's `wait` is bound in `TrackedTaskScope.dispatching` around the call to ``dispatch(_:)`` only:
+    /// A tracked task's `wait` is bound in `TaskTracking.dispatchingWait` around the call to ``dispatch(_:)`` only:
     /// the dispatcher that tracks the task reads it there, through any decorator that forwards synchronously.
     private func awaitResult<Value: Sendable>(
         of task: DispatchedTask,
         through awaited: AwaitedDispatch<Value>,
-        binding wait: OwnedWait?,
+        binding wait: (any TaskTrackingWait)?,
         isolation: isolated (any Actor)? = #isolation
     ) async throws -> Value {
         try await withTaskCancellationHandler {
@@ -118,7 +118,7 @@ extension TaskDispatcher {
             return try await withCheckedThrowingContinuation { continuation in
                 awaited.start(continuation) {
                     guard let wait else { return self.dispatch(task) }
-                    return TrackedTaskScope.$dispatching.withValue(wait) { self.dispatch(task) }
+                    return TaskTracking.$dispatchingWait.withValue(wait) { self.dispatch(task) }
                 }
             }
         } onCancel: {

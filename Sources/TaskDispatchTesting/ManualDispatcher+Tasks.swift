@@ -58,7 +58,7 @@ extension ManualDispatcher {
                 $0.tracked.prefersTaskExecutor
             )
         }
-        let scope = TrackedTaskScope(observer: self.trackedTaskObserver, id: id, label: label, callSite: callSite)
+        let scope = TrackedTaskScope(monitor: monitor, id: id, label: label, callSite: callSite)
         let gate = StartGate()
         let start: @Sendable () -> Void = {
             // Before the gate opens: from here the task runs on its own until it waits on the dispatcher.
@@ -108,7 +108,7 @@ extension ManualDispatcher {
         do {
             // The closure names `isolation`, which makes it isolated to it: without that it would be nonisolated,
             // and the operation's end would hop through the global executor on its way back here.
-            let value = try await TrackedTaskScope.$current.withValue(scope) {
+            let value = try await TaskTracking.$scope.withValue(scope) {
                 _ = isolation
                 return try await operation()
             }
@@ -147,7 +147,7 @@ extension ManualDispatcher {
     {
         let key = AnyHashable(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
-        let caller = TrackedTaskScope.current.flatMap { $0.observer === self.trackedTaskObserver ? $0.id : nil }
+        let caller = TrackedTaskScope.current.flatMap { $0.monitor === self.monitor ? $0.id : nil }
         let waiting = self.monitor.changeTrackedTasks { schedule -> UInt64? in
             schedule.tracked.claim(key)
             guard let caller, let awaited = schedule.tracked.id(of: key) else { return nil }
@@ -266,26 +266,6 @@ final class StartGate: Sendable {
             return continuation
         }
         waiting?.resume(throwing: CancellationError())
-    }
-}
-
-/// What a ``ManualDispatcher`` hands to its tracked tasks, through ``TrackedTaskScope``: the dispatcher records a
-/// tracked task's wait as it accepts a task inside the awaitable's dispatch call (`ManualDispatcher.record`), and
-/// the awaitable dispatch or clock sleep ends it here, just before it resumes the task.
-final class TrackedTaskRecorder: TrackedTaskObserver {
-    private let monitor: Monitor<Schedule>
-
-    init(monitor: Monitor<Schedule>) {
-        self.monitor = monitor
-    }
-
-    func ownedWaitEnded(_ wait: OwnedWait) {
-        self.monitor.changeTrackedTasks { schedule in
-            let wasRecorded = wait.state == .recorded
-            wait.state = .ended  // a dispatch still inside the awaitable's call must not record it again
-            guard wasRecorded else { return }  // it awaited another dispatcher's work
-            schedule.tracked.ownedWaitEnded(wait.scope.id, on: wait.description)
-        }
     }
 }
 

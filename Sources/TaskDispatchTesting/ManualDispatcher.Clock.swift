@@ -90,7 +90,7 @@ extension ManualDispatcher {
             let sleeper = TrackedTaskScope.current
             let deadline = "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))"
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
-            let wait = TrackedTaskScope.wait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
+            let wait = sleeper?.makeWait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
             let awaited = AwaitedDispatch<Void>(reporting: wait)
             let task = DispatchedTask(
                 .background { awaited.finish(.success(())) },

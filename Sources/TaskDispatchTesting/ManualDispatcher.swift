@@ -70,9 +70,6 @@ public final class ManualDispatcher: TaskDispatcher {
     /// macOS 15 / iOS 18 and a stored property cannot be marked available.
     let executorStorage = LockedValue<(any Sendable & AnyObject)?>(nil)
 
-    /// What tracked tasks report their waits on this dispatcher's work to (`ManualDispatcher+Tasks.swift`).
-    let trackedTaskObserver: TrackedTaskRecorder
-
     /// The runaway limit a dispatcher has unless its initializer says otherwise.
     static let defaultRunawayLimit = 100_000
 
@@ -117,7 +114,6 @@ public final class ManualDispatcher: TaskDispatcher {
         self.monitor = Monitor(
             Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
         )
-        self.trackedTaskObserver = TrackedTaskRecorder(monitor: self.monitor)
         self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
         self.registration?.attach(self)
     }
@@ -167,18 +163,17 @@ public final class ManualDispatcher: TaskDispatcher {
     /// the task's handle.
     ///
     /// The wait is `ownedWait` (the virtual clock's sleep passes its own), else the one an awaitable dispatch binds
-    /// in `TrackedTaskScope.dispatching` around its `dispatch(_:)` call, through any decorator that forwards
+    /// in `TaskTracking.dispatchingWait` around its `dispatch(_:)` call, through any decorator that forwards
     /// synchronously. That task-local is read only while this dispatcher has unfinished tracked tasks: a wait is
     /// recorded only for one of them, and a plain dispatch then pays one count comparison under the lock it takes.
     @inline(__always)
     func record(_ ownedWait: OwnedWait?, _ accept: (inout Schedule) -> ScheduledTask) -> TaskHandle {
         let (scheduled, drain, woken) = self.monitor.withLock { schedule in
             let scheduled = accept(&schedule)
-            if schedule.tracked.unfinishedCount > 0, let wait = ownedWait ?? TrackedTaskScope.dispatching,
-                wait.state == .unrecorded, wait.scope.observer === self.trackedTaskObserver
+            if schedule.tracked.unfinishedCount > 0,
+                let wait = ownedWait ?? TaskTracking.dispatchingWait.flatMap({ $0 as? OwnedWait })
             {
-                schedule.tracked.ownedWaitBegan(wait.scope.id, on: wait.description)
-                wait.state = .recorded
+                wait.recordBegin(in: &schedule, of: self.monitor)
             }
             let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
             return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()), woken)

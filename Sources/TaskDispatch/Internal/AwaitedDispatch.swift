@@ -15,13 +15,14 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
     }
 
     private let state = LockedValue(State())
-    /// The wait of a tracked task on the dispatched task, if any (see ``TrackedTaskScope``), to end before the
+    /// The wait of a tracked task on the dispatched task, if any (see ``TaskTracking``), to end before the
     /// awaiting task is resumed.
-    private let ownedWait: OwnedWait?
+    private let trackedWait: (any TaskTrackingWait)?
 
-    /// - Parameter ownedWait: The wait attached to the dispatched task, to end on resumption; `nil` for none.
-    package init(reporting ownedWait: OwnedWait? = nil) {
-        self.ownedWait = ownedWait
+    /// - Parameter trackedWait: The wait of a tracked task on the dispatched task, to end on resumption; `nil` for
+    ///   none.
+    package init(reporting trackedWait: (any TaskTrackingWait)? = nil) {
+        self.trackedWait = trackedWait
     }
 
     /// Stores the continuation and dispatches the task, unless the awaiting task was cancelled first.
@@ -57,7 +58,7 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
         }
         guard let continuation else { return }
         // Before the resume: once resumed, the task is running again, no longer waiting on the dispatcher.
-        self.ownedWait?.ended()
+        self.trackedWait?.end()
         continuation.resume(with: result)
     }
 

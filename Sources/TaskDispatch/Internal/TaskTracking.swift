@@ -1,0 +1,41 @@
+/// The one seam between TaskDispatch and a dispatcher that tracks tasks (`ManualDispatcher.startTask`): how such a
+/// dispatcher learns that one of its tracked tasks is suspended on work the dispatcher holds.
+///
+/// The tracking dispatcher binds ``scope`` around a tracked task's operation. An awaitable dispatch
+/// (`runInBackground`, `runOnMainActor`) asks the scope for a ``TaskTrackingWait`` with ``wait(on:)``, binds it in
+/// ``dispatchingWait`` around its one call to `dispatch(_:)`, and calls ``TaskTrackingWait/end()`` just before it
+/// resumes the awaiting task. Everything else (whether the wait is recorded, by which dispatcher, and what the
+/// records say) belongs to the tracking dispatcher, in `TaskDispatchTesting`: this module keeps no settling state.
+///
+/// Because the wait travels with the dispatch call and not with the ``DispatchedTask``, a decorator that forwards
+/// synchronously keeps it, whether it forwards the task or builds a new one. Production code never binds a scope:
+/// for a production dispatcher the cost is one task-local lookup that finds nothing.
+package enum TaskTracking {
+    /// The tracked task the current code runs in, if any; child tasks and `Task {}` inherit it.
+    @TaskLocal package static var scope: (any TaskTrackingScope)?
+
+    /// The wait of the awaitable dispatch whose `dispatch(_:)` call is in progress on this task, if it runs in a
+    /// tracked task: bound only around that call, read by the tracking dispatcher as it accepts a task.
+    @TaskLocal package static var dispatchingWait: (any TaskTrackingWait)?
+
+    /// A wait about to begin on `description`, if the current code runs in a tracked task; `nil` otherwise.
+    ///
+    /// - Parameter description: What is awaited, for diagnostics; built only inside a tracked task.
+    /// - Returns: The wait to bind in ``dispatchingWait`` around the dispatch and to end before resuming, or `nil`.
+    package static func wait(on description: @autoclosure () -> String) -> (any TaskTrackingWait)? {
+        guard let scope = Self.scope else { return nil }
+        return scope.wait(on: description())
+    }
+}
+
+/// A tracked task, as the awaitable dispatches see it: implemented by the dispatcher that tracks it.
+package protocol TaskTrackingScope: AnyObject, Sendable {
+    /// Makes the wait of this task on a task about to be dispatched, described by `description`.
+    func wait(on description: String) -> any TaskTrackingWait
+}
+
+/// One wait of a tracked task on a dispatched task, implemented by the dispatcher that tracks the task.
+package protocol TaskTrackingWait: AnyObject, Sendable {
+    /// The awaited work ran or was cancelled: called once, before the waiting task is resumed.
+    func end()
+}
