@@ -114,14 +114,30 @@ extension ManualDispatcher {
             return blocked.isEmpty ? nil : schedule.failure(.clockMovedWhileUnsettled(method: method, tasks: blocked))
         }
         let ran: Int
-        do {
-            ran = try self.drain(method, from: start, clockLimit: targetTime)
+        do throws(ManualDispatcherError) {
+            ran = try self.drain(method, from: start, clockLimit: targetTime, holdingClock: onMainActor)
+            // The same rule for the last stretch, from the last task's time to the target.
+            if onMainActor, let failure = self.monitor.withLock({ Self.clockHeld(method, in: &$0, until: targetTime) }) {
+                throw ManualDispatcherError(failure)
+            }
         } catch {
             self.endRun()
             throw error
         }
         self.endRun(movingClockTo: targetTime)
         return ran
+    }
+
+    /// The failure of a synchronous step of time called on the main actor that would now move the clock (towards
+    /// `clockLimit`) while a main-actor tracked task is unsettled; `nil` when it may go on.
+    ///
+    /// Such a task (one a timer just woke, or one whose start just ran) cannot run until the caller lets go of the
+    /// main actor, so moving the clock would pass the sleeps and delays it is about to start, and the test would
+    /// see the clock at its target with the task's work undone.
+    static func clockHeld(_ method: String, in schedule: inout Schedule, until clockLimit: Int64) -> Failure? {
+        guard !schedule.hasDueTask, clockLimit > schedule.now else { return nil }
+        let blocked = schedule.tracked.unsettledOnMainActor
+        return blocked.isEmpty ? nil : schedule.failure(.clockMovedWhileUnsettled(method: method, tasks: blocked))
     }
 
     /// Throws when a synchronous drain ends with tracked tasks running on their own executors: the drain cannot
@@ -136,10 +152,14 @@ extension ManualDispatcher {
 
     /// Runs tasks, jumping the clock up to `clockLimit`, until none is left or `stop` says so. The caller holds
     /// the claim.
+    ///
+    /// With `holdingClock`, the clock does not move while a main-actor tracked task is unsettled: the drain throws
+    /// instead (see ``clockHeld(_:in:until:)``).
     func drain(
         _ method: String,
         from start: RunStart,
         clockLimit: Int64,
+        holdingClock: Bool = false,
         stop: ((RunRecord) -> Bool)? = nil
     ) throws(ManualDispatcherError) -> Int {
         let bound = self.bound(from: start)
@@ -150,9 +170,14 @@ extension ManualDispatcher {
                 guard let failure else { return ran }
                 throw ManualDispatcherError(failure)
             }
-            guard let step = self.monitor.withLock({ $0.next(in: .any, jumpingClockTo: clockLimit) }) else {
-                return ran
+            let (next, held) = self.monitor.withLock { schedule -> (Schedule.Step?, Failure?) in
+                if holdingClock, let failure = Self.clockHeld(method, in: &schedule, until: clockLimit) {
+                    return (nil, failure)
+                }
+                return (schedule.next(in: .any, jumpingClockTo: clockLimit), nil)
             }
+            if let held { throw ManualDispatcherError(held) }
+            guard let step = next else { return ran }
             self.execute(step.work)
             ran += 1
             if let stop, stop(step.run) { return ran }

@@ -271,10 +271,10 @@ public final class ManualDispatcher: TaskDispatcher {
             if let failure = schedule.unobservedErrorsFailure(method: "verifyIdle()") {
                 return failure
             }
-            if schedule.pendingCount > 0 {
-                return schedule.failure(.pendingTasks)
-            }
             let unfinished = schedule.tracked.unfinished
+            if schedule.pendingCount > 0 {
+                return schedule.failure(.pendingTasks(unfinished: unfinished))
+            }
             return unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
         }
         if let failure { throw ManualDispatcherError(failure) }

@@ -97,7 +97,7 @@ extension ManualDispatcherError {
         case .tasksNotSettled(let method, let limit?, let tasks):
             return (
                 .unsettledTasks(after: limit),
-                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+                "\(method) waited \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
             )
         case .tasksNotSettled(let method, nil, let tasks):
             return (
@@ -128,7 +128,7 @@ extension ManualDispatcherError {
                 }
             return (
                 .waitTimedOut(after: limit),
-                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
+                "\(method) waited \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
             )
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =
@@ -179,10 +179,15 @@ extension ManualDispatcherError {
                 .runawayTasks(limit: jumps),
                 "auto-advance moved the clock \(jumps) times, to \(formatTime(snapshot.now)), with no call from the test in between, and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
             )
-        case .pendingTasks:
+        case .pendingTasks(let unfinished) where unfinished.isEmpty:
             return (
                 .pendingTasks,
                 "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran. Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
+            )
+        case .pendingTasks(let unfinished):
+            return (
+                .pendingTasks,
+                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). Drive them to the end with try await dispatcher.runUntilIdle(), cancel them, or fix the code that dispatched them"
             )
         case .labelNotFound(let method, let label, let ran):
             return (
@@ -203,7 +208,7 @@ extension ManualDispatcherError {
                 }
             return (
                 .waitTimedOut(after: limit),
-                "\(method) found no \(what) due within \(formatTime(limit.nanosecondsSaturated)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
+                "\(method) found no \(what) due within \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
             )
         case .pendingTasksNotReached(let method, let wanted, let context, let limit):
             let found =
@@ -215,7 +220,7 @@ extension ManualDispatcherError {
             let noun = context.map { "\($0) task" } ?? "task"
             return (
                 .waitTimedOut(after: limit),
-                "\(method) waited \(formatTime(limit.nanosecondsSaturated)) of real time for \(count(wanted, "pending \(noun)")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
+                "\(method) waited \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time for \(count(wanted, "pending \(noun)")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
             )
         }
     }

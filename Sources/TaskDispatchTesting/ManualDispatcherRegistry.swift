@@ -96,7 +96,7 @@ public final class ManualDispatcherRegistry: Sendable {
         }
     }
 
-    /// Registers a dispatcher being created at `callSite`; called by ``ManualDispatcher/init(order:autoDrain:historyLimit:fileID:line:)``.
+    /// Registers a dispatcher being created at `callSite`; called by ``ManualDispatcher/init(mode:order:waitLimit:runawayLimit:historyLimit:fileID:line:)``.
     func register(createdAt callSite: CallSite) -> Registration {
         let registration = Registration(createdAt: callSite)
         self.registrations.withLock { $0.append(registration) }
@@ -115,7 +115,8 @@ extension ManualDispatcherRegistry {
         /// Where the dispatcher was created.
         public let createdAt: CallSite
 
-        /// Whether the dispatcher was released, with pending tasks, before the check.
+        /// Whether the dispatcher was released before the check, with work left: pending tasks, unfinished tracked
+        /// tasks, or an error a tracked task threw that nobody claimed.
         public let wasReleased: Bool
 
         /// The creation site, then the dispatcher's full `verifyIdle()` error text (or, for a released

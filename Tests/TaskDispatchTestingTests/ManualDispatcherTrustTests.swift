@@ -57,6 +57,26 @@ private actor Shared {
         try dispatcher.verifyIdle()
     }
 
+    @Test @MainActor func verifyIdleNamesTheUnfinishedTrackedTaskBehindAPendingSleep() async throws {
+        let dispatcher = ManualDispatcher()
+        let line = #line + 1
+        let saving = dispatcher.startTask(label: "save") { @MainActor in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+        }
+        try await dispatcher.settle()  // asleep: its timer is the one pending task
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error?.kind == .pendingTasks)
+        #expect(
+            error?.summary.hasPrefix(
+                "expected no pending tasks, but 1 task never ran, and 1 tracked task did not finish: \"save\" started at TaskDispatchTestingTests/ManualDispatcherTrustTests.swift:\(line): last seen, it awaited a sleep on the dispatcher's clock"
+            ) == true
+        )
+        #expect(error?.summary.contains("Drive them to the end with try await dispatcher.runUntilIdle()") == true)
+        try await dispatcher.runUntilIdle()
+        try await dispatcher.value(of: saving)
+        try dispatcher.verifyIdle()
+    }
+
     @Test @MainActor func aSynchronousDrainThatEndsWithATrackedTaskRunningSaysSoAndNamesTheAsyncForm() async throws {
         let dispatcher = ManualDispatcher()
         let saving = dispatcher.startTask(label: "save") { @MainActor in
@@ -96,6 +116,65 @@ private actor Shared {
         try await dispatcher.runUntilIdle()
         try await dispatcher.value(of: saving)
         #expect(dispatcher.now == .seconds(3))  // 1 s + 2 s, counted from where the task really slept
+    }
+
+    @Test @MainActor func aSynchronousAdvanceOnTheMainActorStopsWhereATimerWokeAMainActorTask() async throws {
+        // Issue 17, item 3, as a user hit it: the task is settled in its first sleep, so the advance may start; the
+        // timer at 1 s wakes it, and the clock must not go on to 7 s while the task cannot run.
+        let dispatcher = ManualDispatcher()
+        let line = #line + 1
+        let saving = dispatcher.startTask(label: "save") { @MainActor in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            try await dispatcher.clock.sleep(for: .seconds(2))
+            try await dispatcher.clock.sleep(for: .seconds(4))
+        }
+        try await dispatcher.settle()  // started, and asleep until 1 s
+        let error = #expect(throws: ManualDispatcherError.self) {
+            try synchronously { try dispatcher.advance(by: .seconds(7)) }
+        }
+        #expect(error?.kind == .unsettledTasks(after: .zero))
+        #expect(
+            error?.summary.hasPrefix(
+                "advance(by: 7 s) would move the clock while 1 main-actor tracked task waits to run on the main actor, which this call holds"
+            ) == true
+        )
+        #expect(error?.summary.contains("ManualDispatcherTrustTests.swift:\(line)") == true)
+        #expect(error?.summary.contains("try await dispatcher.advance(by: 7 s)") == true)
+        #expect(dispatcher.now == .seconds(1))  // stopped where the timer woke the task
+        try await dispatcher.advance(by: .seconds(6))  // the async form: to 7 s, settling at each step
+        try await dispatcher.value(of: saving)
+        #expect(dispatcher.now == .seconds(7))  // 1 + 2 + 4, as if the test had awaited from the start
+        try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aSynchronousAdvanceToOnTheMainActorAlsoStopsAtTheLastTaskItRan() async throws {
+        // The last stretch: the timer at 1 s is the last task before the target, and the clock must stay at 1 s.
+        let dispatcher = ManualDispatcher()
+        let saving = dispatcher.startTask(label: "save") { @MainActor in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            try await dispatcher.clock.sleep(for: .seconds(10))
+        }
+        try await dispatcher.settle()
+        let error = #expect(throws: ManualDispatcherError.self) {
+            try synchronously { try dispatcher.advance(to: .seconds(5)) }
+        }
+        #expect(error?.kind == .unsettledTasks(after: .zero))
+        #expect(dispatcher.now == .seconds(1))
+        try await dispatcher.advance(to: .seconds(11))
+        try await dispatcher.value(of: saving)
+        #expect(dispatcher.now == .seconds(11))
+    }
+
+    @Test @MainActor func aSynchronousAdvanceOnTheMainActorStillRunsPlainDelayedTasksThroughout() throws {
+        // No tracked task: the rule never holds the clock.
+        let dispatcher = ManualDispatcher()
+        var ran: [Int] = []
+        for second in 1...3 {
+            dispatcher.foreground(after: .seconds(Int64(second))) { ran.append(second) }
+        }
+        try dispatcher.advance(by: .seconds(7))
+        #expect(ran == [1, 2, 3])
+        #expect(dispatcher.now == .seconds(7))
     }
 
     // MARK: - value(of:) from the test is bounded

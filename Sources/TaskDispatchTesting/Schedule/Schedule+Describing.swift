@@ -33,7 +33,8 @@ struct Failure {
         case runawayTasks(method: String, maxTasks: Int, ran: Int, firstSequence: UInt64)
         /// An auto-drain ran `ran` tasks in one go, or (`jumps` not `nil`) auto-advance moved the clock that often.
         case autoDrainRunaway(ran: Int, jumps: Int?)
-        case pendingTasks
+        /// `unfinished`: tracked tasks that have not finished either, often the ones whose sleeps are pending.
+        case pendingTasks(unfinished: [TrackedTasks.UnsettledTask])
         case labelNotFound(method: String, label: String, ran: Int)
         case conditionNotMet(method: String, ran: Int)
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
