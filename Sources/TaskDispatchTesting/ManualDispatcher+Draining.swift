@@ -117,7 +117,8 @@ extension ManualDispatcher {
         do throws(ManualDispatcherError) {
             ran = try self.drain(method, from: start, clockLimit: targetTime, holdingClock: onMainActor)
             // The same rule for the last stretch, from the last task's time to the target.
-            if onMainActor, let failure = self.monitor.withLock({ Self.clockHeld(method, in: &$0, until: targetTime) }) {
+            if onMainActor, let failure = self.monitor.withLock({ Self.clockHeld(method, in: &$0, until: targetTime) })
+            {
                 throw ManualDispatcherError(failure)
             }
         } catch {
