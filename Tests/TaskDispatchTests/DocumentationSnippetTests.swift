@@ -9,57 +9,15 @@ import Testing
 /// Lines are compared with their whitespace collapsed, so `swift format`'s spacing before a trailing comment does
 /// not count; blank lines are ignored.
 @Suite struct DocumentationSnippetTests {
-    /// The documents whose every Swift snippet must be compiled, relative to the repository root.
-    static let documents = [
-        "README.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/DispatcherContract.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/BackgroundPriority.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/CallSite.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/DispatchedTask.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/DispatcherConfigurationError.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/Instant.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/OperationQueueDispatcher.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/QueueDispatcher.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskCancelling.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskContext.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskDispatcher.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/TaskHandle.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/Extensions/Work.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/GettingStarted.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/InjectingADispatcher.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/MigratingFromDispatchQueues.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/ProductionDispatchers.md",
-        "Sources/TaskDispatch/TaskDispatch.docc/TaskDispatch.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/ChoosingHowToTestAsyncCode.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/ExploringOrders.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Clock.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/DispatcherContract.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/DispatcherContractViolation.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/IdleFailure.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Kind.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/ManualDispatcher.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/ManualDispatcherError.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/ManualDispatcherRegistry.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Mode.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Order.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/PendingTask.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Rule.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/Subject.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Extensions/TaskRun.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/Limits.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/ManualDispatcherReference.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromDWTaskDispatcher.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromExpectations.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/MigratingFromPointFree.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/RecipesForRecurringShapes.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TaskDispatchTesting.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingAsyncCode.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingTheImageLoader.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/TestingWithVirtualTime.md",
-        "Sources/TaskDispatchTesting/TaskDispatchTesting.docc/WritingYourOwnDispatcher.md",
-        "Sources/TaskDispatchTestingTraits/TaskDispatchTestingTraits.docc/Extensions/IdleDispatchersTrait.md",
-        "Sources/TaskDispatchTestingTraits/TaskDispatchTestingTraits.docc/TaskDispatchTestingTraits.md",
-    ]
+    /// The documents whose every Swift snippet must be compiled, relative to the repository root: the lines of
+    /// `Documents.txt`, beside this file, that are neither blank nor comments. `.ci/documents` fails when a Markdown
+    /// file of a catalog is missing from it.
+    static let documents: [String] = {
+        let path = "\(Self.root)/Tests/TaskDispatchTests/Documents.txt"
+        let list = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return list.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }()
 
     /// The Swift files that hold the snippets' compiled copies, relative to the repository root. The list is
     /// explicit (no directory walk), so the test needs only the Foundation API every platform has.
@@ -118,10 +76,17 @@ import Testing
     static let root = #filePath.split(separator: "/", omittingEmptySubsequences: false).dropLast(3)
         .joined(separator: "/")
 
-    /// A new article cannot escape the check unnoticed: every article that a catalog's landing page links to
-    /// (`<doc:Name>`, which is how an article becomes reachable) is in ``documents``, and so is the landing page.
-    /// (Read from the links rather than by listing the folders, so the test needs only the Foundation API every
-    /// platform has.)
+    /// The list is read, and holds the README and each catalog's landing page: an unreadable list would leave
+    /// ``everySwiftSnippetIsCompiled(document:)`` nothing to check.
+    @Test func theDocumentListIsRead() throws {
+        _ = try String(contentsOfFile: "\(Self.root)/Tests/TaskDispatchTests/Documents.txt", encoding: .utf8)
+        #expect(Self.documents.contains("README.md"))
+        #expect(Self.documents.count >= 40)
+    }
+
+    /// Every article that a catalog's landing page links to (`<doc:Name>`) is in ``documents``, and so is the
+    /// landing page. `.ci/documents` checks every Markdown file of the catalogs, linked or not; this test repeats
+    /// the part it can do without listing folders, so that `swift test` alone catches a new linked article.
     @Test(arguments: ["TaskDispatch", "TaskDispatchTesting", "TaskDispatchTestingTraits"])
     func everyLinkedArticleIsChecked(catalog: String) throws {
         let folder = "Sources/\(catalog)/\(catalog).docc"
@@ -130,7 +95,7 @@ import Testing
         let text = try String(contentsOfFile: "\(Self.root)/\(landingPage)", encoding: .utf8)
         let linked = text.split(separator: "<doc:").dropFirst().compactMap { $0.split(separator: ">").first }
         let missing = linked.map { "\(folder)/\($0).md" }.filter { !Self.documents.contains($0) }
-        #expect(missing.isEmpty, "add these to DocumentationSnippetTests.documents: \(missing)")
+        #expect(missing.isEmpty, "add these to Tests/TaskDispatchTests/Documents.txt: \(missing)")
         if catalog != "TaskDispatchTestingTraits" { #expect(linked.count >= 5) }
     }
 
