@@ -45,6 +45,7 @@ let package = Package(
         .testTarget(
             name: "TaskDispatchTests",
             dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            exclude: ["Documents.txt"],  // read by DocumentationSnippetTests and .ci/documents, not built
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // A user's package, outside TaskDispatch: it sees only the public API, with the imports the README shows and the
 // upcoming features a careful user turns on. `.ci/run` builds and tests it.
 //

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // The swift-dependencies injection recipe, compiled and tested outside TaskDispatch: the main package keeps no
 // dependencies, so the recipe that needs one lives in this nested package. `.ci/run` tests it.
 import PackageDescription

@@ -2,10 +2,11 @@ import ImageExample
 import TaskDispatchTesting
 import Testing
 
-// The same load tested three ways. The article "Testing the image loader three ways" shows these tests side by side.
+// The same load tested three ways. The article "Testing the image loader three ways" shows these tests side by side,
+// with the usual way in XCTest (ImageLoaderXCTests.swift); this is its Swift Testing form.
 
-// snippet: expectation-test
-/// The usual way: a real dispatcher, and a wait for the callback bounded by a time limit.
+// snippet: continuation-test
+/// The usual way in Swift Testing: a real dispatcher, and a wait for the callback bounded by a time limit.
 @Test(.timeLimit(.minutes(1))) func loadsAnImageWithARealDispatcher() async {
     let loader = ImageLoader(source: TableImageSource(), dispatcher: QueueDispatcher())
     let result = await loadThroughTheCallback(loader, id: "cat")

@@ -2,6 +2,34 @@ import ImageExample
 import TaskDispatchTesting
 import XCTest
 
+// snippet: expectation-test
+/// The usual way: a real dispatcher, an expectation, and a wait bounded by a timeout.
+final class ImageLoaderExpectationTests: XCTestCase {
+    func testLoadsAnImage() {
+        let loader = ImageLoader(source: TableImageSource(), dispatcher: QueueDispatcher())
+        let done = expectation(description: "image delivered")
+        loader.loadImage(id: "cat") { result in
+            XCTAssertEqual(result, .success(cat))
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(loader.cachedImage(for: "cat"), cat)
+    }
+
+    func testLoadsAnImageInAnAsyncTest() async {
+        let loader = ImageLoader(source: TableImageSource(), dispatcher: QueueDispatcher())
+        let done = expectation(description: "image delivered")
+        loader.loadImage(id: "cat") { result in
+            XCTAssertEqual(result, .success(cat))
+            done.fulfill()
+        }
+        await fulfillment(of: [done], timeout: 10)
+        XCTAssertEqual(loader.cachedImage(for: "cat"), cat)
+    }
+}
+// end-snippet
+
+// snippet: stepped-xctest
 /// The stepped test in XCTest, as the guide from expectations shows it: no expectation, no timeout.
 final class ImageLoaderXCTests: XCTestCase {
     func testLoadsAnImageStepByStep() throws {
@@ -11,7 +39,7 @@ final class ImageLoaderXCTests: XCTestCase {
             let deliveries = Deliveries()
             loader.loadImage(id: "cat") { result in deliveries.record(result) }
 
-            try dispatcher.runNextBackground()  // was: wait(for: [expectation], timeout: 5)
+            try dispatcher.runNextBackground()  // was: wait(for: [done], timeout: 10)
             XCTAssertTrue(deliveries.results.isEmpty)
             try dispatcher.runNextForeground()
             XCTAssertEqual(deliveries.results, [.success(cat)])
@@ -19,3 +47,4 @@ final class ImageLoaderXCTests: XCTestCase {
         }
     }
 }
+// end-snippet
