@@ -66,14 +66,17 @@ extension ManualDispatcher {
     /// lies beyond it. The clock is read, checked and moved while this call holds the run, so a run on another
     /// thread cannot slip in between. In async code the compiler picks ``advance(by:waitingUpTo:)``.
     ///
+    /// Called on the main actor, a synchronous step of time never moves the clock while a main-actor tracked task
+    /// waits to run: its start just ran, or a timer just woke it. Such a task cannot run until the caller lets go of
+    /// the main actor, and the clock would pass the sleeps and delays it is about to start, so the call throws
+    /// ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the async form, with the clock where the task
+    /// woke. Off the main actor, tracked tasks run on their own executors and this call neither waits for nor reports
+    /// them; ``verifyIdle()`` reports those that never finish.
+    ///
     /// - Parameter duration: How far to move the clock; zero runs what is due now.
     /// - Returns: The number of tasks that ran.
-    /// Called on the main actor, a synchronous step of time refuses to start while a main-actor tracked task waits to
-    /// run (it cannot run until the caller lets go of the main actor, and the clock would move past the sleep it is
-    /// about to start): it throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the async form. It may
-    /// end with tracked tasks running (one a timer just woke, say); ``verifyIdle()`` reports those that never finish.
-    ///
     /// - Throws: ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative duration,
+    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` on the main actor as above,
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
@@ -293,46 +296,23 @@ extension ManualDispatcher {
     /// ``runUntilIdle()``, which async code gets.
     ///
     /// ```swift
-    /// @Test @MainActor func refreshLoadsTheFeed() async throws {
-    ///     let dispatcher = ManualDispatcher()
-    ///     let model = FeedModel(dispatcher: dispatcher)
-    ///
-    ///     model.refresh()                                // dispatcher.startTask { … }
-    ///     try await dispatcher.runUntilIdle()
-    ///     #expect(model.state == .loaded)                // the task has finished
-    /// }
+    /// model.refresh()                                    // dispatcher.startTask { … }
+    /// try await dispatcher.runUntilIdle()
+    /// #expect(model.state == .loaded)                    // the task has finished
     /// ```
     ///
-    /// A tracked task runs partly outside the dispatcher: after its start, and after each `await`, its code runs
-    /// on its own executor (the main actor, or the global executor), concurrently with the test. So the call
-    /// alternates two phases until both are done:
+    /// It runs what is due, waits until every tracked task has *settled* (finished, or suspended on work the
+    /// dispatcher owns), moves the clock to the next delayed task, and repeats until nothing is left. A tracked task
+    /// that does not settle awaits something the dispatcher does not control, and the call names it. How settling
+    /// works, and what it cannot see: <doc:TestingAsyncCode#Run-until-idle>.
     ///
-    /// 1. **Run** every task that is due, as ``runUntilIdle()`` does, on the calling thread.
-    /// 2. **Wait** until every tracked task has *settled*, or a task falls due, suspended (no thread blocked, no
-    ///    polling: the event itself resumes the call). A tracked task is settled when it has finished, or when it
-    ///    is suspended on work the dispatcher owns: an awaitable dispatch of this dispatcher (`runInBackground`,
-    ///    `runOnMainActor`) that has not run, a sleep on ``clock``, its own start, or ``value(of:)`` of another
-    ///    tracked task that is settled.
-    ///
-    /// When nothing is due and every tracked task is settled, the clock jumps to the next delayed task (a sleep
-    /// wakes this way too) and the two phases start again; when no delayed task is left, the call returns. Time
-    /// moves only between settled states, so a task woken by a sleep has dispatched its next step before the
-    /// clock moves past it.
-    ///
-    /// A tracked task that stays unsettled for the real-time limit awaits something the dispatcher does not
-    /// control (a network call, another actor, `Task.sleep`, a continuation resumed by another thread, a task's
-    /// `value` awaited without ``value(of:)``): the call throws ``ManualDispatcherError/Kind/unsettledTasks(after:)``
-    /// naming each such task, its call site, and the last thing the dispatcher saw it do. What settling does not
-    /// see is listed in <doc:TestingAsyncCode>.
-    ///
-    /// - Parameter limit: The longest real time to wait, each time, for the tracked tasks to settle or a task to
-    ///   fall due; the dispatcher's ``waitLimit`` when `nil` (see <doc:Limits>).
+    /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: The number of tasks run.
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/unsettledTasks(after:)``,
     ///   ``ManualDispatcherError/Kind/unobservedTaskError`` (an error a tracked task threw that nobody claimed),
-    ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, the errors of one run at a time
-    ///   (``ManualDispatcherError/Kind/reentrantRun``, ``ManualDispatcherError/Kind/concurrentRun``); or
-    ///   `CancellationError` when the calling task is cancelled while it waits.
+    ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, ``ManualDispatcherError/Kind/reentrantRun`` or
+    ///   ``ManualDispatcherError/Kind/concurrentRun``; `CancellationError` when the calling task is cancelled while
+    ///   it waits.
     @discardableResult
     nonisolated(nonsending) public func runUntilIdle(waitingUpTo limit: Duration? = nil) async throws -> Int {
         try await self.settle(method: self.method("runUntilIdle", limit: limit), limit: limit, movesClock: false) { _ in
@@ -359,7 +339,7 @@ extension ManualDispatcher {
     ///
     /// - Parameters:
     ///   - duration: How far to move the clock; zero is ``settle(waitingUpTo:)``.
-    ///   - limit: The longest real time to wait, each time; the dispatcher's ``waitLimit`` when `nil`.
+    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
     /// - Returns: The number of tasks run.
     /// - Throws: What ``runUntilIdle(waitingUpTo:)`` throws, and
     ///   ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative `duration`.
@@ -379,7 +359,7 @@ extension ManualDispatcher {
     ///
     /// - Parameters:
     ///   - time: The virtual time to move to, as ``now``.
-    ///   - limit: The longest real time to wait, each time; the dispatcher's ``waitLimit`` when `nil`.
+    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
     /// - Returns: The number of tasks run.
     /// - Throws: What ``advance(by:waitingUpTo:)`` throws.
     @discardableResult
@@ -401,7 +381,7 @@ extension ManualDispatcher {
     /// #expect(dispatcher.pendingTasks.count == 1)        // the sleep
     /// ```
     ///
-    /// - Parameter limit: The longest real time to wait, each time; the dispatcher's ``waitLimit`` when `nil`.
+    /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: The number of tasks run.
     /// - Throws: What ``runUntilIdle(waitingUpTo:)`` throws.
     @discardableResult

@@ -86,8 +86,7 @@ extension ManualDispatcher {
     /// that. The task runs on the calling task's thread. The rules for one run at a time are those of
     /// ``runNextBackground()``.
     ///
-    /// - Parameter limit: The longest real time to wait for a background task; the dispatcher's ``waitLimit`` when
-    ///   `nil` (see <doc:Limits>). Zero or negative checks once.
+    /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: What ran.
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
     ///   none was due within the limit (the message says what else is pending, with call sites),
@@ -106,7 +105,7 @@ extension ManualDispatcher {
     /// `runOnMainActor`) resumes on its own executor afterwards, in a job of its own: to observe what that task
     /// does after its `await`, await the task itself, or use ``runUntilIdle(waitingUpTo:)``.
     ///
-    /// - Parameter limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`.
+    /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: What ran.
     /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult
@@ -117,7 +116,7 @@ extension ManualDispatcher {
     /// Runs the next due task of either context, first waiting for the code under test to dispatch one: the async
     /// form of ``runNext()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
     ///
-    /// - Parameter limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`.
+    /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: What ran.
     /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult

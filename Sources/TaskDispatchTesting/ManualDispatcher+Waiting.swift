@@ -23,8 +23,7 @@ extension ManualDispatcher {
     /// - Parameters:
     ///   - count: How many pending tasks to wait for; 1 by default. Zero or less returns at once.
     ///   - context: The context to count, or `nil` (the default) to count both.
-    ///   - limit: The longest real time to wait; the dispatcher's ``waitLimit`` when `nil`. Zero or negative
-    ///     checks once.
+    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
     ///   fewer tasks were pending at the end of the limit (the message lists those that are); `CancellationError`
     ///   when the calling task is cancelled while it waits, which leaves nothing behind.

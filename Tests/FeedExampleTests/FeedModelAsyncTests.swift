@@ -6,9 +6,6 @@ import Testing
 /// `FeedModel.refresh()`, the load in a tracked task, stepped phase by phase the way a user would: start it,
 /// run each step, assert in between, then await the task to see how the load ended.
 @Suite(.timeLimit(.minutes(1))) struct FeedModelAsyncTests {
-    /// Generous: only a failing test ever spends it.
-    static let bound = Duration.seconds(30)
-
     @Test @MainActor func refreshStartsOnTheMainActorThenParsesThenDelivers() async throws {
         try await Self.stepThroughARefresh()
     }
@@ -27,13 +24,13 @@ import Testing
         #expect(dispatcher.unfinishedTaskCount == 1)
 
         try await dispatcher.runNextForeground()  // the start
-        let parse = try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        let parse = try await dispatcher.runNextBackground()
         #expect(parse.task.label == "parse")
         #expect(source.fetchedNames == [FeedModelFixture.feedName])
         #expect(model.state == .loading(attempt: 1))
         #expect(model.items.isEmpty)  // parsed, not delivered yet
 
-        let deliver = try await dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        let deliver = try await dispatcher.runNextForeground()
         #expect(deliver.task.label == "deliver")
         #expect(model.title == "Swift Notes")  // the "deliver" closure ran inside the step
         #expect(model.items.map(\.title) == ["Third", "Second", "First"])
@@ -53,12 +50,12 @@ import Testing
 
         #expect(fixture.model.refresh() == first)  // before its start ran
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background)
         #expect(fixture.model.refresh() == first)  // while it waits for "parse"
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["parse"])
 
         try await fixture.dispatcher.runNextBackground()
-        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextForeground()
         #expect(try await fixture.dispatcher.value(of: first) == .loaded)
         #expect(fixture.source.fetchCount == 1)
 
@@ -79,8 +76,8 @@ import Testing
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh"])  // the load's "parse" was cancelled
         #expect(fixture.model.state == .idle)  // the superseded load ended as cancel() ends it
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.runNextForeground()
 
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
         #expect(fixture.source.fetchCount == 1)  // one fetch: the load's never ran
@@ -96,9 +93,9 @@ import Testing
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh"])
 
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
         fixture.model.load()  // while the refresh waits for its delivery
-        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextForeground()
 
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
         #expect(fixture.source.fetchCount == 1)
@@ -113,8 +110,8 @@ import Testing
 
         async let finished = fixture.model.finished()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.runNextForeground()
 
         #expect(await finished == .loaded)  // not the .idle the model showed when finished() was called
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
@@ -189,7 +186,7 @@ import Testing
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background)
         #expect(fixture.model.state == .loading(attempt: 1))
 
         #expect(fixture.model.cancel())
@@ -205,8 +202,8 @@ import Testing
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        try await fixture.dispatcher.waitForPendingTasks(1, in: .foreground, waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .foreground)
 
         #expect(fixture.model.cancel())
 
@@ -221,7 +218,7 @@ import Testing
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background)
 
         refreshing.cancel()
 
@@ -236,7 +233,7 @@ import Testing
         let fixture = FeedModelFixture.serving(Fixtures.untitledItem)
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
 
         let state = try await fixture.dispatcher.value(of: refreshing)
 

@@ -9,9 +9,6 @@ import Testing
 /// `FeedModel.refresh()` retrying a failed fetch after sleeping on the dispatcher's virtual clock: the schedule
 /// 1 s, 2 s, 4 s of `RetryPolicy.standard`, checked to the millisecond without waiting for any of it.
 @Suite(.timeLimit(.minutes(1))) struct FeedModelBackOffTests {
-    /// Generous: only a failing test ever spends it.
-    static let bound = Duration.seconds(30)
-
     @Test @MainActor func backsOffOneTwoThenFourSecondsThenGivesUp() async throws {
         try await Self.backOffUntilTheModelGivesUp()
     }
@@ -23,7 +20,7 @@ import Testing
         let (dispatcher, source, model) = (fixture.dispatcher, fixture.source, fixture.model)
         let refreshing = model.refresh()
         try await dispatcher.runNextForeground()  // the start
-        try await dispatcher.runNextBackground(waitingUpTo: Self.bound)  // "parse": the first fetch fails
+        try await dispatcher.runNextBackground()  // "parse": the first fetch fails
 
         try await Self.expectBackOff(.seconds(1), beforeAttempt: 2, of: fixture)
         try await dispatcher.runNextBackground()  // "retry": fails
@@ -65,7 +62,7 @@ import Testing
     ) async throws {
         let dispatcher = fixture.dispatcher
         let failedAt = dispatcher.now
-        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)  // the sleep's timer
+        try await dispatcher.waitForPendingTasks(1, in: .background)  // the sleep's timer
         let timer = try #require(dispatcher.pendingTasks.first, sourceLocation: sourceLocation)
         #expect(dispatcher.pendingTaskCount == 1, sourceLocation: sourceLocation)
         #expect(timer.label?.hasPrefix("refresh: clock sleep until") == true, sourceLocation: sourceLocation)
@@ -83,7 +80,7 @@ import Testing
         // The timer, and only the timer: the synchronous advance does not wait for the task it wakes.
         #expect(try synchronously { try dispatcher.advance(by: .milliseconds(1)) } == 1, sourceLocation: sourceLocation)
         // The sleeping task resumes on the main actor after the timer ran, and then dispatches the retry.
-        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        try await dispatcher.waitForPendingTasks(1, in: .background)
         let retry = try #require(dispatcher.pendingTasks.first, sourceLocation: sourceLocation)
         #expect(retry.label == "retry", sourceLocation: sourceLocation)
         #expect(retry.dueTime == failedAt + delay, sourceLocation: sourceLocation)  // due now: the wait is over
@@ -94,13 +91,13 @@ import Testing
         let fixture = FeedModelFixture.failing(times: 2, then: Fixtures.oneItem)
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
 
         try await Self.expectBackOff(.seconds(1), beforeAttempt: 2, of: fixture)
         try await fixture.dispatcher.runNextBackground()
         try await Self.expectBackOff(.seconds(2), beforeAttempt: 3, of: fixture)
         try await fixture.dispatcher.runNextBackground()  // the third fetch succeeds
-        let deliver = try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        let deliver = try await fixture.dispatcher.runNextForeground()
 
         #expect(deliver.task.label == "deliver")
         #expect(try await fixture.dispatcher.value(of: refreshing) == .loaded)
@@ -115,7 +112,7 @@ import Testing
         let fixture = FeedModelFixture.failingEveryFetch(retryPolicy: policy)
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
 
         try await Self.expectBackOff(.milliseconds(250), beforeAttempt: 2, of: fixture)
         try await fixture.dispatcher.runNextBackground()
@@ -132,7 +129,7 @@ import Testing
         let fixture = FeedModelFixture.failingEveryFetch(retryPolicy: .never)
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
 
         let state = try await fixture.dispatcher.value(of: refreshing)
 
@@ -146,8 +143,8 @@ import Testing
         let fixture = FeedModelFixture.failing(times: 1)
         let refreshing = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background)
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh: clock sleep until 1 s"])
         #expect(fixture.model.state == .loading(attempt: 2))
 
@@ -167,16 +164,16 @@ import Testing
         let fixture = FeedModelFixture.failing(times: 1, then: Fixtures.oneItem)
         let first = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
-        try await fixture.dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextBackground()
+        try await fixture.dispatcher.waitForPendingTasks(1, in: .background)
         fixture.model.cancel()
         #expect(try await fixture.dispatcher.value(of: first) == .idle)
 
         let second = fixture.model.refresh()
         try await fixture.dispatcher.runNextForeground()
-        let parse = try await fixture.dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        let parse = try await fixture.dispatcher.runNextBackground()
         #expect(parse.task.label == "parse")  // a new load: attempt 1, no back-off
-        try await fixture.dispatcher.runNextForeground(waitingUpTo: Self.bound)
+        try await fixture.dispatcher.runNextForeground()
 
         #expect(try await fixture.dispatcher.value(of: second) == .loaded)
         #expect(fixture.model.attempts == 1)

@@ -2,13 +2,11 @@ import FeedExample
 import TaskDispatchTesting
 import Testing
 
-/// The refresh driven by the async drains, with no stepping: `runUntilIdle(waitingUpTo:)` runs the start, "parse"
-/// and "deliver" and waits, between them, for the refresh's main-actor code to reach its next await;
-/// `advance(by:waitingUpTo:)` does the same on the virtual clock, so the back-off is checked at whole seconds.
+/// The refresh driven by the async drains, with no stepping: the async `runUntilIdle()` runs the start, "parse"
+/// and "deliver" and waits, between them, for the refresh's main-actor code to reach its next await; the async
+/// `advance(by:)` does the same on the virtual clock, so the back-off is checked at whole seconds. Each waits up to
+/// the fixture dispatcher's `waitLimit`.
 @Suite struct FeedModelRunUntilIdleTests {
-    /// The real-time bound of a drain that settles: only a failing test spends it.
-    static let limit = Duration.seconds(60)
-
     @Test @MainActor func aRefreshRunsToCompletionThroughTheAsyncDrain() async throws {
         try await Self.refreshToCompletion()
     }
@@ -21,7 +19,7 @@ import Testing
     @MainActor static func refreshToCompletion() async throws {
         let fixture = FeedModelFixture.serving()
         let refreshing = fixture.model.refresh()
-        let ran = try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)
+        let ran = try await fixture.dispatcher.runUntilIdle()
         #expect(ran == 3)
         #expect(fixture.dispatcher.history.map(\.task.label) == ["refresh", "parse", "deliver"])
         #expect(fixture.model.state == .loaded)
@@ -33,13 +31,13 @@ import Testing
     @Test @MainActor func theBackOffIsOneTwoThenFourSecondsOfVirtualTime() async throws {
         let fixture = FeedModelFixture.failingEveryFetch()
         let refreshing = fixture.model.refresh()
-        try await fixture.dispatcher.advance(by: .zero, waitingUpTo: Self.limit)
+        try await fixture.dispatcher.settle()
         #expect(fixture.source.fetchCount == 1)
         var elapsed = Duration.zero
         for (wait, fetches) in [(Duration.seconds(1), 2), (.seconds(2), 3), (.seconds(4), 4)] {
-            try await fixture.dispatcher.advance(by: wait - .milliseconds(1), waitingUpTo: Self.limit)
+            try await fixture.dispatcher.advance(by: wait - .milliseconds(1))
             #expect(fixture.source.fetchCount == fetches - 1, "still backing off at \(elapsed + wait) - 1 ms")
-            try await fixture.dispatcher.advance(by: .milliseconds(1), waitingUpTo: Self.limit)
+            try await fixture.dispatcher.advance(by: .milliseconds(1))
             #expect(fixture.source.fetchCount == fetches, "retried at \(elapsed + wait)")
             elapsed += wait
         }
@@ -54,7 +52,7 @@ import Testing
     @Test @MainActor func runUntilIdleWaitsOutTheWholeBackOffAndDeliversTheRetry() async throws {
         let fixture = FeedModelFixture.failing(times: 2)
         let refreshing = fixture.model.refresh()
-        try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)
+        try await fixture.dispatcher.runUntilIdle()
         #expect(fixture.model.state == .loaded)
         #expect(fixture.source.fetchCount == 3)
         #expect(fixture.dispatcher.now == .seconds(3))  // slept 1 s, then 2 s
@@ -70,7 +68,7 @@ import Testing
         try await fixture.dispatcher.runNextForeground()  // its delivery schedules a retry in 1 s
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["retry"])
         let refreshing = fixture.model.refresh()  // cancels the retry, and loads again
-        try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)
+        try await fixture.dispatcher.runUntilIdle()
         #expect(fixture.model.state == .loaded)
         #expect(fixture.source.fetchCount == 2)
         #expect(fixture.dispatcher.now == .zero)  // the cancelled retry never moved the clock
@@ -81,10 +79,10 @@ import Testing
     @Test @MainActor func cancellingDuringTheBackOffLeavesNothingBehind() async throws {
         let fixture = FeedModelFixture.failingEveryFetch()
         let refreshing = fixture.model.refresh()
-        try await fixture.dispatcher.advance(by: .milliseconds(500), waitingUpTo: Self.limit)
+        try await fixture.dispatcher.advance(by: .milliseconds(500))
         #expect(fixture.dispatcher.pendingTasks.map(\.label) == ["refresh: clock sleep until 1 s"])
         fixture.model.cancel()
-        try await fixture.dispatcher.runUntilIdle(waitingUpTo: Self.limit)
+        try await fixture.dispatcher.runUntilIdle()
         #expect(fixture.model.state == .idle)
         #expect(fixture.dispatcher.now == .milliseconds(500))  // the timer left: the clock had nowhere to go
         _ = await refreshing.result

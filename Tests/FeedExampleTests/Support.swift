@@ -100,6 +100,10 @@ enum Fixtures {
     /// The reason the scripted failures give.
     static let outage = "offline"
 
+    /// The dispatcher's real-time bound on each async step, wait and drain: generous, since only a failing test
+    /// spends it, and shorter than the suites' one-minute time limit, so the dispatcher's message comes first.
+    static let waitLimit = Duration.seconds(30)
+
     let dispatcher: ManualDispatcher
     let source: ScriptedFeedSource
     let model: FeedModel
@@ -107,7 +111,7 @@ enum Fixtures {
     /// A model whose source answers with `script`, step after step, repeating the last step.
     init(script: [ScriptedFeedSource.Step], retryPolicy: RetryPolicy = .standard, mode: ManualDispatcher.Mode = .manual)
     {
-        self.dispatcher = ManualDispatcher(mode: mode)
+        self.dispatcher = ManualDispatcher(mode: mode, waitLimit: Self.waitLimit)
         self.source = ScriptedFeedSource(script)
         self.model = FeedModel(
             feedName: Self.feedName,

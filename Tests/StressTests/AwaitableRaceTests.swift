@@ -27,13 +27,13 @@ extension StressTests {
         }
 
         @Test(.timeLimit(.minutes(10))) func manualDispatcherCancelRacingADrainOfAnAwaitedRun() async throws {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(StressDeadline.seconds), historyLimit: 0)
             let outcomes = AwaitedOutcomes(count: Self.races)
             for id in 0..<Self.races {
                 let awaiting = Task { try await Self.awaitedRun(id, on: dispatcher, outcomes: outcomes) }
                 if id % 3 != 2 {
                     // The work is pending: a drain on one thread races the cancel on another.
-                    try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(StressDeadline.seconds))
+                    try await dispatcher.waitForPendingTasks(1)
                 }
                 await onDispatchThreads(2) { worker in
                     if worker == id % 2 {
@@ -59,13 +59,13 @@ extension StressTests {
         /// Races a dispatch from a Dispatch thread against a waiting step's check and registration.
         @Test(.timeLimit(.minutes(10))) func manualDispatcherDispatchRacingAWaitingStepWakesItExactlyOnce() async throws
         {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(StressDeadline.seconds), historyLimit: 0)
             let ran = RunTally(count: Self.races)
             for id in 0..<Self.races {
                 DispatchQueue.global().async {
                     dispatcher.background { ran.record(id) }
                 }
-                try await dispatcher.runNextBackground(waitingUpTo: .seconds(StressDeadline.seconds))
+                try await dispatcher.runNextBackground()
             }
             #expect(ran.anomalies().isEmpty, "\(ran.anomalies())")
             #expect(ran.total == Self.races)
@@ -76,14 +76,14 @@ extension StressTests {
         /// Races the cancellation of a waiting step against the dispatch that would wake it: the step either ran
         /// the task or threw `CancellationError` and left it pending, and no waiter stays behind.
         @Test(.timeLimit(.minutes(10))) func manualDispatcherCancelRacingTheWakeOfAWaitingStep() async throws {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(StressDeadline.seconds), historyLimit: 0)
             let ran = RunTally(count: Self.races)
             var stepRan = 0
             var stepCancelled = 0
             var violations: [String] = []
             for id in 0..<Self.races {
                 let step = Task {
-                    try await dispatcher.runNextBackground(waitingUpTo: .seconds(StressDeadline.seconds))
+                    try await dispatcher.runNextBackground()
                 }
                 await onDispatchThreads(2) { worker in
                     if worker == id % 2 {
@@ -115,7 +115,7 @@ extension StressTests {
 
         /// Races a waiting step's time limit against the dispatch that would wake it.
         @Test(.timeLimit(.minutes(10))) func manualDispatcherTimeLimitRacingTheWakeOfAWaitingStep() async throws {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(StressDeadline.seconds), historyLimit: 0)
             let rounds = StressScale.scaled(2_000)
             let ran = RunTally(count: rounds)
             var timedOut = 0
@@ -131,7 +131,7 @@ extension StressTests {
                 } catch let error as ManualDispatcherError {
                     #expect(error.kind == .waitTimedOut(after: limit))
                     timedOut += 1
-                    try await dispatcher.runNextBackground(waitingUpTo: .seconds(StressDeadline.seconds))
+                    try await dispatcher.runNextBackground()
                 }
                 #expect(dispatcher.waiterCount == 0)
             }

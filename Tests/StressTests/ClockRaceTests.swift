@@ -16,7 +16,7 @@ extension StressTests {
         @Test(.timeLimit(.minutes(10))) func cancellingASleepRacingTheAdvanceThatWakesItResumesItExactlyOnce()
             async throws
         {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(StressDeadline.seconds), historyLimit: 0)
             let clock = dispatcher.clock
             let advanced = Locked<Result<Int, ManualDispatcherError>?>(nil)
             var woke = 0
@@ -24,7 +24,7 @@ extension StressTests {
             var violations: [String] = []
             for id in 0..<Self.races {
                 let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
-                try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(StressDeadline.seconds))
+                try await dispatcher.waitForPendingTasks(1)
                 await onDispatchThreads(2) { worker in
                     if worker == id % 2 {
                         let result = Result { () throws(ManualDispatcherError) in

@@ -67,7 +67,7 @@ extension StressTests {
 
         @Test(.timeLimit(.minutes(10)), arguments: [true, false])
         func anAsyncDrainRunsEveryTrackedTaskToTheEnd(onTheTaskExecutor: Bool) async throws {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(120), historyLimit: 0)
             dispatcher.prefersTaskExecutorForTrackedTasks = onTheTaskExecutor
             let tasks = Locked<[Int: Task<Int, any Error>]>([:])
             await onDispatchThreads(4) { worker in
@@ -83,7 +83,7 @@ extension StressTests {
                     tasks.withLock { $0[id] = task }
                 }
             }
-            try await dispatcher.runUntilIdle(waitingUpTo: .seconds(120))
+            try await dispatcher.runUntilIdle()
             #expect(dispatcher.unfinishedTaskCount == 0)
             #expect(dispatcher.unsettledTaskCount == 0)
             #expect(dispatcher.now == .milliseconds(3 * 7))  // three sleeps of the longest, one after another

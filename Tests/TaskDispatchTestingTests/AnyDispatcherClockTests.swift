@@ -22,10 +22,10 @@ import Testing
     }
 
     @Test func aSleepThroughAnErasingDecoratorIsATimerOnTheVirtualClock() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
         let clock = ForwardingDispatcher(base: dispatcher).clock
         let sleeper = Task { try await clock.sleep(for: .seconds(2)) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
+        try await dispatcher.waitForPendingTasks(1)
         #expect(dispatcher.pendingTasks.first?.label == "clock sleep until 2 s")
         try await dispatcher.advance(by: .seconds(2))
         try await sleeper.value
@@ -33,10 +33,10 @@ import Testing
     }
 
     @Test func cancellingASleepThroughItCancelsTheTimer() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
         let clock = ForwardingDispatcher(base: dispatcher).clock
         let sleeper = Task { try await clock.sleep(for: .seconds(2)) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
+        try await dispatcher.waitForPendingTasks(1)
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
         try dispatcher.verifyIdle()  // the timer left with the sleep

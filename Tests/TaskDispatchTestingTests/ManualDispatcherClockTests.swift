@@ -6,7 +6,8 @@ import Testing
 // Every `clock.sleep` in this file sleeps on the dispatcher's virtual clock, which is what these tests check: a
 // sleeper wakes only when the test moves that clock with `advance`, never after real time passes.
 
-/// The generous real-time bound on waiting for a sleeping task to dispatch its timer.
+/// The dispatchers' `waitLimit`, the real-time bound on waiting for a sleeping task to dispatch its timer: generous,
+/// since only a failing test spends it.
 private let waitLimit = Duration.seconds(60)
 
 @Suite struct ManualDispatcherClockTests {
@@ -25,10 +26,10 @@ private let waitLimit = Duration.seconds(60)
     }
 
     @Test func aSleepWaitsForTheClockToReachItsDeadline() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let clock = dispatcher.clock
         let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
-        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1, in: .background)
         #expect(dispatcher.pendingTasks.map(\.label) == ["clock sleep until 1 s"])
         #expect(try await dispatcher.advance(by: .milliseconds(999)) == 0)
         #expect(dispatcher.pendingTaskCount == 1)
@@ -39,15 +40,15 @@ private let waitLimit = Duration.seconds(60)
     }
 
     @Test func advanceWakesSleepersByDueTimeThenDispatchOrderAmongDelayedClosures() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let clock = dispatcher.clock
         let first = Task { try await clock.sleep(until: .init(offset: .seconds(2))) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         dispatcher.background(after: .seconds(3), label: "three") {}
         dispatcher.background(after: .seconds(2), label: "two") {}
         dispatcher.background(after: .seconds(1), label: "one") {}
         let second = Task { try await clock.sleep(until: .init(offset: .seconds(2))) }
-        try await dispatcher.waitForPendingTasks(5, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(5)
 
         #expect(try await dispatcher.advance(by: .seconds(3)) == 5)
         try await first.value
@@ -65,10 +66,10 @@ private let waitLimit = Duration.seconds(60)
     }
 
     @Test func cancellingASleepingTaskCancelsItsTimerAndThrowsCancellationError() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let clock = dispatcher.clock
         let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         sleeper.cancel()
         #expect(dispatcher.pendingTaskCount == 0)  // the cancellation handler cancelled the timer synchronously
         await #expect(throws: CancellationError.self) { try await sleeper.value }
@@ -100,10 +101,10 @@ private let waitLimit = Duration.seconds(60)
     }
 
     @Test func aSleepingTaskIsPendingWorkThatVerifyIdleReports() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let clock = dispatcher.clock
         let sleeper = Task { try await clock.sleep(for: .seconds(5)) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(error.kind == .pendingTasks)
         #expect(error.description.contains("\"clock sleep until 5 s\""))
@@ -114,10 +115,10 @@ private let waitLimit = Duration.seconds(60)
     }
 
     @Test func aSleepBeyondTheClockRangeNeverFallsDue() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let clock = dispatcher.clock
         let sleeper = Task { try await clock.sleep(for: .seconds(Int64.max)) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         #expect(dispatcher.pendingTasks.map(\.label) == ["clock sleep until never"])
         try await dispatcher.advance(to: .seconds(Int64.max))
         #expect(dispatcher.pendingTaskCount == 1)
@@ -126,33 +127,33 @@ private let waitLimit = Duration.seconds(60)
     }
 
     @Test func autoDrainStillHoldsASleepUntilTheClockMoves() async throws {
-        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let dispatcher = ManualDispatcher(mode: .autoDrain, waitLimit: waitLimit)
         let clock = dispatcher.clock
         let sleeper = Task { try await clock.sleep(for: .seconds(1)) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         #expect(try await dispatcher.advance(by: .seconds(1)) == 1)
         try await sleeper.value
     }
 
     @Test func codeHoldingAnyTaskDispatcherSleepsOnTheVirtualClock() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let erased: any TaskDispatcher = dispatcher
         let sleeper = Task { try await erased.clock.sleep(for: .seconds(1)) }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         #expect(erased.clock is ManualDispatcher.Clock)
         try await dispatcher.advance(by: .seconds(1))
         try await sleeper.value
     }
 
     @Test func aSleepInATrackedTaskCarriesTheTaskLabelAndStartLine() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let line: UInt = #line + 1
         let sleeper = dispatcher.startTask(label: "timer") { try await dispatcher.clock.sleep(for: .seconds(1)) }
-        try await dispatcher.advance(by: .zero, waitingUpTo: waitLimit)  // the start, up to the sleep
+        try await dispatcher.settle()  // the start, up to the sleep
         let timer = try #require(dispatcher.pendingTasks.first)
         #expect(timer.label == "timer: clock sleep until 1 s")
         #expect(timer.callSite == CallSite(fileID: #fileID, line: line))
-        try await dispatcher.advance(by: .seconds(1), waitingUpTo: waitLimit)
+        try await dispatcher.advance(by: .seconds(1))
         try await dispatcher.value(of: sleeper)
         try dispatcher.verifyIdle()
     }
@@ -162,14 +163,14 @@ private let waitLimit = Duration.seconds(60)
     @Test(arguments: [true, false]) func aRunawayTimerLoopIsNamedByItsTrackedTask(prefersTaskExecutor: Bool)
         async throws
     {
-        let dispatcher = ManualDispatcher(runawayLimit: 99)  // the start, plus 99
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit, runawayLimit: 99)  // the start, plus 99
         dispatcher.prefersTaskExecutorForTrackedTasks = prefersTaskExecutor
         let line: UInt = #line + 1
         let timer = dispatcher.startTask(label: "timer") {
             while true { try await dispatcher.clock.sleep(for: .seconds(1)) }
         }
         let error = try await #require(throws: ManualDispatcherError.self) {
-            try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+            try await dispatcher.runUntilIdle()
         }
         #expect(error.kind == .runawayTasks(limit: 99))
         let site = "TaskDispatchTestingTests/ManualDispatcherClockTests.swift:\(line)"
@@ -177,7 +178,7 @@ private let waitLimit = Duration.seconds(60)
         #expect(error.summary.ranges(of: site).count == 1)  // one entry, not one per deadline
         #expect(!error.summary.contains("ManualDispatcher.Clock.swift"))
         timer.cancel()
-        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        try await dispatcher.runUntilIdle()
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: timer) }
     }
 
@@ -190,15 +191,15 @@ private let waitLimit = Duration.seconds(60)
 
     /// Done-when scenario: a sleep-based debounce tested on the virtual clock, 200 times in parallel.
     @Test(arguments: 0..<200) func aDebounceOnTheVirtualClockDeliversOnlyTheLastInput(repetition: Int) async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let debouncer = Debouncer(dispatcher: dispatcher, interval: .milliseconds(300))
 
         let first = debouncer.submit("sw")
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         try await dispatcher.advance(by: .milliseconds(200))
         let second = debouncer.submit("swift")  // cancels the first sleep and its timer
         await #expect(throws: CancellationError.self) { try await first.value }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1)
         #expect(try await dispatcher.advance(by: .milliseconds(299)) == 0)
         #expect(try await dispatcher.advance(by: .milliseconds(1)) == 1)
         try await second.value

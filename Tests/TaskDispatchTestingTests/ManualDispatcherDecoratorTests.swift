@@ -2,25 +2,26 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// The generous real-time bound of a settling call that is expected to settle.
+/// The dispatchers' `waitLimit`, the real-time bound of a call that is expected to settle: generous, since only a
+/// failing test spends it.
 private let settleLimit = Duration.seconds(60)
 
 /// Decorators in front of a `ManualDispatcher` (issue 17, item 4): a tracked task's wait on work it dispatched
 /// through one is still the dispatcher's own, whether the decorator forwards the task or rebuilds it.
 @Suite struct ManualDispatcherDecoratorTests {
     @Test func aTaskAwaitingThroughARebuildingDecoratorSettles() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .rebuild)
         let task = dispatcher.startTask(label: "rebuilt") { () async throws -> Int in
             try await decorated.runInBackground(after: .seconds(1)) { 42 }
         }
-        try await dispatcher.runUntilIdle(waitingUpTo: .seconds(2))
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.now == .seconds(1))
         #expect(try await dispatcher.value(of: task) == 42)
     }
 
     @Test func aTaskStartedThroughARebuildingDecoratorSettlesOnItsWaits() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .rebuild)
         let task = decorated.startTask(label: "through the decorator") { () async throws -> Int in
             let value = try await decorated.runInBackground(after: .seconds(1), label: "later") { 20 }
@@ -28,7 +29,7 @@ private let settleLimit = Duration.seconds(60)
             let more = try await decorated.runOnMainActor(label: "show") { 1 }
             return value + more
         }
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.now == .seconds(3))
         #expect(
             dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == [
@@ -40,12 +41,12 @@ private let settleLimit = Duration.seconds(60)
     }
 
     @Test func aDecoratorThatDispatchesANoteFirstKeepsTheWait() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .noteFirst)
         let task = dispatcher.startTask(label: "noted") { () async throws -> Int in
             try await decorated.runInBackground(after: .seconds(1), label: "later") { 41 } + 1
         }
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.now == .seconds(1))
         #expect(try await dispatcher.value(of: task) == 42)
         try dispatcher.verifyIdle()
@@ -54,14 +55,14 @@ private let settleLimit = Duration.seconds(60)
     @Test func aWaitEndsOnceWhenTheAwaitedTaskDispatchesMoreInAutoDrain() async throws {
         // In auto-drain the awaited task runs inside the dispatch, where its own dispatch sees the same scope:
         // the wait is recorded once and ended once, so the task ends unfinished by nothing.
-        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let dispatcher = ManualDispatcher(mode: .autoDrain, waitLimit: settleLimit)
         let task = dispatcher.startTask(label: "auto") { () async throws -> Int in
             try await dispatcher.runInBackground(label: "outer") {
                 dispatcher.background(label: "inner") {}
                 return 42
             }
         }
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(try await dispatcher.value(of: task) == 42)
         #expect(dispatcher.unfinishedTaskCount == 0)
         try dispatcher.verifyIdle()

@@ -3,7 +3,8 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// The generous real-time bound on the waiting steps.
+/// The dispatchers' `waitLimit`, the real-time bound on the waiting steps: generous, since only a failing test
+/// spends it.
 private let waitLimit = Duration.seconds(60)
 
 /// An actor without a custom executor.
@@ -62,7 +63,7 @@ private actor Store {
 
     @Test func aContinuationResumedByAForeignThreadIsAJobTheTestWaitsFor() async throws {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         dispatcher.prefersTaskExecutorForTrackedTasks = true  // each resumption is a job on the dispatcher
         let release = DispatchSemaphore(value: 0)
         let task = dispatcher.startTask(label: "callback") { () async -> Int in
@@ -78,7 +79,7 @@ private actor Store {
         #expect(dispatcher.pendingTaskCount == 0)  // suspended on something the dispatcher does not own
         #expect(dispatcher.unfinishedTaskCount == 1)
         release.signal()
-        try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: waitLimit)
+        try await dispatcher.waitForPendingTasks(1, in: .background)
         try await dispatcher.runUntilIdle()
         #expect(try await dispatcher.value(of: task) == 7)
     }
@@ -86,14 +87,14 @@ private actor Store {
 
 extension ManualDispatcherEscapeTests {
     @Test func taskYieldLeavesTheDispatcherForAMomentAndTheAsyncDrainWaitsForIt() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let task = dispatcher.startTask(label: "polite") { () async throws -> Int in
             await Task.yield()  // may resume on the global executor (swiftlang/swift#74395), not as a job here
             return try await dispatcher.runInBackground(label: "after yield") { 1 }
         }
         // The async drain does not count yields: the task is unsettled until it awaits "after yield", and that
         // await, reported to the dispatcher, wakes the drain.
-        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.history.map(\.task.label).contains("after yield"))
         #expect(try await dispatcher.value(of: task) == 1)
     }
@@ -101,13 +102,13 @@ extension ManualDispatcherEscapeTests {
     @Test func anActorWithItsOwnExecutorIsAHopTheAsyncDrainWaitsFor() async throws {
         // A custom executor takes an `ExecutorJob`, which macOS 14 / iOS 17 introduced.
         guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let remote = QueueBoundCounter()
         let task = dispatcher.startTask(label: "remote") { () async throws -> Int in
             let counted = await remote.increment()  // runs on the actor's own queue, outside the dispatcher
             return try await dispatcher.runInBackground(label: "store") { counted * 10 }
         }
-        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.history.map(\.task.label).contains("store"))
         #expect(try await dispatcher.value(of: task) == 10)
         try dispatcher.verifyIdle()
@@ -117,7 +118,7 @@ extension ManualDispatcherEscapeTests {
     /// after its start. The synchronous drain cannot drive it there; the async drain can, because it knows from
     /// its records when the task waits on the dispatcher, wherever the task's code runs.
     @Test func withoutTheTaskExecutorTheAsyncDrainStillDrivesAChainInOrder() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         dispatcher.prefersTaskExecutorForTrackedTasks = false
         let task = dispatcher.startTask(label: "chain") { () async throws -> Int in
             let a = try await dispatcher.runInBackground(label: "a") { 1 }
@@ -125,7 +126,7 @@ extension ManualDispatcherEscapeTests {
             return try await dispatcher.runInBackground(label: "c") { b + 1 }
         }
         #expect(dispatcher.pendingTasks.map(\.label) == ["chain"])  // no first job on an executor of ours
-        try await dispatcher.runUntilIdle(waitingUpTo: waitLimit)
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.history.map(\.task.label) == ["chain", "a", "b", "c"])
         #expect(try await dispatcher.value(of: task) == 3)
     }

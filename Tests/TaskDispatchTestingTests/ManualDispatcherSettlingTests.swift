@@ -3,9 +3,10 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// The generous real-time bound of a settling call that is expected to settle.
+/// The dispatchers' `waitLimit`, the real-time bound of a call that is expected to settle: generous, since only a
+/// failing test spends it.
 private let settleLimit = Duration.seconds(60)
-/// The real-time bound of a call that is expected to time out: only the failing path spends it.
+/// The per-call bound of a call that is expected to time out: only the failing path spends it.
 private let shortLimit = Duration.milliseconds(200)
 
 private enum LoadError: Error {
@@ -50,7 +51,7 @@ private enum LoadError: Error {
     }
 }
 
-/// The async `runUntilIdle(waitingUpTo:)` and `advance(by:waitingUpTo:)`: they run what is due, wait for the
+/// The async `runUntilIdle()` and `advance(by:)`: they run what is due, wait for the
 /// tracked tasks to settle, and name the ones that do not.
 ///
 /// Every `clock.sleep` here is a sleep on the dispatcher's virtual clock (a timer task that the drain runs when it
@@ -61,10 +62,10 @@ private enum LoadError: Error {
     // MARK: - Driving to completion
 
     @Test @MainActor func aMainActorTrackedTaskIsDrivenToCompletion() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher)
         let refresh = model.refresh()
-        let ran = try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        let ran = try await dispatcher.runUntilIdle()
         // The start, "load" and "deliver": the operation's own code ran on the main actor in between.
         #expect(ran == 3)
         #expect(model.finished)
@@ -76,7 +77,7 @@ private enum LoadError: Error {
     }
 
     @Test @MainActor func theSynchronousDrainStopsWhereTheAsyncOneGoesOn() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher)
         model.refresh()
         // The synchronous drain runs the start, and ends before the operation (queued on the main actor, which this
@@ -89,13 +90,13 @@ private enum LoadError: Error {
         #expect(dispatcher.history.map(\.task.label) == ["refresh"])
         #expect(!model.finished)
         #expect(dispatcher.unsettledTaskCount == 1)
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(model.finished)
         #expect(dispatcher.unsettledTaskCount == 0)
     }
 
     @Test func aChainOfThreeAwaitsThroughTheExecutorIsDrainedInOrder() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let steps = StepLog()
         let task = dispatcher.startTask(label: "chain") { () async throws -> Int in
             let a = try await dispatcher.runInBackground(label: "a") {
@@ -111,7 +112,7 @@ private enum LoadError: Error {
                 return b + 1
             }
         }
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(steps.entries == ["a", "b", "c"])
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(try await dispatcher.value(of: task) == 3)
@@ -119,11 +120,11 @@ private enum LoadError: Error {
     }
 
     @Test func withNoTrackedTaskItDrainsLikeTheSynchronousDrain() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let steps = StepLog()
         dispatcher.background(after: .seconds(2), label: "later") { steps.append("later") }
         dispatcher.background(label: "now") { steps.append("now") }
-        #expect(try await dispatcher.runUntilIdle(waitingUpTo: settleLimit) == 2)
+        #expect(try await dispatcher.runUntilIdle() == 2)
         #expect(steps.entries == ["now", "later"])
         #expect(dispatcher.now == .seconds(2))
         try dispatcher.verifyIdle()
@@ -141,28 +142,28 @@ private enum LoadError: Error {
 
     /// The article's snippet: step the clock to the first retry, then run the rest until idle.
     @Test @MainActor func aRetryIsSteppedAndThenRunUntilIdle() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher, failures: 3)
         model.refresh()
-        try await dispatcher.advance(by: .zero, waitingUpTo: settleLimit)
+        try await dispatcher.settle()
         #expect(model.attempts == 1)
-        try await dispatcher.advance(by: .seconds(1), waitingUpTo: settleLimit)
+        try await dispatcher.advance(by: .seconds(1))
         #expect(model.attempts == 2)
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(model.attempts == 4)
         #expect(dispatcher.now == .seconds(7))
     }
 
     @Test @MainActor func theBackOffScheduleRunsOnTheVirtualClock() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher, failures: 3)
         model.refresh()
-        try await dispatcher.advance(by: .zero, waitingUpTo: settleLimit)
+        try await dispatcher.settle()
         #expect(model.attempts == 1)  // failed; sleeps 1 s
         for (wait, attempt) in [(Duration.seconds(1), 2), (.seconds(2), 3), (.seconds(4), 4)] {
-            try await dispatcher.advance(by: wait - .milliseconds(1), waitingUpTo: settleLimit)
+            try await dispatcher.advance(by: wait - .milliseconds(1))
             #expect(model.attempts == attempt - 1)
-            try await dispatcher.advance(by: .milliseconds(1), waitingUpTo: settleLimit)
+            try await dispatcher.advance(by: .milliseconds(1))
             #expect(model.attempts == attempt)
         }
         #expect(model.finished)
@@ -171,10 +172,10 @@ private enum LoadError: Error {
     }
 
     @Test @MainActor func runUntilIdleWakesEverySleepInTurn() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher, failures: 3)
         model.refresh()
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         // Each sleep's timer ran only once the task had settled after the sleep before it: 1 + 2 + 4 s.
         #expect(model.finished)
         #expect(model.attempts == 4)
@@ -182,23 +183,23 @@ private enum LoadError: Error {
     }
 
     @Test func aDebounceOnTheVirtualClockSearchesOnceTheTypingPauses() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let searches = StepLog()
         let search = Debouncer(dispatcher: dispatcher, pause: .milliseconds(300)) { searches.append($0) }
         search.type("s")
-        try await dispatcher.advance(by: .milliseconds(200), waitingUpTo: settleLimit)
+        try await dispatcher.advance(by: .milliseconds(200))
         search.type("sw")
-        try await dispatcher.advance(by: .milliseconds(200), waitingUpTo: settleLimit)
+        try await dispatcher.advance(by: .milliseconds(200))
         search.type("swift")
-        try await dispatcher.advance(by: .milliseconds(299), waitingUpTo: settleLimit)
+        try await dispatcher.advance(by: .milliseconds(299))
         #expect(searches.entries.isEmpty)
-        try await dispatcher.advance(by: .milliseconds(1), waitingUpTo: settleLimit)
+        try await dispatcher.advance(by: .milliseconds(1))
         #expect(searches.entries == ["swift"])
         try dispatcher.verifyIdle()
     }
 
     @Test func advanceMovesTheClockToItsTargetOnceEverythingHasSettled() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let wakes = StepLog()
         let task = dispatcher.startTask(label: "sleeper") {
             try await dispatcher.clock.sleep(for: .seconds(1))
@@ -206,7 +207,7 @@ private enum LoadError: Error {
             try await dispatcher.clock.sleep(for: .seconds(1))
             wakes.append("2 s at \(dispatcher.now)")
         }
-        try await dispatcher.advance(by: .seconds(5), waitingUpTo: settleLimit)
+        try await dispatcher.advance(by: .seconds(5))
         // The second sleep began at 1 s, so it woke at 2 s, before the clock moved on to the target.
         #expect(wakes.entries == ["1 s at 1.0 seconds", "2 s at 2.0 seconds"])
         #expect(dispatcher.now == .seconds(5))
@@ -214,7 +215,7 @@ private enum LoadError: Error {
     }
 
     @Test func waitsThroughADecoratorAreStillTheDispatchersOwn() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let decorated = ForwardingDispatcher(base: dispatcher)
         let task = dispatcher.startTask(label: "decorated") { () async throws -> Int in
             let value = try await decorated.runInBackground(after: .seconds(1), label: "later") { 20 }
@@ -223,7 +224,7 @@ private enum LoadError: Error {
         }
         // The delayed "later" and the sleep's timer are pending on the dispatcher underneath, recognized as
         // this task's waits there, so the clock can move to them.
-        try await dispatcher.advance(by: .seconds(3), waitingUpTo: settleLimit)
+        try await dispatcher.advance(by: .seconds(3))
         #expect(
             dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == [
                 "decorated", "later", "decorated: clock sleep until 3 s",
@@ -234,20 +235,20 @@ private enum LoadError: Error {
     // MARK: - Tasks awaiting tasks
 
     @Test func aTaskAwaitingAnotherThroughValueOfSettlesWithIt() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let inner = dispatcher.startTask(label: "inner") { () async throws -> Int in
             try await dispatcher.clock.sleep(for: .seconds(3))
             return 41
         }
         let outer = dispatcher.startTask(label: "outer") { try await dispatcher.value(of: inner) + 1 }
         // The outer task waits on the inner one, which sleeps on the clock: both settled, so the clock moves.
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(dispatcher.now == .seconds(3))
         #expect(try await dispatcher.value(of: outer) == 42)
     }
 
     @Test func aTaskAwaitingAnotherTasksValueDirectlyDoesNotSettle() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let inner = dispatcher.startTask(label: "inner") { () async throws -> Int in
             try await dispatcher.clock.sleep(for: .seconds(3))
             return 41
@@ -261,7 +262,7 @@ private enum LoadError: Error {
         #expect(error?.summary.contains("a task's value awaited without dispatcher.value(of:)") == true)
         #expect(dispatcher.now == .zero)  // the clock waited for the outer task
         try synchronously { try dispatcher.advance(by: .seconds(3)) }  // the synchronous advance does not wait
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(try await outer.value == 42)
     }
 
@@ -277,7 +278,7 @@ private enum LoadError: Error {
     }
 
     private static func reportForeignAwait() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let release = Gate()
         let task = dispatcher.startTask(label: "fetch") { () async throws -> Int in
             let base = try await dispatcher.runInBackground(label: "prepare") { 6 }
@@ -298,13 +299,13 @@ private enum LoadError: Error {
         #expect(error?.summary.contains("a network call, another actor, Task.sleep") == true)
         #expect(dispatcher.unsettledTaskCount == 1)
         release.open(7)
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)  // the foreign wait ended: it settles now
+        try await dispatcher.runUntilIdle()  // the foreign wait ended: it settles now
         #expect(try await dispatcher.value(of: task) == 42)
         try dispatcher.verifyIdle()
     }
 
     @Test func taskSleepIsAForeignWait() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let task = dispatcher.startTask(label: "nap") { try await Task.sleep(for: .seconds(3_600)) }
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
@@ -312,13 +313,13 @@ private enum LoadError: Error {
         #expect(error?.summary.contains("\"nap\" started at") == true)
         #expect(error?.summary.contains("last seen, its start ran at 0 s and its operation began") == true)
         task.cancel()
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)  // runs its resumption, if it comes here
+        try await dispatcher.runUntilIdle()  // runs its resumption, if it comes here
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
     }
 
     @Test func aTaskWaitingOnAnotherDispatchersWorkDoesNotSettle() async throws {
-        let dispatcher = ManualDispatcher()
-        let other = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
+        let other = ManualDispatcher(waitLimit: settleLimit)
         let task = dispatcher.startTask(label: "elsewhere") {
             try await other.runInBackground(label: "other's work") { 1 }
         }
@@ -326,20 +327,20 @@ private enum LoadError: Error {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
         }
         #expect(error?.kind == .unsettledTasks(after: shortLimit))
-        try await other.runNextBackground(waitingUpTo: settleLimit)
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await other.runNextBackground()
+        try await dispatcher.runUntilIdle()
         #expect(try await dispatcher.value(of: task) == 1)
     }
 
     // MARK: - Errors and misuse
 
     @Test func anErrorThrownDuringTheCallIsReportedByIt() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         dispatcher.startTask(label: "doomed") {
             _ = try await dispatcher.runInBackground(label: "load") { () throws -> Int in throw LoadError.offline }
         }
         let error = await #expect(throws: ManualDispatcherError.self) {
-            try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+            try await dispatcher.runUntilIdle()
         }
         #expect(error?.kind == .unobservedTaskError)
         #expect(error?.summary.contains("\"doomed\" started at") == true)
@@ -351,42 +352,42 @@ private enum LoadError: Error {
         let dispatcher = ManualDispatcher()
         try await dispatcher.advance(by: .seconds(2))
         let error = await #expect(throws: ManualDispatcherError.self) {
-            try await dispatcher.advance(to: .seconds(1), waitingUpTo: settleLimit)
+            try await dispatcher.advance(to: .seconds(1))
         }
         #expect(error?.kind == .clockMovedBackwards(from: .seconds(2), to: .seconds(1)))
         #expect(dispatcher.now == .seconds(2))
     }
 
     @Test func aTaskThatKeepsReschedulingItselfIsStoppedAtTheBound() async throws {
-        let dispatcher = ManualDispatcher(runawayLimit: 50)
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit, runawayLimit: 50)
         let task = dispatcher.startTask(label: "loop") {
             while !Task.isCancelled {
                 _ = try await dispatcher.runInBackground(label: "again") { 1 }
             }
         }
         let error = await #expect(throws: ManualDispatcherError.self) {
-            try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+            try await dispatcher.runUntilIdle()
         }
         #expect(error?.kind == .runawayTasks(limit: 50))
         task.cancel()
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
     }
 
     @Test func cancellingTheWaitingCallThrowsCancellationError() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let release = Gate()
         let tracked = dispatcher.startTask(label: "stuck") { await release.value() }
         let (registrations, registered) = AsyncStream<Void>.makeStream()
         dispatcher.observeWaiterRegistrations { registered.yield() }
-        let draining = Task { try await dispatcher.runUntilIdle(waitingUpTo: .seconds(3_600)) }
+        let draining = Task { try await dispatcher.runUntilIdle() }
         var waits = registrations.makeAsyncIterator()
         await waits.next()  // it has run the start and suspended, waiting for "stuck" to settle
         draining.cancel()
         await #expect(throws: CancellationError.self) { try await draining.value }
         #expect(dispatcher.waiterCount == 0)
         release.open(1)
-        try await dispatcher.runUntilIdle(waitingUpTo: settleLimit)
+        try await dispatcher.runUntilIdle()
         #expect(try await dispatcher.value(of: tracked) == 1)
     }
 }

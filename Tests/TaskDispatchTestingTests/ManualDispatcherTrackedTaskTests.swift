@@ -2,7 +2,7 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// The generous real-time bound on the waiting steps.
+/// The dispatchers' `waitLimit`, the real-time bound on the waiting steps: generous, only a failing test spends it.
 private let waitLimit = Duration.seconds(60)
 
 private enum LoadError: Error {
@@ -147,11 +147,11 @@ private enum LoadError: Error {
 
     /// Done-when scenario: a model with `refresh() { dispatcher.startTask { … } }` tested to completion, 200 times.
     @Test(arguments: 0..<200) @MainActor func aModelsRefreshIsTestedToCompletion(repetition: Int) async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let model = ItemsModel(dispatcher: dispatcher)
         let refresh = model.refresh()
         try await dispatcher.runNextForeground()  // the start
-        let load = try await dispatcher.runNextBackground(waitingUpTo: waitLimit)
+        let load = try await dispatcher.runNextBackground()
         #expect(load.task.label == "load")
         try await dispatcher.value(of: refresh)
         #expect(model.items == ["a", "b", "c"])
@@ -161,11 +161,11 @@ private enum LoadError: Error {
 
     /// Done-when scenario: an unawaited thrown error reported with its call site, 200 times.
     @Test(arguments: 0..<200) @MainActor func anUnawaitedErrorIsReportedWithItsCallSite(repetition: Int) async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
         let model = ItemsModel(dispatcher: dispatcher, fails: true)
         let refresh = model.refresh()
         try await dispatcher.runNextForeground()
-        try await dispatcher.runNextBackground(waitingUpTo: waitLimit)
+        try await dispatcher.runNextBackground()
         _ = await refresh.result
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(error.kind == .unobservedTaskError)

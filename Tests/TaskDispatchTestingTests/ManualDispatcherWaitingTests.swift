@@ -6,16 +6,17 @@ import Testing
 /// The async steps and waits: they run what is due at once, suspend until a dispatch wakes them, end with a
 /// clear error at their real-time bound, and leave nothing behind when their task is cancelled.
 @Suite(.timeLimit(.minutes(1))) struct ManualDispatcherWaitingTests {
-    /// Generous: only a failing test ever spends it.
+    /// The dispatchers' `waitLimit`: generous, since only a failing test ever spends it. The tests of the bound itself
+    /// pass their own, shorter one to the call.
     static let bound = Duration.seconds(30)
 
     @Test func aTaskDispatchedBeforeTheCallRunsWithoutWaiting() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
         let log = EventLog()
         dispatcher.background(label: "early") { log.record("early") }
 
-        let run = try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
+        let run = try await dispatcher.runNextBackground()
 
         #expect(run.task.label == "early")
         #expect(log.events == ["early"])
@@ -25,10 +26,10 @@ import Testing
     }
 
     @Test func aSuspendedStepIsWokenByTheDispatchAndRunsTheTask() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
         let log = EventLog()
-        let step = Task { try await dispatcher.runNextBackground(waitingUpTo: Self.bound) }
+        let step = Task { try await dispatcher.runNextBackground() }
         await registrations.reach(1)
         #expect(dispatcher.waiterCount == 1)
 
@@ -44,9 +45,9 @@ import Testing
     }
 
     @Test func aDispatchToTheOtherContextDoesNotWakeTheStep() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
-        let step = Task { try await dispatcher.runNextBackground(waitingUpTo: Self.bound) }
+        let step = Task { try await dispatcher.runNextBackground() }
         await registrations.reach(1)
 
         dispatcher.foreground(label: "deliver") {}
@@ -63,10 +64,10 @@ import Testing
     }
 
     @Test @MainActor func theForegroundStepRunsTheTaskOnTheMainActor() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
         let onMainQueue = EventLog()
-        let step = Task { try await dispatcher.runNextForeground(waitingUpTo: Self.bound) }
+        let step = Task { try await dispatcher.runNextForeground() }
         await registrations.reach(1)
 
         dispatcher.foreground(label: "show") { onMainQueue.record("\(MainQueueProbe.isOnMainQueue)") }
@@ -77,9 +78,9 @@ import Testing
     }
 
     @Test func runNextWaitsForEitherContext() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
-        let step = Task { try await dispatcher.runNext(waitingUpTo: Self.bound) }
+        let step = Task { try await dispatcher.runNext() }
         await registrations.reach(1)
 
         dispatcher.foreground(label: "first") {}
@@ -90,10 +91,10 @@ import Testing
     }
 
     @Test func twoWaitingStepsTakeOneTaskEach() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
-        let first = Task { try await dispatcher.runNextBackground(waitingUpTo: Self.bound) }
-        let second = Task { try await dispatcher.runNextBackground(waitingUpTo: Self.bound) }
+        let first = Task { try await dispatcher.runNextBackground() }
+        let second = Task { try await dispatcher.runNextBackground() }
         await registrations.reach(2)
 
         dispatcher.background(label: "a") {}
@@ -194,9 +195,9 @@ import Testing
     // MARK: - Waiting for pending tasks
 
     @Test func waitForPendingTasksReturnsOnceEnoughAreDispatched() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
-        let waiting = Task { try await dispatcher.waitForPendingTasks(2, in: .background, waitingUpTo: Self.bound) }
+        let waiting = Task { try await dispatcher.waitForPendingTasks(2, in: .background) }
         await registrations.reach(1)
 
         dispatcher.background(label: "one") {}
@@ -212,11 +213,11 @@ import Testing
     }
 
     @Test func waitForPendingTasksCountsTasksDispatchedBeforeTheCall() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
         dispatcher.foreground {}
 
-        try await dispatcher.waitForPendingTasks(waitingUpTo: Self.bound)
+        try await dispatcher.waitForPendingTasks()
         try await dispatcher.waitForPendingTasks(0, waitingUpTo: .zero)
 
         #expect(registrations.value == 0)
@@ -245,12 +246,12 @@ import Testing
     @Test func aWaitThatEndedKeepsNothingAliveUntilItsDeadline() async throws {
         weak var released: ManualDispatcher?
         do {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(600))
             released = dispatcher
             // Called once the wait has registered and set its 600 s timer: the dispatch wakes it at once.
             dispatcher.observeWaiterRegistrations { [weak dispatcher] in dispatcher?.background(label: "wake") {} }
 
-            try await dispatcher.runNextBackground(waitingUpTo: .seconds(600))
+            try await dispatcher.runNextBackground()
 
             #expect(dispatcher.history.map(\.task.label) == ["wake"])
             #expect(dispatcher.waiterCount == 0)
@@ -261,9 +262,9 @@ import Testing
     // MARK: - Cancellation
 
     @Test func cancellingAWaitingStepThrowsCancellationErrorAndLeavesNothingBehind() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
-        let step = Task { try await dispatcher.runNextBackground(waitingUpTo: Self.bound) }
+        let step = Task { try await dispatcher.runNextBackground() }
         await registrations.reach(1)
 
         step.cancel()
@@ -277,9 +278,9 @@ import Testing
     }
 
     @Test func cancellingAWaitForPendingTasksThrowsCancellationError() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
-        let waiting = Task { try await dispatcher.waitForPendingTasks(3, waitingUpTo: Self.bound) }
+        let waiting = Task { try await dispatcher.waitForPendingTasks(3) }
         await registrations.reach(1)
 
         waiting.cancel()
@@ -289,11 +290,11 @@ import Testing
     }
 
     @Test func aStepInAnAlreadyCancelledTaskThrowsWithoutWaiting() async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         let registrations = dispatcher.countingWaiterRegistrations()
         let step = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
+            return try await dispatcher.runNextBackground()
         }
 
         await #expect(throws: CancellationError.self) { try await step.value }
@@ -303,11 +304,11 @@ import Testing
 
     @Test func aDueTaskRunsEvenInACancelledTask() async throws {
         // Like the synchronous step, a due task runs: cancellation only ends a wait.
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: Self.bound)
         dispatcher.background(label: "due") {}
         let step = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
+            return try await dispatcher.runNextBackground()
         }
 
         #expect(try await step.value.task.label == "due")

@@ -8,7 +8,7 @@ extension ParkedThreadTests {
     /// `runInBackground` and `runOnMainActor`: values, errors, where the work runs, and cancellation on each side of
     /// the start, on every dispatcher the package ships.
     @Suite(.timeLimit(.minutes(1))) struct AwaitableDispatchTests {
-        /// Generous: only a failing test ever spends it.
+        /// The `ManualDispatcher`s' `waitLimit`: generous, since only a failing test ever spends it.
         static let bound = Duration.seconds(30)
 
         // MARK: - Values and errors, on every dispatcher
@@ -61,12 +61,12 @@ extension ParkedThreadTests {
         // MARK: - What the dispatch carries (ManualDispatcher)
 
         @Test func theDispatchCarriesItsLabelDelayPriorityAndCallSite() async throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: Self.bound)
             let line = #line + 2
             let awaiting = Task {
                 try await dispatcher.runInBackground(priority: .userInitiated, after: .seconds(2), label: "slow") { 1 }
             }
-            try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+            try await dispatcher.waitForPendingTasks(1, in: .background)
 
             let task = try #require(dispatcher.pendingTasks.first)
             #expect(task.label == "slow")
@@ -81,14 +81,14 @@ extension ParkedThreadTests {
         }
 
         @Test @MainActor func aStepRunsTheAwaitedWorkAndTheAwaitingTaskResumesWithItsValue() async throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: Self.bound)
             let awaiting = Task { @MainActor in
                 let parsed = try await dispatcher.runInBackground(label: "parse") { [3, 2, 1] }
                 return try await dispatcher.runOnMainActor(label: "show") { parsed.count }
             }
 
-            let parse = try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
-            let show = try await dispatcher.runNextForeground(waitingUpTo: Self.bound)
+            let parse = try await dispatcher.runNextBackground()
+            let show = try await dispatcher.runNextForeground()
 
             #expect(parse.task.label == "parse")
             #expect(show.task.label == "show")
@@ -99,10 +99,10 @@ extension ParkedThreadTests {
         // MARK: - Cancellation
 
         @Test func cancellingBeforeTheStartCancelsTheBackgroundTaskAndThrows() async throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: Self.bound)
             let log = AwaitLog()
             let awaiting = Task { try await dispatcher.runInBackground(label: "parse") { log.record("ran") } }
-            try await dispatcher.waitForPendingTasks(1, in: .background, waitingUpTo: Self.bound)
+            try await dispatcher.waitForPendingTasks(1, in: .background)
 
             awaiting.cancel()
 
@@ -113,10 +113,10 @@ extension ParkedThreadTests {
         }
 
         @Test func cancellingBeforeTheStartCancelsTheForegroundTaskAndThrows() async throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: Self.bound)
             let log = AwaitLog()
             let awaiting = Task { try await dispatcher.runOnMainActor(label: "show") { log.record("ran") } }
-            try await dispatcher.waitForPendingTasks(1, in: .foreground, waitingUpTo: Self.bound)
+            try await dispatcher.waitForPendingTasks(1, in: .foreground)
 
             awaiting.cancel()
 
@@ -126,7 +126,7 @@ extension ParkedThreadTests {
         }
 
         @Test func aTaskThatStartedRunsToTheEndAndTheAwaitReturnsItsValue() async throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: Self.bound)
             let awaitingTask = AwaitBox<Task<Int, any Error>?>(nil)
             let log = AwaitLog()
             let awaiting = Task {
@@ -138,7 +138,7 @@ extension ParkedThreadTests {
             }
             awaitingTask.value = awaiting
 
-            try await dispatcher.runNextBackground(waitingUpTo: Self.bound)
+            try await dispatcher.runNextBackground()
 
             #expect(try await awaiting.value == 7)
             #expect(awaiting.isCancelled)
@@ -205,20 +205,20 @@ extension ParkedThreadTests {
     /// run and a main-actor run, stepped by the test; odd rounds cancel the awaiting task before the foreground step.
     @Suite(.timeLimit(.minutes(2))) struct AwaitableDispatchRepetitionTests {
         @Test(arguments: 0..<200) func stepAndCancelAwaitableRuns(round: Int) async throws {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: AwaitableDispatchTests.bound)
             let awaiting = Task {
                 let doubled = try await dispatcher.runInBackground(label: "double") { round * 2 }
                 return try await dispatcher.runOnMainActor(label: "show") { doubled + 1 }
             }
 
-            let double = try await dispatcher.runNextBackground(waitingUpTo: AwaitableDispatchTests.bound)
+            let double = try await dispatcher.runNextBackground()
             #expect(double.task.label == "double")
 
             if round.isMultiple(of: 2) {
-                try await dispatcher.runNextForeground(waitingUpTo: AwaitableDispatchTests.bound)
+                try await dispatcher.runNextForeground()
                 #expect(try await awaiting.value == round * 2 + 1)
             } else {
-                try await dispatcher.waitForPendingTasks(1, in: .foreground, waitingUpTo: AwaitableDispatchTests.bound)
+                try await dispatcher.waitForPendingTasks(1, in: .foreground)
                 awaiting.cancel()
                 await #expect(throws: CancellationError.self) { try await awaiting.value }
                 #expect(try await dispatcher.runUntilIdle() == 0)

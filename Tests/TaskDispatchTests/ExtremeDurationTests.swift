@@ -44,12 +44,16 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
 /// time past the clock's range is never reached, a real-time limit saturates, a negative one means now. Nothing
 /// here waits on a far-future timer: those tasks are cancelled, and the waits with huge limits have their
 /// condition met.
+/// The `waitLimit` of the dispatchers whose waits are expected to end: generous, since only a failing test spends
+/// it. The extreme limits are passed to the calls that test them.
+private let expectedWaitLimit = Duration.seconds(60)
+
 @Suite struct ExtremeDurationTests {
     // MARK: - ManualDispatcher: the virtual clock
 
     @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
     func aClockSleepForAnyDurationNeverWakesOrReturnsAtOnce(extreme: ExtremeDuration) async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: expectedWaitLimit)
         try await dispatcher.advance(by: .seconds(1))
         let clock = dispatcher.clock
         let sleeper = Task { try await clock.sleep(for: extreme.duration) }
@@ -58,7 +62,7 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
 
     @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
     func aClockSleepUntilAnyInstantNeverWakesOrReturnsAtOnce(extreme: ExtremeDuration) async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: expectedWaitLimit)
         try await dispatcher.advance(by: .seconds(1))
         let clock = dispatcher.clock
         let deadline = ManualDispatcher.Clock.Instant(offset: extreme.duration)
@@ -141,22 +145,22 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
 
     @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
     func theAsyncAdvancesAcceptAnyDurationAndAnyLimit(extreme: ExtremeDuration) async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: expectedWaitLimit)
         try await dispatcher.advance(by: .seconds(1), waitingUpTo: extreme.duration)
         try await dispatcher.advance(to: .seconds(2), waitingUpTo: extreme.duration)
         try await dispatcher.runUntilIdle(waitingUpTo: extreme.duration)
         #expect(dispatcher.now == .seconds(2))
         if extreme.isPositive {
-            try await dispatcher.advance(by: extreme.duration, waitingUpTo: .seconds(60))
+            try await dispatcher.advance(by: extreme.duration)
             #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
             try await dispatcher.advance(to: extreme.duration, waitingUpTo: extreme.duration)
             #expect(dispatcher.now == .nanoseconds(Int64.max - 1))
         } else {
             await #expect(throws: ManualDispatcherError.self) {
-                try await dispatcher.advance(by: extreme.duration, waitingUpTo: .seconds(60))
+                try await dispatcher.advance(by: extreme.duration)
             }
             await #expect(throws: ManualDispatcherError.self) {
-                try await dispatcher.advance(to: extreme.duration, waitingUpTo: .seconds(60))
+                try await dispatcher.advance(to: extreme.duration)
             }
         }
     }
@@ -192,7 +196,7 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
 
     @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
     func anErasedManualClockAcceptsAnyDuration(extreme: ExtremeDuration) async throws {
-        let dispatcher = ManualDispatcher()
+        let dispatcher = ManualDispatcher(waitLimit: expectedWaitLimit)
         try await dispatcher.advance(by: .seconds(1))
         let clock = AnyDispatcherClock(dispatcher.clock)
         let now = clock.now
@@ -305,7 +309,7 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
             #expect(dispatcher.pendingTaskCount == 0)
             return
         }
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
+        try await dispatcher.waitForPendingTasks(1)
         let timer = try #require(dispatcher.pendingTasks.first)
         #expect(timer.label == "clock sleep until never", "\(timer)")
         try await dispatcher.advance(by: .seconds(Int64.max))

@@ -4,7 +4,8 @@ import Testing
 // One name for each step and drain: synchronous code gets the synchronous form, async code the async form (which
 // the compiler makes it mark with `await`). That the synchronous form does not compile in async code without `await`
 // is checked by `.ci/run`, which type-checks Tests/CompileChecks/SyncDrainInAsyncCode.swift against this package and
-// expects exactly that error.
+// expects exactly that error for each of the six (`runUntilIdle()`, `advance(by:)`, `advance(to:)`,
+// `runNextBackground()`, `runNextForeground()`, `runNext()`).
 
 @MainActor private final class Saver {
     private(set) var saved = false
