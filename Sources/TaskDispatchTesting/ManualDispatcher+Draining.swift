@@ -33,19 +33,23 @@ extension ManualDispatcher {
     /// This is the synchronous form, for synchronous code. In async code the compiler picks
     /// ``runUntilIdle(waitingUpTo:)``, which also waits for tasks started with
     /// ``startTask(label:callSite:operation:)`` to settle. Tasks that never fall due (their delay reaches past
-    /// the clock's range) stay pending. The drain stops at the dispatcher's ``runawayLimit``.
+    /// the clock's range) stay pending. The drain stops at the dispatcher's ``runawayLimit``. Called on the main
+    /// actor, it does not move the clock once it has woken a tracked task (see ``advance(by:)``); nor do
+    /// ``run(untilTaskLabeled:)`` and ``run(until:)``.
     ///
     /// - Returns: The number of tasks that ran.
     /// - Throws: ``ManualDispatcherError/Kind/runawayTasks(limit:)`` when a task keeps rescheduling itself;
     ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` when tracked tasks are still running at the end,
-    ///   which only the async form can wait for; or ``ManualDispatcherError/Kind/reentrantRun``.
+    ///   or on the main actor when it would move the clock past a tracked task it woke, which only the async form
+    ///   can wait for; or ``ManualDispatcherError/Kind/reentrantRun``.
     /// - Complexity: O(k) for k immediate tasks, O(k log n) when they are delayed.
     @discardableResult
     public func runUntilIdle() throws(ManualDispatcherError) -> Int {
         let method = "runUntilIdle()"
         let start = try self.claimRun(method)
         defer { self.endRun() }
-        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime)
+        let holdingClock = MainActorExecution.isOnMainActor
+        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock)
         try self.checkSettledAfterSynchronousDrain(method)
         return ran
     }
@@ -66,12 +70,13 @@ extension ManualDispatcher {
     /// lies beyond it. The clock is read, checked and moved while this call holds the run, so a run on another
     /// thread cannot slip in between. In async code the compiler picks ``advance(by:waitingUpTo:)``.
     ///
-    /// Called on the main actor, a synchronous step of time never moves the clock while a main-actor tracked task
-    /// waits to run: its start just ran, or a timer just woke it. Such a task cannot run until the caller lets go of
-    /// the main actor, and the clock would pass the sleeps and delays it is about to start, so the call throws
-    /// ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the async form, with the clock where the task
-    /// woke. Off the main actor, tracked tasks run on their own executors and this call neither waits for nor reports
-    /// them; ``verifyIdle()`` reports those that never finish.
+    /// Called on the main actor, a synchronous step of time never moves the clock past a tracked task it cannot wait
+    /// for, and throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the async form instead: at its
+    /// start, when a main-actor tracked task waits to run (the caller holds the main actor); on the way, once it has
+    /// woken a tracked task (run its start, or a timer or an awaited dispatch it waited on), with the clock where
+    /// the task woke. The rule looks at what the call did, not at how far the woken task got, so it holds in every
+    /// run or in none. Off the main actor, tracked tasks run on their own executors and this call neither waits for
+    /// nor reports them; ``verifyIdle()`` reports those that never finish. In async code, use the async form.
     ///
     /// - Parameter duration: How far to move the clock; zero runs what is due now.
     /// - Returns: The number of tasks that ran.
@@ -112,15 +117,18 @@ extension ManualDispatcher {
             }
             // A main-actor tracked task cannot run while this caller holds the main actor: moving the clock now would
             // move it past the sleep that task is about to start.
-            guard onMainActor, targetTime > schedule.now else { return nil }
-            let blocked = schedule.tracked.unsettledOnMainActor
-            return blocked.isEmpty ? nil : schedule.failure(.clockMovedWhileUnsettled(method: method, tasks: blocked))
+            guard onMainActor, targetTime > schedule.now, schedule.tracked.hasUnsettledOnMainActor else { return nil }
+            return schedule.failure(
+                .clockMovedWhileUnsettled(method: method, tasks: schedule.tracked.unsettledOnMainActor))
         }
         let ran: Int
         do throws(ManualDispatcherError) {
             ran = try self.drain(method, from: start, clockLimit: targetTime, holdingClock: onMainActor)
             // The same rule for the last stretch, from the last task's time to the target.
-            if onMainActor, let failure = self.monitor.withLock({ Self.clockHeld(method, in: &$0, until: targetTime) })
+            if onMainActor,
+                let failure = self.monitor.withLock({ schedule in
+                    targetTime > schedule.now ? Self.clockHeld(method, in: &schedule, since: start) : nil
+                })
             {
                 throw ManualDispatcherError(failure)
             }
@@ -132,16 +140,18 @@ extension ManualDispatcher {
         return ran
     }
 
-    /// The failure of a synchronous step of time called on the main actor that would now move the clock (towards
-    /// `clockLimit`) while a main-actor tracked task is unsettled; `nil` when it may go on.
+    /// The failure of a synchronous drain called on the main actor that would move the clock on after waking tracked
+    /// tasks (running a start, or ending a wait on the dispatcher's own work) since `start`; `nil` if it woke none.
     ///
-    /// Such a task (one a timer just woke, or one whose start just ran) cannot run until the caller lets go of the
-    /// main actor, so moving the clock would pass the sleeps and delays it is about to start, and the test would
-    /// see the clock at its target with the task's work undone.
-    static func clockHeld(_ method: String, in schedule: inout Schedule, until clockLimit: Int64) -> Failure? {
-        guard !schedule.hasDueTask, clockLimit > schedule.now else { return nil }
-        let blocked = schedule.tracked.unsettledOnMainActor
-        return blocked.isEmpty ? nil : schedule.failure(.clockMovedWhileUnsettled(method: method, tasks: blocked))
+    /// A task it woke runs on its own (on the main actor, which the caller holds, or on another executor) until it
+    /// waits on the dispatcher again, and a synchronous call cannot wait for that: moving the clock would pass the
+    /// sleeps and delays the task is about to start, and the test would see the clock at its target with the work
+    /// undone, or, where the task runs elsewhere, a timing that depends on the threads. The rule looks only at what
+    /// the call did, never at how far the tasks got, so it holds the clock in every run or in none.
+    static func clockHeld(_ method: String, in schedule: inout Schedule, since start: RunStart) -> Failure? {
+        guard schedule.tracked.wakeups != start.wakeups else { return nil }
+        return schedule.failure(
+            .clockMovedAfterWaking(method: method, tasks: schedule.tracked.woken(since: start.wakeups)))
     }
 
     /// Throws when a synchronous drain ends with tracked tasks running on their own executors: the drain cannot
@@ -157,8 +167,8 @@ extension ManualDispatcher {
     /// Runs tasks, jumping the clock up to `clockLimit`, until none is left or `stop` says so. The caller holds
     /// the claim.
     ///
-    /// With `holdingClock`, the clock does not move while a main-actor tracked task is unsettled: the drain throws
-    /// instead (see ``clockHeld(_:in:until:)``).
+    /// With `holdingClock`, the clock does not move once the drain has woken a tracked task: it throws instead
+    /// (see ``clockHeld(_:in:since:)``).
     func drain(
         _ method: String,
         from start: RunStart,
@@ -174,14 +184,22 @@ extension ManualDispatcher {
                 guard let failure else { return ran }
                 throw ManualDispatcherError(failure)
             }
-            let (next, held) = self.monitor.withLock { schedule -> (Schedule.Step?, Failure?) in
-                if holdingClock, let failure = Self.clockHeld(method, in: &schedule, until: clockLimit) {
-                    return (nil, failure)
+            var held = false
+            let next = self.monitor.withLock { schedule -> Schedule.Step? in
+                if holdingClock, schedule.tracked.wakeups != start.wakeups, !schedule.hasDueTask,
+                    schedule.hasRunnableTask(jumpingClockTo: clockLimit)
+                {
+                    held = true  // the next task needs the clock to move
+                    return nil
                 }
-                return (schedule.next(in: .any, jumpingClockTo: clockLimit), nil)
+                return schedule.next(in: .any, jumpingClockTo: clockLimit)
             }
-            if let held { throw ManualDispatcherError(held) }
-            guard let step = next else { return ran }
+            guard let step = next else {
+                if held, let failure = self.monitor.withLock({ Self.clockHeld(method, in: &$0, since: start) }) {
+                    throw ManualDispatcherError(failure)
+                }
+                return ran
+            }
             self.execute(step.work)
             ran += 1
             if let stop, stop(step.run) { return ran }
@@ -241,7 +259,9 @@ extension ManualDispatcher {
         let start = try self.claimRun(method)
         defer { self.endRun() }
         var found: RunRecord?
-        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime) { run in
+        let holdingClock = MainActorExecution.isOnMainActor
+        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock) {
+            run in
             guard run.task.label == label else { return false }
             found = run
             return true
@@ -277,7 +297,9 @@ extension ManualDispatcher {
             let start = try self.claimRun(method)
             defer { self.endRun() }
             var satisfied = false
-            let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime) { _ in
+            let holdingClock = MainActorExecution.isOnMainActor
+            let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock) {
+                _ in
                 satisfied = condition()
                 return satisfied
             }

@@ -14,6 +14,8 @@ extension ManualDispatcher {
         var firstSequence: UInt64
         /// The tasks pending when the run started.
         var pendingCount: Int
+        /// The tracked tasks' ``TrackedTasks/wakeups`` when the run started.
+        var wakeups: UInt64
     }
 
     /// Claims the right to run tasks for `method`, waiting (blocked on a condition, never spinning) while another
@@ -40,7 +42,13 @@ extension ManualDispatcher {
                     schedule.claim = nil
                     return .refused(failure)
                 }
-                return .started(RunStart(firstSequence: schedule.markCurrent(), pendingCount: schedule.pendingCount))
+                return .started(
+                    RunStart(
+                        firstSequence: schedule.markCurrent(),
+                        pendingCount: schedule.pendingCount,
+                        wakeups: schedule.tracked.wakeups
+                    )
+                )
             }
         })
         switch outcome {

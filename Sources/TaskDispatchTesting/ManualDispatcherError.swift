@@ -109,6 +109,15 @@ extension ManualDispatcherError {
                 .unsettledTasks(after: .zero),
                 "\(method) would move the clock while \(count(tasks.count, "main-actor tracked task")) \(tasks.count == 1 ? "waits" : "wait") to run on the main actor, which this call holds, so the clock would pass the sleeps and delays \(tasks.count == 1 ? "it is" : "they are") about to start: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
             )
+        case .clockMovedAfterWaking(let method, let tasks):
+            let who =
+                tasks.isEmpty
+                ? "; they have finished since, but a synchronous call cannot know in time whether they would"
+                : ": \(Self.listing(tasks))"
+            return (
+                .unsettledTasks(after: .zero),
+                "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and would move the clock on, but a synchronous call cannot wait for them to settle first, so the clock would pass the sleeps and delays they are about to start\(who). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
+            )
         case .unfinishedTasks(let tasks):
             return (
                 .unfinishedTasks,

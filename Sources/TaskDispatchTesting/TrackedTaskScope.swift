@@ -75,7 +75,8 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     /// another) is not this dispatcher's, and code that a dispatch call runs synchronously (a decorator's own
     /// dispatches, a task run at once in auto-drain mode) cannot record it twice.
     func recordBegin(in schedule: inout Schedule, of monitor: Monitor<Schedule>) {
-        guard self.state == .unrecorded, self.scope.monitor === monitor else { return }
+        // The owner first: `state` may be read only under the lock of the dispatcher that made the wait.
+        guard self.scope.monitor === monitor, self.state == .unrecorded else { return }
         schedule.tracked.ownedWaitBegan(self.scope.id, on: self.description)
         self.state = .recorded
     }

@@ -16,6 +16,26 @@ private actor Shared {
     func read() -> Int { self.value }
 }
 
+/// An actor whose method sleeps twice on the dispatcher's clock: a main-actor task that calls it goes on, inside the
+/// actor, without the main actor.
+private actor Retrier {
+    let dispatcher: ManualDispatcher
+    init(dispatcher: ManualDispatcher) { self.dispatcher = dispatcher }
+
+    func retry() async throws {
+        try await self.dispatcher.clock.sleep(for: .seconds(1))
+        try await self.dispatcher.clock.sleep(for: .seconds(2))
+    }
+}
+
+/// A nonisolated tracked task that sleeps 1 s, then 2 s: started from here, so it does not inherit the test's actor.
+private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Void, any Error> {
+    dispatcher.startTask(label: "worker") {
+        try await dispatcher.clock.sleep(for: .seconds(1))
+        try await dispatcher.clock.sleep(for: .seconds(2))
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct ManualDispatcherTrustTests {
     // MARK: - An actor a tracked task entered
 
@@ -135,7 +155,7 @@ private actor Shared {
         #expect(error?.kind == .unsettledTasks(after: .zero))
         #expect(
             error?.summary.hasPrefix(
-                "advance(by: 7 s) would move the clock while 1 main-actor tracked task waits to run on the main actor, which this call holds"
+                "advance(by: 7 s) woke tracked tasks at 1 s and would move the clock on, but a synchronous call cannot wait for them to settle first"
             ) == true
         )
         #expect(error?.summary.contains("ManualDispatcherTrustTests.swift:\(line)") == true)
@@ -163,6 +183,67 @@ private actor Shared {
         try await dispatcher.advance(to: .seconds(11))
         try await dispatcher.value(of: saving)
         #expect(dispatcher.now == .seconds(11))
+    }
+
+    /// The rule looks at what the call did (it woke a task), not at how far the woken task got, so it holds every
+    /// time: a main-actor task that goes on inside another actor could otherwise settle before or after the check.
+    @Test @MainActor func aSynchronousAdvanceStopsEveryTimeItWakesATaskInsideAnotherActor() async throws {
+        for _ in 0..<100 {
+            let dispatcher = ManualDispatcher()
+            let retrier = Retrier(dispatcher: dispatcher)
+            let retry = dispatcher.startTask(label: "retry") { @MainActor in try await retrier.retry() }
+            try await dispatcher.settle()  // asleep inside the actor until 1 s
+            let error = #expect(throws: ManualDispatcherError.self) {
+                try synchronously { try dispatcher.advance(to: .seconds(5)) }
+            }
+            #expect(error?.kind == .unsettledTasks(after: .zero))
+            #expect(dispatcher.now == .seconds(1))
+            try await dispatcher.advance(to: .seconds(5))
+            try await dispatcher.value(of: retry)
+            #expect(dispatcher.now == .seconds(5))
+            try dispatcher.verifyIdle()
+        }
+    }
+
+    @Test @MainActor func aSynchronousAdvanceStopsEveryTimeItWakesANonisolatedTask() async throws {
+        for _ in 0..<100 {
+            let dispatcher = ManualDispatcher()
+            let worker = startNonisolatedSleeper(on: dispatcher)
+            // A main-actor task that only awaits the worker: not a reason to refuse the call at its start.
+            let waiter = dispatcher.startTask(label: "waiter") { @MainActor in try await dispatcher.value(of: worker) }
+            try await dispatcher.settle()
+            let error = #expect(throws: ManualDispatcherError.self) {
+                try synchronously { try dispatcher.advance(to: .seconds(5)) }
+            }
+            #expect(error?.kind == .unsettledTasks(after: .zero))
+            #expect(error?.summary.hasPrefix("advance(to: 5 s) woke tracked tasks at 1 s") == true)
+            #expect(dispatcher.now == .seconds(1))
+            try await dispatcher.advance(to: .seconds(5))
+            try await dispatcher.value(of: waiter)
+            #expect(dispatcher.now == .seconds(5))
+        }
+    }
+
+    @Test @MainActor func aSynchronousRunUntilIdleOnTheMainActorDoesNotJumpPastATaskItWoke() async throws {
+        let dispatcher = ManualDispatcher()
+        var unrelated = false
+        dispatcher.foreground(after: .seconds(10)) { unrelated = true }
+        let saving = dispatcher.startTask(label: "save") { @MainActor in
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            try await dispatcher.clock.sleep(for: .seconds(2))
+        }
+        try await dispatcher.settle()
+        let error = #expect(throws: ManualDispatcherError.self) { try synchronously { try dispatcher.runUntilIdle() } }
+        #expect(error?.kind == .unsettledTasks(after: .zero))
+        #expect(error?.summary.hasPrefix("runUntilIdle() woke tracked tasks at 1 s") == true)
+        #expect(dispatcher.now == .seconds(1))  // 0.2 jumped to 10 s, and the task then finished at 12 s
+        #expect(!unrelated)
+        try await dispatcher.runUntilIdle()
+        try await dispatcher.value(of: saving)
+        #expect(unrelated)
+        #expect(dispatcher.now == .seconds(10))
+        // The start, the two sleeps, the unrelated task.
+        #expect(dispatcher.history.map(\.startTime) == [.zero, .seconds(1), .seconds(3), .seconds(10)])
     }
 
     @Test @MainActor func aSynchronousAdvanceOnTheMainActorStillRunsPlainDelayedTasksThroughout() throws {

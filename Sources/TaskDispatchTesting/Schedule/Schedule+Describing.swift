@@ -44,6 +44,8 @@ struct Failure {
         case tasksNotSettled(method: String, limit: Duration?, tasks: [TrackedTasks.UnsettledTask])
         case unfinishedTasks(tasks: [TrackedTasks.UnsettledTask])
         case clockMovedWhileUnsettled(method: String, tasks: [TrackedTasks.UnsettledTask])
+        /// A synchronous drain woke tracked tasks (`tasks`: those not finished yet) and would move the clock on.
+        case clockMovedAfterWaking(method: String, tasks: [TrackedTasks.UnsettledTask])
         /// `holding`: in auto-advance, the unsettled tracked tasks that keep the clock where it is.
         case taskNotFinished(
             method: String,

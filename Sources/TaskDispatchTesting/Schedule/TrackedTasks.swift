@@ -37,6 +37,8 @@ struct TrackedTasks: @unchecked Sendable {
         var awaiting: UInt64?
         /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
         var lastSeen: Event
+        /// The value of ``TrackedTasks/wakeups`` when the task was last woken.
+        var wokenAt: UInt64 = 0
     }
 
     /// The last thing the dispatcher saw a tracked task do; turned into text only for an error.
@@ -85,6 +87,11 @@ struct TrackedTasks: @unchecked Sendable {
     private(set) var nextID: UInt64 = 1
     /// Tasks that have not finished, and failed ones whose error is unclaimed.
     private(set) var records: [UInt64: Record] = [:]
+
+    /// How many times a tracked task was woken, counting from zero: its start ran, or a wait of it on the
+    /// dispatcher's own work ended. A synchronous drain compares it before it moves the clock: a task it woke runs
+    /// on its own, and the drain cannot wait for it to settle.
+    private(set) var wakeups: UInt64 = 0
     private(set) var ids: [AnyHashable: UInt64] = [:]
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
@@ -117,9 +124,12 @@ struct TrackedTasks: @unchecked Sendable {
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
     mutating func markStarted(_ id: UInt64, at time: Int64) {
+        self.wakeups &+= 1
+        let wakeups = self.wakeups
         self.update(id) { record in
             record.phase = .running
             record.lastSeen = .started(at: time)
+            record.wokenAt = wakeups
         }
     }
 
@@ -133,9 +143,12 @@ struct TrackedTasks: @unchecked Sendable {
 
     /// The wait on `description` ended: the task is about to run again.
     mutating func ownedWaitEnded(_ id: UInt64, on description: String) {
+        self.wakeups &+= 1
+        let wakeups = self.wakeups
         self.update(id) { record in
             record.ownedWaits -= 1
             record.lastSeen = .resumed(after: description)
+            record.wokenAt = wakeups
         }
     }
 
@@ -195,8 +208,29 @@ struct TrackedTasks: @unchecked Sendable {
     /// The unsettled tracked tasks isolated to the main actor, oldest first: they cannot run while a synchronous caller
     /// on the main actor holds it.
     var unsettledOnMainActor: [UnsettledTask] {
-        self.describe(
-            self.records.keys.sorted().filter { self.records[$0]?.isOnMainActor == true && !self.isSettled($0) })
+        self.describe(self.records.keys.sorted().filter { self.needsMainActor($0) })
+    }
+
+    /// Whether any tracked task is unsettled and isolated to the main actor (see ``unsettledOnMainActor``).
+    ///
+    /// - Complexity: O(1) with no unfinished tracked task, O(n) in them otherwise.
+    var hasUnsettledOnMainActor: Bool {
+        self.unfinishedCount > 0 && self.records.keys.contains { self.needsMainActor($0) }
+    }
+
+    /// Whether task `id` is unsettled and isolated to the main actor, and not merely awaiting (through
+    /// `value(of:)`) another tracked task that is unsettled on its own executor.
+    private func needsMainActor(_ id: UInt64) -> Bool {
+        guard let record = self.records[id], record.isOnMainActor, !self.isSettled(id) else { return false }
+        guard let other = record.awaiting, let awaited = self.records[other], awaited.phase != .failed else {
+            return true
+        }
+        return false
+    }
+
+    /// The unfinished tracked tasks woken after ``wakeups`` read `mark`, oldest first.
+    func woken(since mark: UInt64) -> [UnsettledTask] {
+        self.describe(self.records.keys.sorted().filter { (self.records[$0]?.wokenAt ?? 0) > mark })
     }
 
     /// The tracked tasks that have not finished (failed ones excepted), oldest first.
