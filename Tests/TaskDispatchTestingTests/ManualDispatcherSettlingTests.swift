@@ -52,7 +52,8 @@ private enum LoadError: Error {
 }
 
 /// The async `runUntilIdle()` and `advance(by:)`: they run what is due, wait for the
-/// tracked tasks to settle, and name the ones that do not.
+/// tracked tasks to settle, and name the ones that do not. The dispatcher's invariants are checked after
+/// every step.
 ///
 /// Every `clock.sleep` here is a sleep on the dispatcher's virtual clock (a timer task that the drain runs when it
 /// moves the clock), which is what these tests check; none waits in real time. The one real `Task.sleep` is the
@@ -73,16 +74,20 @@ private enum LoadError: Error {
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(dispatcher.history.map(\.task.label) == ["refresh", "load", "deliver"])
         try await dispatcher.value(of: refresh)
+        dispatcher.checkInvariants()
         try dispatcher.verifyIdle()
+        dispatcher.checkInvariants()
     }
 
     @Test @MainActor func theSynchronousDrainStopsWhereTheAsyncOneGoesOn() async throws {
         let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher)
         model.refresh()
+        dispatcher.checkInvariants()
         // The synchronous drain runs the start, and ends before the operation (queued on the main actor, which this
         // test holds) has dispatched "load": it says so, and names the async form, instead of returning.
         let error = #expect(throws: ManualDispatcherError.self) { try synchronously { try dispatcher.runUntilIdle() } }
+        dispatcher.checkInvariants()
         #expect(error?.kind == .unsettledTasks(after: .zero))
         #expect(
             error?.summary.contains("runUntilIdle() ran every due task, but 1 tracked task is still running") == true)
@@ -91,6 +96,7 @@ private enum LoadError: Error {
         #expect(!model.finished)
         #expect(dispatcher.unsettledTaskCount == 1)
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         #expect(model.finished)
         #expect(dispatcher.unsettledTaskCount == 0)
     }
@@ -113,9 +119,11 @@ private enum LoadError: Error {
             }
         }
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         #expect(steps.entries == ["a", "b", "c"])
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(try await dispatcher.value(of: task) == 3)
+        dispatcher.checkInvariants()
         #expect(dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == ["chain", "a", "b", "c"])
     }
 
@@ -123,17 +131,22 @@ private enum LoadError: Error {
         let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let steps = StepLog()
         dispatcher.background(after: .seconds(2), label: "later") { steps.append("later") }
+        dispatcher.checkInvariants()
         dispatcher.background(label: "now") { steps.append("now") }
+        dispatcher.checkInvariants()
         #expect(try await dispatcher.runUntilIdle() == 2)
+        dispatcher.checkInvariants()
         #expect(steps.entries == ["now", "later"])
         #expect(dispatcher.now == .seconds(2))
         try dispatcher.verifyIdle()
+        dispatcher.checkInvariants()
     }
 
     @Test @MainActor func awaitingTheResultWithAutoDrainNeedsNoSteps() async throws {
         let dispatcher = ManualDispatcher(mode: .autoDrain)
         let model = RetryingModel(dispatcher: dispatcher)
         try await dispatcher.value(of: model.refresh())
+        dispatcher.checkInvariants()
         #expect(model.items == ["a", "b", "c"])
         #expect(dispatcher.history.map(\.task.label) == ["refresh", "load", "deliver"])
     }
@@ -145,11 +158,15 @@ private enum LoadError: Error {
         let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher, failures: 3)
         model.refresh()
+        dispatcher.checkInvariants()
         try await dispatcher.settle()
+        dispatcher.checkInvariants()
         #expect(model.attempts == 1)
         try await dispatcher.advance(by: .seconds(1))
+        dispatcher.checkInvariants()
         #expect(model.attempts == 2)
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         #expect(model.attempts == 4)
         #expect(dispatcher.now == .seconds(7))
     }
@@ -158,24 +175,31 @@ private enum LoadError: Error {
         let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher, failures: 3)
         model.refresh()
+        dispatcher.checkInvariants()
         try await dispatcher.settle()
+        dispatcher.checkInvariants()
         #expect(model.attempts == 1)  // failed; sleeps 1 s
         for (wait, attempt) in [(Duration.seconds(1), 2), (.seconds(2), 3), (.seconds(4), 4)] {
             try await dispatcher.advance(by: wait - .milliseconds(1))
+            dispatcher.checkInvariants()
             #expect(model.attempts == attempt - 1)
             try await dispatcher.advance(by: .milliseconds(1))
+            dispatcher.checkInvariants()
             #expect(model.attempts == attempt)
         }
         #expect(model.finished)
         #expect(dispatcher.now == .seconds(7))
         try dispatcher.verifyIdle()
+        dispatcher.checkInvariants()
     }
 
     @Test @MainActor func runUntilIdleWakesEverySleepInTurn() async throws {
         let dispatcher = ManualDispatcher(waitLimit: settleLimit)
         let model = RetryingModel(dispatcher: dispatcher, failures: 3)
         model.refresh()
+        dispatcher.checkInvariants()
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         // Each sleep's timer ran only once the task had settled after the sleep before it: 1 + 2 + 4 s.
         #expect(model.finished)
         #expect(model.attempts == 4)
@@ -187,15 +211,23 @@ private enum LoadError: Error {
         let searches = StepLog()
         let search = Debouncer(dispatcher: dispatcher, pause: .milliseconds(300)) { searches.append($0) }
         search.type("s")
+        dispatcher.checkInvariants()
         try await dispatcher.advance(by: .milliseconds(200))
+        dispatcher.checkInvariants()
         search.type("sw")
+        dispatcher.checkInvariants()
         try await dispatcher.advance(by: .milliseconds(200))
+        dispatcher.checkInvariants()
         search.type("swift")
+        dispatcher.checkInvariants()
         try await dispatcher.advance(by: .milliseconds(299))
+        dispatcher.checkInvariants()
         #expect(searches.entries.isEmpty)
         try await dispatcher.advance(by: .milliseconds(1))
+        dispatcher.checkInvariants()
         #expect(searches.entries == ["swift"])
         try dispatcher.verifyIdle()
+        dispatcher.checkInvariants()
     }
 
     @Test func advanceMovesTheClockToItsTargetOnceEverythingHasSettled() async throws {
@@ -208,10 +240,12 @@ private enum LoadError: Error {
             wakes.append("2 s at \(dispatcher.now)")
         }
         try await dispatcher.advance(by: .seconds(5))
+        dispatcher.checkInvariants()
         // The second sleep began at 1 s, so it woke at 2 s, before the clock moved on to the target.
         #expect(wakes.entries == ["1 s at 1.0 seconds", "2 s at 2.0 seconds"])
         #expect(dispatcher.now == .seconds(5))
         try await dispatcher.value(of: task)
+        dispatcher.checkInvariants()
     }
 
     @Test func waitsThroughADecoratorAreStillTheDispatchersOwn() async throws {
@@ -225,11 +259,13 @@ private enum LoadError: Error {
         // The delayed "later" and the sleep's timer are pending on the dispatcher underneath, recognized as
         // this task's waits there, so the clock can move to them.
         try await dispatcher.advance(by: .seconds(3))
+        dispatcher.checkInvariants()
         #expect(
             dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == [
                 "decorated", "later", "decorated: clock sleep until 3 s",
             ])
         #expect(try await dispatcher.value(of: task) == 21)
+        dispatcher.checkInvariants()
     }
 
     // MARK: - Tasks awaiting tasks
@@ -243,8 +279,10 @@ private enum LoadError: Error {
         let outer = dispatcher.startTask(label: "outer") { try await dispatcher.value(of: inner) + 1 }
         // The outer task waits on the inner one, which sleeps on the clock: both settled, so the clock moves.
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         #expect(dispatcher.now == .seconds(3))
         #expect(try await dispatcher.value(of: outer) == 42)
+        dispatcher.checkInvariants()
     }
 
     @Test func aTaskAwaitingAnotherTasksValueDirectlyDoesNotSettle() async throws {
@@ -257,12 +295,15 @@ private enum LoadError: Error {
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
         }
+        dispatcher.checkInvariants()
         #expect(error?.kind == .unsettledTasks(after: shortLimit))
         #expect(error?.summary.contains("1 tracked task did not settle: \"outer\" started at") == true)
         #expect(error?.summary.contains("a task's value awaited without dispatcher.value(of:)") == true)
         #expect(dispatcher.now == .zero)  // the clock waited for the outer task
         try synchronously { try dispatcher.advance(by: .seconds(3)) }  // the synchronous advance does not wait
+        dispatcher.checkInvariants()
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         #expect(try await outer.value == 42)
     }
 
@@ -287,6 +328,7 @@ private enum LoadError: Error {
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
         }
+        dispatcher.checkInvariants()
         #expect(error?.kind == .unsettledTasks(after: shortLimit))
         #expect(
             error?.summary.hasPrefix(
@@ -299,9 +341,13 @@ private enum LoadError: Error {
         #expect(error?.summary.contains("a network call, another actor, Task.sleep") == true)
         #expect(dispatcher.unsettledTaskCount == 1)
         release.open(7)
+        dispatcher.checkInvariants()
         try await dispatcher.runUntilIdle()  // the foreign wait ended: it settles now
+        dispatcher.checkInvariants()
         #expect(try await dispatcher.value(of: task) == 42)
+        dispatcher.checkInvariants()
         try dispatcher.verifyIdle()
+        dispatcher.checkInvariants()
     }
 
     @Test func taskSleepIsAForeignWait() async throws {
@@ -310,11 +356,15 @@ private enum LoadError: Error {
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
         }
+        dispatcher.checkInvariants()
         #expect(error?.summary.contains("\"nap\" started at") == true)
         #expect(error?.summary.contains("last seen, its start ran at 0 s and its operation began") == true)
         task.cancel()
+        dispatcher.checkInvariants()
         try await dispatcher.runUntilIdle()  // runs its resumption, if it comes here
+        dispatcher.checkInvariants()
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
+        dispatcher.checkInvariants()
     }
 
     @Test func aTaskWaitingOnAnotherDispatchersWorkDoesNotSettle() async throws {
@@ -326,10 +376,14 @@ private enum LoadError: Error {
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
         }
+        dispatcher.checkInvariants()
         #expect(error?.kind == .unsettledTasks(after: shortLimit))
         try await other.runNextBackground()
+        dispatcher.checkInvariants()
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         #expect(try await dispatcher.value(of: task) == 1)
+        dispatcher.checkInvariants()
     }
 
     // MARK: - Errors and misuse
@@ -342,18 +396,22 @@ private enum LoadError: Error {
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle()
         }
+        dispatcher.checkInvariants()
         #expect(error?.kind == .unobservedTaskError)
         #expect(error?.summary.contains("\"doomed\" started at") == true)
         #expect(error?.summary.contains("threw LoadError.offline") == true)
         try dispatcher.verifyIdle()  // reported once
+        dispatcher.checkInvariants()
     }
 
     @Test func advanceRefusesToMoveTheClockBackwards() async throws {
         let dispatcher = ManualDispatcher()
         try await dispatcher.advance(by: .seconds(2))
+        dispatcher.checkInvariants()
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.advance(to: .seconds(1))
         }
+        dispatcher.checkInvariants()
         #expect(error?.kind == .clockMovedBackwards(from: .seconds(2), to: .seconds(1)))
         #expect(dispatcher.now == .seconds(2))
     }
@@ -368,10 +426,14 @@ private enum LoadError: Error {
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle()
         }
+        dispatcher.checkInvariants()
         #expect(error?.kind == .runawayTasks(limit: 50))
         task.cancel()
+        dispatcher.checkInvariants()
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
+        dispatcher.checkInvariants()
     }
 
     @Test func cancellingTheWaitingCallThrowsCancellationError() async throws {
@@ -384,11 +446,16 @@ private enum LoadError: Error {
         var waits = registrations.makeAsyncIterator()
         await waits.next()  // it has run the start and suspended, waiting for "stuck" to settle
         draining.cancel()
+        dispatcher.checkInvariants()
         await #expect(throws: CancellationError.self) { try await draining.value }
+        dispatcher.checkInvariants()
         #expect(dispatcher.waiterCount == 0)
         release.open(1)
+        dispatcher.checkInvariants()
         try await dispatcher.runUntilIdle()
+        dispatcher.checkInvariants()
         #expect(try await dispatcher.value(of: tracked) == 1)
+        dispatcher.checkInvariants()
     }
 }
 

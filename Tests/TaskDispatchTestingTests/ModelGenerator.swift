@@ -5,8 +5,23 @@ import TaskDispatch
 /// Draws random scenarios from a seed: the dispatcher's configuration, then each operation chosen from the
 /// reference's current state, so that cancellations hit real tasks, advances land exactly on due times, and
 /// delays repeat due times to stress the (due time, dispatch order) tie-break.
+///
+/// Three sequences in five start tracked tasks. While one of them races the test (its body runs on its own executor
+/// between two awaits), the generator keeps to what the reference can predict however the race goes: the async
+/// drains, which wait for it, and the async step that waits for the one dispatch it is about to make
+/// (``ReferenceScheduler/admits(_:)``).
 struct ModelGenerator {
     private var random: SplitMix64
+    /// Whether this sequence starts tracked tasks: never with a tiny runaway limit, where a drain stops at a count
+    /// that a race would make depend on which task ran first.
+    private var startsTrackedTasks = false
+    /// Whether tasks cancel others as they run, and which orders the sequence uses. A sequence that starts tracked
+    /// tasks keeps to dispatch order if its tasks cancel others. In a race, the due tasks a racing task's dispatch
+    /// joins change what priority and random order choose next (a higher-priority background task makes priority
+    /// order weigh the foreground tasks against it), and when a task that cancels another runs first, that decides
+    /// what runs at all; dispatch order ranks any two tasks the same whatever else is due.
+    private var cancelsWhileRunning = true
+    private var ordersOtherThanDispatch = true
 
     init(seed: UInt64) {
         // Spread consecutive seeds apart: SplitMix64's first draws from seeds 0, 1, 2 are already independent.
@@ -29,6 +44,10 @@ struct ModelGenerator {
     /// stop with `runawayTasks`; the others pick a mode and may switch modes later.
     mutating func configuration() -> ModelScenario.Configuration {
         let tinyLimit = self.chance(20)
+        self.startsTrackedTasks = !tinyLimit && self.chance(75)
+        if self.startsTrackedTasks {
+            if self.chance(50) { self.cancelsWhileRunning = false } else { self.ordersOtherThanDispatch = false }
+        }
         return ModelScenario.Configuration(
             mode: tinyLimit ? .manual : self.element([.manual, .manual, .autoDrain, .autoAdvance]),
             order: self.order(),
@@ -41,30 +60,124 @@ struct ModelGenerator {
         for model: ReferenceScheduler,
         configuration: ModelScenario.Configuration
     ) -> ModelOperation {
+        guard model.isSettled else { return self.settlingOperation(for: model) }
+        let operation = self.anyOperation(for: model, configuration: configuration)
+        return model.admits(operation) ? operation : self.settlingOperation(for: model)
+    }
+
+    private mutating func anyOperation(
+        for model: ReferenceScheduler,
+        configuration: ModelScenario.Configuration
+    ) -> ModelOperation {
         let roll = self.below(100)
         switch roll {
-        case 0..<37: return .dispatch(self.task(for: model, children: self.chance(25) ? 1 + self.below(3) : 0))
-        case 37..<46: return .cancel(task: self.cancelTarget(in: model))
-        case 46..<52: return .runNextForeground
-        case 52..<58: return .runNextBackground
-        case 58..<65: return .runNext
-        case 65..<70: return .runCurrent
-        case 70..<73: return .runUntilIdle
-        case 73..<82: return .advanceBy(self.step(for: model))
-        case 82..<87: return .advanceTo(self.instant(for: model))
-        case 87..<90: return .runUntilTaskLabeled(task: self.labelTarget(in: model))
-        case 90..<92: return .runUntilRunCount(max(0, model.runs.count + self.below(7) - 1))
-        case 92..<94: return .verifyIdle
-        case 94..<97:
+        case 0..<30: return .dispatch(self.task(for: model, children: self.chance(25) ? 1 + self.below(3) : 0))
+        case 30..<38:
+            guard self.startsTrackedTasks else { return .dispatch(self.task(for: model, children: 0)) }
+            return .startTask(self.script())
+        case 38..<45: return .cancel(task: self.cancelTarget(in: model))
+        case 45..<50: return .runNextForeground
+        case 50..<55: return .runNextBackground
+        case 55..<60: return .runNext
+        case 60..<64: return .runCurrent
+        case 64..<66: return .runUntilIdle
+        case 66..<72: return .advanceBy(self.step(for: model))
+        case 72..<75: return .advanceTo(self.instant(for: model))
+        case 75..<77: return .runUntilTaskLabeled(task: self.labelTarget(in: model))
+        case 77..<78: return .runUntilRunCount(max(0, model.notedRunCount + self.below(7) - 1))
+        case 78..<80: return .verifyIdle
+        case 80..<82:
             guard configuration.runawayLimit >= ManualDispatcher.defaultRunawayLimit else { return .runNext }
             return .setMode(self.element([.manual, .autoDrain, .autoAdvance]))
-        default: return .setOrder(self.order())
+        case 82..<84: return .setOrder(self.order())
+        case 84..<93: return self.asyncDrain(for: model)
+        case 93..<98:
+            let context = self.element([TaskContext.foreground, .background, nil])
+            return .runNextAsync(context, waits: !model.dueTasks(in: context).isEmpty && self.chance(75))
+        default:
+            let finished = model.finishedTrackedTasks
+            return finished.isEmpty ? .settle : .valueOf(task: self.element(finished))
+        }
+    }
+
+    /// An operation that waits for racing tracked tasks, or whose outcome their race cannot change: mostly an async
+    /// drain; the async step when a racing task's next dispatch is the only task it could run; `value(of:)` of a
+    /// task that finishes on its own.
+    private mutating func settlingOperation(for model: ReferenceScheduler) -> ModelOperation {
+        if model.mode == .manual && self.chance(35) {
+            let contexts = [nil, TaskContext.foreground, .background]
+            let first = self.below(contexts.count)
+            for offset in contexts.indices {
+                let context = contexts[(first + offset) % contexts.count]
+                if model.onlyRacingDueTask(in: context) != nil { return .runNextAsync(context, waits: true) }
+            }
+        }
+        let finished = model.finishedTrackedTasks
+        if !finished.isEmpty && self.chance(10) { return .valueOf(task: self.element(finished)) }
+        for _ in 0..<3 {
+            let operation = self.asyncDrain(for: model)
+            if model.admits(operation) { return operation }
+        }
+        return .runUntilIdleAsync
+    }
+
+    private mutating func asyncDrain(for model: ReferenceScheduler) -> ModelOperation {
+        switch self.below(8) {
+        case 0..<3: .settle
+        case 3..<5: .runUntilIdleAsync
+        case 5..<7: .advanceByAsync(self.step(for: model))
+        default: .advanceToAsync(self.instant(for: model))
+        }
+    }
+
+    /// A tracked task's body: up to five awaits, on the global executor or (one in three) the main actor.
+    private mutating func script() -> ModelTrackedScript {
+        ModelTrackedScript(
+            isolation: self.chance(33) ? .mainActor : .nonisolated,
+            steps: (0..<self.below(6)).map { _ in
+                switch self.below(10) {
+                case 0..<4: .background(self.element(BackgroundPriority.allCases), after: self.awaitDelay())
+                case 4..<6: .mainActor(after: self.awaitDelay())
+                default: .sleep(self.sleepDuration())
+                }
+            }
+        )
+    }
+
+    /// The delay of an awaitable dispatch: mostly none, a little, or the extremes.
+    private mutating func awaitDelay() -> ModelDuration {
+        switch self.below(100) {
+        case 0..<55: .nanoseconds(0)
+        case 55..<75: .nanoseconds(Int64(1 + self.below(3)))
+        case 75..<83: .nanoseconds(1_000)
+        case 83..<88: .nanoseconds(-1)
+        case 88..<92: .longest
+        case 92..<95: .mostNegative
+        default: .nanoseconds(1_000_000_000)
+        }
+    }
+
+    /// How long a tracked task sleeps on the clock: a little most often, zero or less (no timer), or so long that
+    /// the timer never falls due.
+    private mutating func sleepDuration() -> ModelDuration {
+        switch self.below(100) {
+        case 0..<10: .nanoseconds(0)
+        case 10..<15: .nanoseconds(-1)
+        case 15..<55: .nanoseconds(Int64(1 + self.below(3)))
+        case 55..<70: .nanoseconds(1_000)
+        case 70..<85: .nanoseconds(1_000_000_000)
+        case 85..<90: .longest
+        case 90..<95: .nanoseconds(Int64.max)
+        default: .mostNegative
         }
     }
 
     /// Dispatch and priority order twice as often as random order, which the reference can only check, not predict.
     private mutating func order() -> ManualDispatcher.Order {
-        self.element([.dispatch, .dispatch, .priority, .priority, .random(seed: UInt64(self.below(1_000)))])
+        let order: ManualDispatcher.Order = self.element([
+            .dispatch, .dispatch, .priority, .priority, .random(seed: UInt64(self.below(1_000))),
+        ])
+        return self.ordersOtherThanDispatch ? order : .dispatch
     }
 
     private mutating func task(for model: ReferenceScheduler, children: Int) -> ModelTaskSpec {
@@ -83,7 +196,7 @@ struct ModelGenerator {
         )
         // One task in six cancels another as it runs: a pending one, itself (already started), or its first child
         // (not dispatched yet, so nothing happens).
-        if self.chance(16) {
+        if self.cancelsWhileRunning && self.chance(16) {
             let pending = model.pending
             switch self.below(4) {
             case 0: spec.cancels = model.nextID
@@ -156,7 +269,7 @@ struct ModelGenerator {
         guard count > 0 else { return 1 }
         switch self.below(100) {
         case 0..<60:
-            let pending = model.pending
+            let pending = model.pending.filter { $0.owner == nil }
             return pending.isEmpty ? 1 + self.below(count) : self.element(pending).id
         case 60..<75:
             return model.runs.last?.task ?? 1 + self.below(count)

@@ -65,6 +65,9 @@ enum ModelDuration: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A task a scenario dispatches: its context, priority and delay, and the tasks it dispatches when it runs.
+///
+/// Its children's model identities are taken when it is dispatched, right after its own (`t4`'s two children are
+/// `t5` and `t6`), so they do not depend on the order in which tasks run.
 struct ModelTaskSpec: Sendable, CustomStringConvertible {
     var context: TaskContext
     var priority: BackgroundPriority
@@ -87,8 +90,57 @@ struct ModelTaskSpec: Sendable, CustomStringConvertible {
     }
 }
 
-/// One thing the test does to the dispatcher. Tasks are named by model identity: the n-th task dispatched is
-/// `tn` (its label), counting the tasks that running tasks dispatch.
+/// A task a scenario starts with `startTask(label:)`: its isolation, and what its body awaits, in order.
+///
+/// Its start is task `tn`; each step that dispatches (every awaitable dispatch, and a sleep of a positive duration)
+/// takes the next identity, in script order, when the task is started.
+struct ModelTrackedScript: Sendable, CustomStringConvertible {
+    /// Where the body runs: the global executor, or the main actor (whose start is then a foreground task).
+    enum Isolation: Sendable {
+        case nonisolated
+        case mainActor
+    }
+
+    /// One await of the body.
+    enum Step: Sendable, CustomStringConvertible {
+        /// `try await dispatcher.runInBackground(priority:after:label:) { … }`.
+        case background(BackgroundPriority, after: ModelDuration)
+        /// `try await dispatcher.runOnMainActor(after:label:) { … }`.
+        case mainActor(after: ModelDuration)
+        /// `try await dispatcher.clock.sleep(for:)`.
+        case sleep(ModelDuration)
+
+        /// Whether the step dispatches a task: an awaitable dispatch always does; a sleep only for a positive
+        /// duration (a deadline at or before `now` returns at once, without a timer).
+        var dispatches: Bool {
+            switch self {
+            case .background, .mainActor: true
+            case .sleep(let duration): duration.saturatedNanoseconds > 0
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .background(let priority, let delay): "runInBackground(priority: .\(priority), after: \(delay))"
+            case .mainActor(let delay): "runOnMainActor(after: \(delay))"
+            case .sleep(let duration): "clock.sleep(for: \(duration))"
+            }
+        }
+    }
+
+    var isolation: Isolation
+    var steps: [Step]
+
+    var description: String {
+        let isolation = self.isolation == .mainActor ? "@MainActor in " : ""
+        let body = self.steps.map { "try await dispatcher.\($0)" }.joined(separator: "; ")
+        return "startTask { \(isolation)\(body) }"
+    }
+}
+
+/// One thing the test does to the dispatcher. Tasks are named by model identity, `tn` (their label): identities are
+/// handed out in the order of the operations that dispatch or start tasks, a task's children and a tracked task's
+/// steps taking theirs with it.
 enum ModelOperation: Sendable, CustomStringConvertible {
     case dispatch(ModelTaskSpec)
     case cancel(task: Int)
@@ -105,6 +157,38 @@ enum ModelOperation: Sendable, CustomStringConvertible {
     case verifyIdle
     case setMode(ManualDispatcher.Mode)
     case setOrder(ManualDispatcher.Order)
+    /// `dispatcher.startTask(label:)` with this body.
+    case startTask(ModelTrackedScript)
+    /// `try await dispatcher.settle()`.
+    case settle
+    /// `try await dispatcher.runUntilIdle()`.
+    case runUntilIdleAsync
+    /// `try await dispatcher.advance(by:)`.
+    case advanceByAsync(ModelDuration)
+    /// `try await dispatcher.advance(to:)`.
+    case advanceToAsync(ModelDuration)
+    /// The async `runNextForeground()`, `runNextBackground()` or `runNext()` (`nil`); with `waits` false, with
+    /// `waitingUpTo: .zero`, which checks once instead of waiting for a dispatch.
+    case runNextAsync(TaskContext?, waits: Bool)
+    /// `try await dispatcher.value(of:)` of the tracked task whose start is `task`.
+    case valueOf(task: Int)
+
+    /// `runNextForeground`, `runNextBackground` or `runNext`.
+    static func stepName(_ context: TaskContext?) -> String {
+        switch context {
+        case .foreground?: "runNextForeground"
+        case .background?: "runNextBackground"
+        case nil: "runNext"
+        }
+    }
+
+    /// Whether the operation is one of the async steps and drains, or `value(of:)`.
+    var isAsync: Bool {
+        switch self {
+        case .settle, .runUntilIdleAsync, .advanceByAsync, .advanceToAsync, .runNextAsync, .valueOf: true
+        default: false
+        }
+    }
 
     var description: String {
         switch self {
@@ -122,6 +206,14 @@ enum ModelOperation: Sendable, CustomStringConvertible {
         case .verifyIdle: "try dispatcher.verifyIdle()"
         case .setMode(let mode): "dispatcher.mode = .\(mode)"
         case .setOrder(let order): "dispatcher.order = .\(order)"
+        case .startTask(let script): "dispatcher.\(script)"
+        case .settle: "try await dispatcher.settle()"
+        case .runUntilIdleAsync: "try await dispatcher.runUntilIdle()"
+        case .advanceByAsync(let duration): "try await dispatcher.advance(by: \(duration))"
+        case .advanceToAsync(let duration): "try await dispatcher.advance(to: \(duration))"
+        case .runNextAsync(let context, let waits):
+            "try await dispatcher.\(Self.stepName(context))(\(waits ? "" : "waitingUpTo: .zero"))"
+        case .valueOf(let task): "try await dispatcher.value(of: task(t\(task)))"
         }
     }
 }
@@ -135,6 +227,13 @@ struct ModelObservation: Equatable, CustomStringConvertible {
         case ran(Int)
         /// A drain ran this many tasks.
         case count(Int)
+        /// A drain returned a count that depends on which thread ran what (auto-drain on a tracked task's thread):
+        /// the comparison's stand-in for any `.count`.
+        case someCount
+        /// `value(of:)` returned this.
+        case value(Int)
+        /// An error that is not a `ManualDispatcherError`.
+        case threw(String)
         /// `cancel()` returned this.
         case cancelled(Bool)
         case failed(ManualDispatcherError.Kind)
@@ -144,6 +243,9 @@ struct ModelObservation: Equatable, CustomStringConvertible {
             case .nothing: "returned"
             case .ran(let task): "ran t\(task)"
             case .count(let count): "returned \(count)"
+            case .someCount: "returned a count"
+            case .value(let value): "value \(value)"
+            case .threw(let error): "threw \(error)"
             case .cancelled(let stopped): "cancel() returned \(stopped)"
             case .failed(let kind): "threw \(kind)"
             }
@@ -166,18 +268,68 @@ struct ModelObservation: Equatable, CustomStringConvertible {
     }
 
     var result: Result
-    /// The tasks that ran during the operation, in order.
+    /// The tasks that ran during the operation, in order, whose own closure notes the run: plain tasks and the
+    /// awaitable dispatches of tracked tasks (a tracked task's start and its sleeps' timers run library code).
     var ran: [Int]
     var now: Duration
     /// `pendingTasks`, in the order dispatch order would run them.
     var pending: [Pending]
     var pendingCount: Int
     var pendingForegroundCount: Int
+    /// `unfinishedTaskCount`: tracked tasks that have not finished.
+    var unfinishedTasks: Int
+    /// The package hook `unsettledTaskCount`: tracked tasks running on their own executors.
+    var unsettledTasks: Int
+
+    /// What a comparison checks: everything in a settled stretch; less while a tracked task races the test (see
+    /// `ReferenceScheduler+TrackedTasks.swift`).
+    struct Checks {
+        /// Which pending tasks to compare.
+        enum PendingScope {
+            case all
+            /// All but these: the tasks racing tracked tasks are about to dispatch.
+            case excluding(Set<Int>)
+            case none
+        }
+
+        /// A drain's count (otherwise only that it returned one).
+        var count = true
+        /// The runs the tasks' closures noted during the operation, in order.
+        var runs = true
+        var clock = true
+        var pending = PendingScope.all
+        /// Every tracked task has caught up: compare the counts too, and the runs since the last settled point as a
+        /// set.
+        var settledPoint = true
+
+        static let everything = Checks()
+    }
+
+    /// The observation with what `checks` leaves out blanked, so that two observations compare on the rest.
+    func keeping(_ checks: Checks) -> ModelObservation {
+        var observation = self
+        if !checks.count, case .count = observation.result { observation.result = .someCount }
+        if !checks.runs { observation.ran = [] }
+        if !checks.clock { observation.now = .zero }
+        switch checks.pending {
+        case .all: break
+        case .excluding(let tasks): observation.pending.removeAll { tasks.contains($0.task) }
+        case .none: observation.pending = []
+        }
+        if !checks.settledPoint {
+            observation.pendingCount = 0
+            observation.pendingForegroundCount = 0
+            observation.unfinishedTasks = 0
+            observation.unsettledTasks = 0
+        }
+        return observation
+    }
 
     var description: String {
         """
         \(self.result); ran \(self.ran.map { "t\($0)" }); now \(nanoseconds(self.now)) ns; \(self.pendingCount) pending \
-        (\(self.pendingForegroundCount) foreground): \(self.pending)
+        (\(self.pendingForegroundCount) foreground): \(self.pending); \(self.unfinishedTasks) unfinished and \
+        \(self.unsettledTasks) unsettled tracked tasks
         """
     }
 }

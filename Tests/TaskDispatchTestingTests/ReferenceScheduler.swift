@@ -16,30 +16,75 @@ import TaskDispatchTesting
 ///   tasks pending at its start plus the runaway limit, if a task could still run.
 /// - Auto-drain runs every due task after each operation; auto-advance also jumps the clock.
 /// - `runCurrent()` runs only tasks dispatched before it started.
+/// - The async drains run as the synchronous ones do, and wait for the tracked tasks to settle before each move
+///   of the clock; the async steps run a due task at once, and with `waitingUpTo: .zero` throw `waitTimedOut`
+///   when none is due.
+///
+/// A tracked task is a script (`ReferenceScheduler+TrackedTasks.swift`): its start, then each await, is a task;
+/// when one runs, the next is dispatched at once, at the clock's time, which the documented settling makes the
+/// dispatcher's outcome too.
 ///
 /// Random order is checked rather than predicted: the generator's draws are the dispatcher's own business, so the
 /// reference follows the choices the dispatcher made (``followedRuns``) and checks that each was allowed: the
-/// oldest due foreground task or any due background task. It does not model tracked tasks or an auto-drain's
-/// runaway (which the next run method reports): the scenarios stay out of those.
+/// oldest due foreground task or any due background task. It does not model an auto-drain's runaway (which the
+/// next run method reports): the scenarios stay out of it.
 struct ReferenceScheduler {
     enum State: Equatable {
+        /// Its identity is taken, and it is not dispatched yet: a child whose parent has not run, or the step of a
+        /// tracked task that has not got there.
+        case reserved
         case pending
         case ran
         case cancelled
     }
 
+    /// What a task is: who dispatches it, and who notes that it ran.
+    enum Kind {
+        /// Dispatched by the test, or by the task that reserved it as a child; its closure notes its run, cancels a
+        /// task if its spec says so, and dispatches its children.
+        case plain(ModelTaskSpec, children: [Int])
+        /// The start of the tracked task at this index of ``trackedTasks``.
+        case start(tracked: Int)
+        /// A `runInBackground` or `runOnMainActor` of that tracked task; its closure notes its run.
+        case step(tracked: Int)
+        /// The timer of a clock sleep of that tracked task.
+        case timer(tracked: Int)
+    }
+
     struct Task {
         var id: Int
-        var spec: ModelTaskSpec
+        var kind: Kind
+        var context: TaskContext
+        var priority: BackgroundPriority
         /// The due time in nanoseconds; `Int64.max` for never.
-        var due: Int64
-        var state = State.pending
+        var due: Int64 = 0
+        /// The dispatch sequence: dispatches are numbered from 1, in the order the dispatcher accepts them.
+        var sequence: UInt64 = 0
+        /// Whether ``sequence`` is the dispatcher's: a task dispatched while a tracked task races the test has a
+        /// place among the dispatches that only the dispatcher knows, learnt at the next settled point.
+        var isSequenceKnown = true
+        var state = State.reserved
 
-        /// The dispatch sequence: tasks are numbered in dispatch order from 1, as the dispatcher numbers them.
-        var sequence: UInt64 { UInt64(self.id) }
+        /// The tracked task (an index into ``trackedTasks``) whose start or step this task is.
+        var owner: Int? {
+            switch self.kind {
+            case .plain: nil
+            case .start(let tracked), .step(let tracked), .timer(let tracked): tracked
+            }
+        }
+
+        /// Whether the task's own closure notes its run (so it shows in ``ModelObservation/ran``): plain tasks and
+        /// the awaitable dispatches of tracked tasks. A start and a sleep's timer run the library's closures; the
+        /// tracked task's body notes them when it resumes.
+        var notesItsRun: Bool {
+            switch self.kind {
+            case .plain, .step: true
+            case .start, .timer: false
+            }
+        }
 
         func isEarlier(than other: Task) -> Bool {
-            self.due != other.due ? self.due < other.due : self.id < other.id
+            self.due != other.due ? self.due < other.due : self.sequence < other.sequence
         }
     }
 
@@ -49,10 +94,15 @@ struct ReferenceScheduler {
         case ignoresPriority
         /// Allows only the oldest due background task under random order, as if it were dispatch order.
         case narrowsRandomOrder
+        /// Wakes a tracked task's clock sleep at once, as if the sleep did not wait for the clock.
+        case wakesSleepsAtOnce
     }
 
     static let latestTime = Int64.max - 1
     static let never = Int64.max
+    /// The real-time limit of the model's dispatchers: generous, since only a failure spends it (a tracked task
+    /// that does not settle), and other suites share the machine's threads.
+    static let waitLimit = Duration.seconds(60)
 
     var mode: ManualDispatcher.Mode
     var order: ManualDispatcher.Order
@@ -61,15 +111,38 @@ struct ReferenceScheduler {
     var mistake: Mistake?
 
     var now: Int64 = 0
-    /// Every task dispatched, task `n` at index `n - 1`.
-    private(set) var tasks: [Task] = []
+    /// Every task, task `n` at index `n - 1`, reserved ones included.
+    var tasks: [Task] = []
+    /// The identities of the pending tasks, in no particular order: the searches look at these instead of every task
+    /// ever dispatched (a sequence dispatches hundreds; a few are pending at a time). Changed only by
+    /// ``setState(_:of:)``.
+    private(set) var pendingIDs: [Int] = []
     /// The tasks run, in order, with the time each started.
     private(set) var runs: [(task: Int, start: Int64)] = []
+    /// The runs since the last settled point (see ``isSettled``), compared as a set when the next one comes.
+    var runsSinceSettledPoint: [(task: Int, start: Int64)] = []
+    /// The number of runs noted by the tasks' own closures, which `run(until:)` counts.
+    private(set) var notedRunCount = 0
+    /// The sequence the next dispatch gets.
+    private(set) var nextSequence: UInt64 = 1
     /// Under random order, the tasks the dispatcher ran during the operation being applied, in order: the reference
     /// takes each choice from here after checking that the order allowed it.
     var followedRuns: [Int] = []
+    /// Whether random order follows ``followedRuns``; when it does not (the runs depend on a race, and are compared
+    /// as a set), the reference takes the first allowed task.
+    var follows = true
     /// The first choice of the dispatcher that random order does not allow, if any.
     private(set) var disallowedChoice: String?
+
+    /// The tasks started with `startTask`, in start order.
+    var trackedTasks: [TrackedTask] = []
+    /// The tracked tasks the reference has moved on (at a run of their start or of a task they awaited) whose real
+    /// counterparts may not have caught up yet: they run on their own executors until they next wait.
+    var racing: Set<Int> = []
+    /// The first sequence whose place the reference did not know, since the last settled point.
+    var firstUnknownSequence: UInt64?
+    /// Whether a tracked task ever raced the test: the runs' order then holds only within each settled stretch.
+    var hasRaced = false
 
     init(_ configuration: ModelScenario.Configuration, mistake: Mistake? = nil) {
         self.mode = configuration.mode
@@ -83,11 +156,23 @@ struct ReferenceScheduler {
 
     /// The pending tasks, earliest first.
     var pending: [Task] {
-        self.tasks.filter { $0.state == .pending }.sorted { $0.isEarlier(than: $1) }
+        self.pendingTasks.sorted { $0.isEarlier(than: $1) }
+    }
+
+    /// The pending tasks, in no particular order.
+    var pendingTasks: [Task] {
+        self.pendingIDs.map { self.tasks[$0 - 1] }
     }
 
     var pendingCount: Int {
-        self.tasks.reduce(0) { $0 + ($1.state == .pending ? 1 : 0) }
+        self.pendingIDs.count
+    }
+
+    /// Moves task `id` to `state`, keeping ``pendingIDs`` in step.
+    private mutating func setState(_ state: State, of id: Int) {
+        if self.tasks[id - 1].state == .pending { self.pendingIDs.removeAll { $0 == id } }
+        if state == .pending { self.pendingIDs.append(id) }
+        self.tasks[id - 1].state = state
     }
 
     func task(_ id: Int) -> Task? {
@@ -96,20 +181,46 @@ struct ReferenceScheduler {
 
     /// The earliest due time of a delayed task that can fall due.
     var nextDelayedDue: Int64? {
-        self.tasks.lazy.filter { $0.state == .pending && $0.due > self.now && $0.due != Self.never }.map(\.due).min()
+        self.pendingTasks.lazy.filter { $0.due > self.now && $0.due != Self.never }.map(\.due).min()
     }
 
     // MARK: - Operations
 
+    /// What applying an operation did.
+    struct Applied {
+        var result: ModelObservation.Result
+        /// The runs during the operation that the tasks' closures note, in order.
+        var noted: [Int]
+        /// Whether a start or an awaited task of a tracked task ran, which sets that task running on its own.
+        var resumedTrackedTask: Bool
+    }
+
     /// Applies `operation`, then lets auto-drain or auto-advance run what they would.
     ///
-    /// - Returns: What the call returned, and the tasks that ran, in order.
-    mutating func apply(_ operation: ModelOperation) -> (ModelObservation.Result, [Int]) {
+    /// Under random order it follows the dispatcher's choices when they can be followed: in a settled stretch, for
+    /// an operation that resumes no tracked task (or a step, which runs one task, whichever it is).
+    mutating func apply(_ operation: ModelOperation) -> Applied {
+        self.follows = operation.isStep || self.isSettled
+        if self.follows, case .random = self.order, !operation.isStep {
+            var trial = self
+            trial.follows = false
+            trial.followedRuns = []
+            self.follows = !trial.applyOnce(operation).resumedTrackedTask
+        }
+        return self.applyOnce(operation)
+    }
+
+    private mutating func applyOnce(_ operation: ModelOperation) -> Applied {
         let runsBefore = self.runs.count
         self.followedRuns.reverse()  // popped from the end
         let result = self.perform(operation)
         self.drainAutomatically()
-        return (result, self.runs[runsBefore...].map(\.task))
+        let ran = self.runs[runsBefore...].map(\.task)
+        return Applied(
+            result: result,
+            noted: ran.filter { self.tasks[$0 - 1].notesItsRun },
+            resumedTrackedTask: ran.contains { self.tasks[$0 - 1].owner != nil }
+        )
     }
 
     private mutating func perform(_ operation: ModelOperation) -> ModelObservation.Result {
@@ -118,9 +229,9 @@ struct ReferenceScheduler {
             self.dispatch(spec)
             return .nothing
         case .cancel(let id):
-            guard self.task(id) != nil else { return .nothing }
-            guard self.tasks[id - 1].state == .pending else { return .cancelled(false) }
-            self.tasks[id - 1].state = .cancelled
+            guard let task = self.task(id) else { return .nothing }
+            guard case .plain = task.kind, task.state == .pending else { return .cancelled(false) }
+            self.setState(.cancelled, of: id)
             return .cancelled(true)
         case .runNextForeground:
             return self.step(.foreground)
@@ -129,36 +240,41 @@ struct ReferenceScheduler {
         case .runNext:
             return self.step(nil)
         case .runCurrent:
-            let limit = UInt64(self.nextID)
+            let limit = self.nextSequence
             var ran = 0
             while let id = self.chooseDue(in: nil, before: limit) {
                 self.run(id)
                 ran += 1
             }
             return .count(ran)
-        case .runUntilIdle:
+        case .runUntilIdle, .runUntilIdleAsync:
             switch self.drain(clockLimit: Self.latestTime) {
-            case .ran(let count): return .count(count)
+            case .ran(let count): return self.settled(.count(count), by: operation)
             case .runaway: return .failed(.runawayTasks(limit: self.runawayLimit))
             }
-        case .advanceBy(let duration):
+        case .advanceBy(let duration), .advanceByAsync(let duration):
             let (sum, overflow) = self.now.addingReportingOverflow(duration.saturatedNanoseconds)
-            return self.advance(to: overflow ? (duration.saturatedNanoseconds < 0 ? .min : .max) : sum)
-        case .advanceTo(let time):
-            return self.advance(to: time.saturatedNanoseconds)
+            let target = overflow ? (duration.saturatedNanoseconds < 0 ? .min : .max) : sum
+            return self.settled(self.advance(to: target), by: operation)
+        case .advanceTo(let time), .advanceToAsync(let time):
+            return self.settled(self.advance(to: time.saturatedNanoseconds), by: operation)
+        case .settle:
+            return self.settled(self.advance(to: self.now), by: operation)
         case .runUntilTaskLabeled(let target):
+            // A sleep's timer is labeled after its tracked task, never `tn`.
             var found = false
-            let end = self.drain(clockLimit: Self.latestTime) { id, _ in
-                found = id == target
+            let end = self.drain(clockLimit: Self.latestTime) { task, _ in
+                if case .timer = task.kind { return false }
+                found = task.id == target
                 return found
             }
             if case .runaway = end { return .failed(.runawayTasks(limit: self.runawayLimit)) }
             return found ? .ran(target) : .failed(.conditionNotMet)
         case .runUntilRunCount(let wanted):
-            if self.runs.count >= wanted { return .count(0) }
+            if self.notedRunCount >= wanted { return .count(0) }
             var satisfied = false
-            let end = self.drain(clockLimit: Self.latestTime) { _, runs in
-                satisfied = runs >= wanted
+            let end = self.drain(clockLimit: Self.latestTime) { _, notedRuns in
+                satisfied = notedRuns >= wanted
                 return satisfied
             }
             switch end {
@@ -166,33 +282,94 @@ struct ReferenceScheduler {
             case .ran(let count): return satisfied ? .count(count) : .failed(.conditionNotMet)
             }
         case .verifyIdle:
-            return self.pendingCount == 0 ? .nothing : .failed(.pendingTasks)
+            if self.pendingCount > 0 { return .failed(.pendingTasks) }
+            return self.unfinishedTrackedCount > 0 ? .failed(.unfinishedTasks) : .nothing
         case .setMode(let mode):
             self.mode = mode
             return .nothing
         case .setOrder(let order):
             self.order = order
             return .nothing
+        case .startTask(let script):
+            self.start(script)
+            return .nothing
+        case .runNextAsync(let context, let waits):
+            guard let id = self.chooseDue(in: context, before: .max) else {
+                return .failed(.waitTimedOut(after: waits ? Self.waitLimit : .zero))
+            }
+            self.run(id)
+            return .ran(id)
+        case .valueOf(let id):
+            guard let index = self.trackedIndex(startID: id) else { return .nothing }
+            return .value(self.trackedTasks[index].script.steps.count)
         }
     }
 
+    /// An async drain that returned has waited for every tracked task to settle: the race is over.
+    private mutating func settled(
+        _ result: ModelObservation.Result,
+        by operation: ModelOperation
+    ) -> ModelObservation.Result {
+        if operation.isAsync, case .count = result { self.racing = [] }
+        return result
+    }
+
     private mutating func dispatch(_ spec: ModelTaskSpec) {
-        let delay = spec.delay.saturatedNanoseconds
+        let id = self.nextID
+        let children = spec.children.indices.map { id + 1 + $0 }
+        self.tasks.append(
+            Task(id: id, kind: .plain(spec, children: children), context: spec.context, priority: spec.priority))
+        for child in spec.children {
+            let task = Task(
+                id: self.nextID, kind: .plain(child, children: []), context: child.context, priority: child.priority)
+            self.tasks.append(task)
+        }
+        self.enqueue(id, after: spec.delay.saturatedNanoseconds)
+    }
+
+    /// Dispatches the reserved task `id` to fall due `delay` nanoseconds from now, as `dispatch(_:)` does.
+    mutating func enqueue(_ id: Int, after delay: Int64) {
         var due = self.now
         if delay > 0 {
             let (sum, overflow) = self.now.addingReportingOverflow(delay)
             due = overflow || sum > Self.latestTime ? Self.never : sum
         }
-        self.tasks.append(Task(id: self.nextID, spec: spec, due: due))
+        self.enqueue(id, dueAt: due)
+    }
+
+    /// Dispatches the reserved task `id` to fall due at `due` (at once if that is not later than now).
+    mutating func enqueue(_ id: Int, dueAt due: Int64) {
+        self.tasks[id - 1].due = due > Self.latestTime ? Self.never : max(due, self.now)
+        self.tasks[id - 1].sequence = self.nextSequence
+        self.tasks[id - 1].isSequenceKnown = self.knowsDispatchOrder
+        if !self.knowsDispatchOrder && self.firstUnknownSequence == nil {
+            self.firstUnknownSequence = self.nextSequence
+        }
+        self.setState(.pending, of: id)
+        self.nextSequence += 1
     }
 
     private mutating func run(_ id: Int) {
-        self.tasks[id - 1].state = .ran
+        self.setState(.ran, of: id)
         self.runs.append((id, self.now))
-        if let target = self.tasks[id - 1].spec.cancels, self.task(target)?.state == .pending {
-            self.tasks[target - 1].state = .cancelled
+        self.runsSinceSettledPoint.append((id, self.now))
+        switch self.tasks[id - 1].kind {
+        case .plain(let spec, let children):
+            self.notedRunCount += 1
+            if let target = spec.cancels, let task = self.task(target), case .plain = task.kind, task.state == .pending
+            {
+                self.setState(.cancelled, of: target)
+            }
+            for child in children {
+                guard case .plain(let childSpec, _) = self.tasks[child - 1].kind else { continue }
+                self.enqueue(child, after: childSpec.delay.saturatedNanoseconds)
+            }
+        case .step(let tracked):
+            self.notedRunCount += 1
+            self.resume(tracked)
+        case .start(let tracked), .timer(let tracked):
+            self.resume(tracked)
         }
-        for child in self.tasks[id - 1].spec.children { self.dispatch(child) }
     }
 
     private mutating func step(_ context: TaskContext?) -> ModelObservation.Result {
@@ -220,9 +397,9 @@ struct ReferenceScheduler {
     }
 
     /// Runs due tasks, jumping the clock up to `clockLimit` when nothing is due, until none is left or `stop` holds
-    /// after a run (it gets the task and the number of runs so far); stops with a runaway after the tasks pending at
-    /// the start plus the runaway limit.
-    private mutating func drain(clockLimit: Int64, stop: (Int, Int) -> Bool = { _, _ in false }) -> DrainEnd {
+    /// after a run (it gets the task and the number of noted runs so far); stops with a runaway after the tasks
+    /// pending at the start plus the runaway limit.
+    private mutating func drain(clockLimit: Int64, stop: (Task, Int) -> Bool = { _, _ in false }) -> DrainEnd {
         let bound = self.pendingCount + self.runawayLimit
         var ran = 0
         while true {
@@ -233,7 +410,7 @@ struct ReferenceScheduler {
             guard let id = self.next(jumpingClockTo: clockLimit) else { return .ran(ran) }
             self.run(id)
             ran += 1
-            if stop(id, self.runs.count) { return .ran(ran) }
+            if stop(self.tasks[id - 1], self.notedRunCount) { return .ran(ran) }
         }
     }
 
@@ -252,9 +429,10 @@ struct ReferenceScheduler {
     // MARK: - Choosing
 
     /// The dispatcher's next choice, if `allowed` holds it; otherwise notes the disallowed choice, and goes on with
-    /// it if it is pending (with the first allowed task if not).
+    /// it if it is pending (with the first allowed task if not). Without following, the first allowed task.
     private mutating func follow(allowed: [Int]) -> Int? {
         guard let first = allowed.first else { return nil }
+        guard self.follows else { return first }
         guard let choice = self.followedRuns.popLast() else {
             self.disallowedChoice =
                 self.disallowedChoice ?? "the dispatcher ran nothing more, with \(allowed.map { "t\($0)" }) due"
@@ -268,8 +446,13 @@ struct ReferenceScheduler {
         return choice
     }
 
-    private var hasDueTask: Bool {
-        self.tasks.contains { $0.state == .pending && $0.due <= self.now }
+    var hasDueTask: Bool {
+        self.pendingTasks.contains { $0.due <= self.now }
+    }
+
+    /// The due tasks in `context` (`nil`: either), oldest first.
+    func dueTasks(in context: TaskContext?) -> [Task] {
+        self.pending.filter { $0.due <= self.now && (context == nil || $0.context == context) }
     }
 
     /// The next due task of any context; when nothing at all is due, the clock first jumps to the next delayed task
@@ -283,20 +466,20 @@ struct ReferenceScheduler {
 
     /// The due task the order runs next in `context` (`nil`: either), among tasks dispatched before `limit`.
     private mutating func chooseDue(in context: TaskContext?, before limit: UInt64) -> Int? {
-        let due = self.tasks.filter { $0.state == .pending && $0.due <= self.now && $0.sequence < limit }
-        let foreground = due.filter { $0.spec.context == .foreground }.min { $0.isEarlier(than: $1) }
-        var backgroundTasks = due.filter { $0.spec.context == .background }
+        let due = self.pendingTasks.filter { $0.due <= self.now && $0.sequence < limit }
+        let foreground = due.filter { $0.context == .foreground }.min { $0.isEarlier(than: $1) }
+        var backgroundTasks = due.filter { $0.context == .background }
         if case .random = self.order {
             var allowed = context == .background ? [] : foreground.map { [$0.id] } ?? []
-            if context != .foreground { allowed += backgroundTasks.map(\.id) }
+            if context != .foreground { allowed += backgroundTasks.sorted { $0.isEarlier(than: $1) }.map(\.id) }
             if self.mistake == .narrowsRandomOrder, let oldest = backgroundTasks.min(by: { $0.isEarlier(than: $1) }) {
                 allowed = [oldest.id]
             }
             return self.follow(allowed: allowed)
         }
         if self.order == .priority && self.mistake != .ignoresPriority {
-            let highest = backgroundTasks.map(\.spec.priority).max()
-            backgroundTasks = backgroundTasks.filter { $0.spec.priority == highest }
+            let highest = backgroundTasks.map(\.priority).max()
+            backgroundTasks = backgroundTasks.filter { $0.priority == highest }
         }
         let background = backgroundTasks.min { $0.isEarlier(than: $1) }
         switch (context, foreground, background) {
@@ -305,6 +488,16 @@ struct ReferenceScheduler {
         case (nil, let foreground?, let background?):
             return background.isEarlier(than: foreground) ? background.id : foreground.id
         case (nil, let foreground, let background): return (foreground ?? background)?.id
+        }
+    }
+}
+
+extension ModelOperation {
+    /// Whether the operation runs exactly one task (or none): a step, synchronous or async.
+    var isStep: Bool {
+        switch self {
+        case .runNextForeground, .runNextBackground, .runNext, .runNextAsync: true
+        default: false
         }
     }
 }

@@ -2,13 +2,14 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// Random scripts of tracked tasks, checked by their end state only: when each task's steps interleave with the
-/// others' depends on the Swift runtime, so the reference cannot predict the order of the runs, but it can predict
-/// where they all end.
+/// Random scripts of tracked tasks, checked by their end state, and by the dispatcher's invariants after every step:
+/// when each task's steps interleave with the others' depends on the Swift runtime, so the order of the runs is not
+/// predicted here (the model-based test compares what can be predicted of it), but where they all end is.
 ///
 /// Each task, started with `startTask`, awaits `runInBackground` and sleeps on the dispatcher's clock in a random
 /// order. The async drains move the clock only when every tracked task has settled, so a task resumes at its exact
-/// deadline, and the clock ends at the longest script's total sleep.
+/// deadline, and the clock ends at the longest script's total sleep. After each async drain every tracked task has
+/// settled; the invariants are checked while the tasks still run, too (the check takes the dispatcher's lock).
 @Suite struct TrackedTaskScenarioTests {
     private enum Step: Sendable {
         case background(String)
@@ -61,6 +62,20 @@ import Testing
         }
     }
 
+    /// Starts each script, checking the invariants after each start.
+    private static func start(
+        _ scripts: [Script],
+        on dispatcher: ManualDispatcher,
+        log: EventLog
+    ) -> [Task<Void, any Error>] {
+        var tasks: [Task<Void, any Error>] = []
+        for script in scripts {
+            tasks.append(Self.start(script, on: dispatcher, log: log))
+            dispatcher.checkInvariants()
+        }
+        return tasks
+    }
+
     /// Checks the end state: every task finished, each ran its background steps in its own order, and nothing is
     /// left pending.
     private static func checkEnd(
@@ -70,7 +85,11 @@ import Testing
         log: EventLog,
         seed: UInt64
     ) async throws {
-        for task in tasks { try await dispatcher.value(of: task) }
+        for task in tasks {
+            try await dispatcher.value(of: task)
+            dispatcher.checkInvariants()
+        }
+        #expect(dispatcher.unfinishedTaskCount == 0, "seed \(seed)")
         try dispatcher.verifyIdle()
         let events = log.events
         #expect(events.sorted() == scripts.flatMap(\.backgroundLabels).sorted(), "seed \(seed)")
@@ -84,8 +103,10 @@ import Testing
             let scripts = Self.scripts(seed: seed)
             let dispatcher = ManualDispatcher()
             let log = EventLog()
-            let tasks = scripts.map { Self.start($0, on: dispatcher, log: log) }
+            let tasks = Self.start(scripts, on: dispatcher, log: log)
             try await dispatcher.runUntilIdle()
+            dispatcher.checkInvariants()
+            #expect(dispatcher.unsettledTaskCount == 0, "seed \(seed)")
             #expect(dispatcher.now == .nanoseconds(scripts.map(\.totalSleep).max() ?? 0), "seed \(seed)")
             try await Self.checkEnd(scripts, tasks, on: dispatcher, log: log, seed: seed)
         }
@@ -96,16 +117,19 @@ import Testing
             let scripts = Self.scripts(seed: seed)
             let dispatcher = ManualDispatcher()
             let log = EventLog()
-            let tasks = scripts.map { Self.start($0, on: dispatcher, log: log) }
+            let tasks = Self.start(scripts, on: dispatcher, log: log)
             var generator = ModelGenerator(seed: seed)
             var advanced: Int64 = 0
             let end = scripts.map(\.totalSleep).max() ?? 0
             repeat {
                 let step = Int64(generator.below(4) * 2)
                 try await dispatcher.advance(by: .nanoseconds(step))
+                dispatcher.checkInvariants()
+                #expect(dispatcher.unsettledTaskCount == 0, "seed \(seed)")
                 advanced += step
             } while advanced < end
             try await dispatcher.runUntilIdle()  // the steps after the last sleep; no timer is left to move the clock
+            dispatcher.checkInvariants()
             #expect(dispatcher.now == .nanoseconds(advanced), "seed \(seed)")
             try await Self.checkEnd(scripts, tasks, on: dispatcher, log: log, seed: seed)
         }
