@@ -41,6 +41,13 @@ extension ManualDispatcher {
         /// moves only between settled states (see <doc:TestingAsyncCode>), so a task woken by a sleep runs up to its
         /// next wait before the clock moves again. A timer that never stops is stopped after
         /// ``ManualDispatcher/runawayLimit`` jumps made without a call from the test, with the runaway error.
+        ///
+        /// Because the dispatcher moves the clock on its own, a call that stops at a point in time means little
+        /// here: ``ManualDispatcher/settle(waitingUpTo:)`` and ``ManualDispatcher/advance(by:waitingUpTo:)`` return
+        /// once their own target is settled, and the dispatcher may then jump on and wake more tasks while the test
+        /// checks. Check the end state after ``ManualDispatcher/value(of:)`` or
+        /// ``ManualDispatcher/runUntilIdle(waitingUpTo:)``, which return only when nothing can fall due any more; to
+        /// check a state in between, use ``manual``.
         case autoAdvance
 
         /// `manual`, `autoDrain` or `autoAdvance`.
