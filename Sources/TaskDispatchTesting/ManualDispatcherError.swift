@@ -97,7 +97,7 @@ extension ManualDispatcherError {
         case .tasksNotSettled(let method, let limit?, let tasks):
             return (
                 .unsettledTasks(after: limit),
-                "\(method) waited \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
             )
         case .tasksNotSettled(let method, nil, let tasks):
             return (
@@ -137,7 +137,7 @@ extension ManualDispatcherError {
                 }
             return (
                 .waitTimedOut(after: limit),
-                "\(method) waited \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
             )
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =
@@ -217,7 +217,7 @@ extension ManualDispatcherError {
                 }
             return (
                 .waitTimedOut(after: limit),
-                "\(method) found no \(what) due within \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
+                "\(method) found no \(what) due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
             )
         case .pendingTasksNotReached(let method, let wanted, let context, let limit):
             let found =
@@ -229,7 +229,7 @@ extension ManualDispatcherError {
             let noun = context.map { "\($0) task" } ?? "task"
             return (
                 .waitTimedOut(after: limit),
-                "\(method) waited \(formatTime(Swift.max(0, limit.nanosecondsSaturated))) of real time for \(count(wanted, "pending \(noun)")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(noun)")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
             )
         }
     }

@@ -124,12 +124,9 @@ struct TrackedTasks: @unchecked Sendable {
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
     mutating func markStarted(_ id: UInt64, at time: Int64) {
-        self.wakeups &+= 1
-        let wakeups = self.wakeups
-        self.update(id) { record in
+        self.wake(id) { record in
             record.phase = .running
             record.lastSeen = .started(at: time)
-            record.wokenAt = wakeups
         }
     }
 
@@ -143,12 +140,9 @@ struct TrackedTasks: @unchecked Sendable {
 
     /// The wait on `description` ended: the task is about to run again.
     mutating func ownedWaitEnded(_ id: UInt64, on description: String) {
-        self.wakeups &+= 1
-        let wakeups = self.wakeups
-        self.update(id) { record in
+        self.wake(id) { record in
             record.ownedWaits -= 1
             record.lastSeen = .resumed(after: description)
-            record.wokenAt = wakeups
         }
     }
 
@@ -329,6 +323,16 @@ struct TrackedTasks: @unchecked Sendable {
             self.ids.removeValue(forKey: key)
         }
         self.errors.removeValue(forKey: id)
+    }
+
+    /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
+    private mutating func wake(_ id: UInt64, _ change: (inout Record) -> Void) {
+        self.wakeups &+= 1
+        let wakeups = self.wakeups
+        self.update(id) { record in
+            change(&record)
+            record.wokenAt = wakeups
+        }
     }
 
     /// Changes record `id`, if it exists.

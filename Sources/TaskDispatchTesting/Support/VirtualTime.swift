@@ -10,6 +10,11 @@ func formatTime(_ nanoseconds: Int64) -> String {
     return formatNanoseconds(nanoseconds)
 }
 
+/// A real-time limit as messages show it: a limit of zero or less checks once, so it reads `0 s`.
+func formatRealTimeLimit(_ limit: Duration) -> String {
+    formatTime(Swift.max(0, limit.nanosecondsSaturated))
+}
+
 /// Formats a duration for messages and descriptions, as `formatTime(_:)` writes an instant: `5 s`, `300 ms`.
 ///
 /// A duration past the clock's range (about 292 years either way) reads `292 years or more` (`-292 years or less`).
