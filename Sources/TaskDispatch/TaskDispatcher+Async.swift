@@ -13,7 +13,9 @@ extension TaskDispatcher {
     /// ```
     ///
     /// With `ManualDispatcher` the task waits, like any other, until the test runs it, for instance with
-    /// `runNextBackground(waitingUpTo:)`.
+    /// `runNextBackground()`. Awaited from code that `startTask` did not start (the test itself, say), the await is
+    /// bounded by the dispatcher's `waitLimit`: a task still pending then is cancelled, and this method throws
+    /// `ManualDispatcherError` naming the call and its line.
     ///
     /// **Cancellation.** Cancelling the awaiting task cancels the dispatched task if it has not started, and
     /// this method throws `CancellationError`; the closure never runs. A task that has started runs to the end,
@@ -29,7 +31,7 @@ extension TaskDispatcher {
     ///   - work: The work to run in the background.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
-    ///   work started.
+    ///   work started; with `ManualDispatcher`, its error when the work did not start within its wait limit.
     nonisolated(nonsending) public func runInBackground<Value: Sendable>(
         priority: BackgroundPriority = .medium,
         after delay: Duration = .zero,
@@ -41,13 +43,14 @@ extension TaskDispatcher {
         try Task.checkCancellation()
         let wait = TaskTracking.wait(on: Self.describe("runInBackground", label, fileID, line))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
-        let task = DispatchedTask(
+        var task = DispatchedTask(
             .background { awaited.finish(Result { try work() }) },
             label: label,
             delay: delay,
             priority: priority,
             callSite: CallSite(fileID: fileID, line: line)
         )
+        if wait == nil { task.untrackedAwait = awaited }
         return try await self.awaitResult(of: task, through: awaited, binding: wait)
     }
 
@@ -78,7 +81,8 @@ extension TaskDispatcher {
     ///   - work: The work to run on the main actor.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
-    ///   work started.
+    ///   work started; with `ManualDispatcher`, its error when the work did not start within its wait limit
+    ///   (see `runInBackground`).
     nonisolated(nonsending) public func runOnMainActor<Value: Sendable>(
         after delay: Duration = .zero,
         label: String? = nil,
@@ -89,12 +93,13 @@ extension TaskDispatcher {
         try Task.checkCancellation()
         let wait = TaskTracking.wait(on: Self.describe("runOnMainActor", label, fileID, line))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
-        let task = DispatchedTask(
+        var task = DispatchedTask(
             .foreground { awaited.finish(Result { try work() }) },
             label: label,
             delay: delay,
             callSite: CallSite(fileID: fileID, line: line)
         )
+        if wait == nil { task.untrackedAwait = awaited }
         return try await self.awaitResult(of: task, through: awaited, binding: wait)
     }
 

@@ -117,6 +117,36 @@ extension ManualDispatcher {
         }
     }
 
+    // MARK: - Awaits from outside the tracked tasks
+
+    /// Bounds an await of `task` by code that runs in no tracked task (`runInBackground`, `runOnMainActor` or a sleep
+    /// on ``clock``, called from the test itself or from a plain `Task`): no drain waits for such code, and a test
+    /// that awaits the work itself cannot also step it. If `task` has neither run nor been cancelled ``waitLimit``
+    /// after its dispatch, this cancels it and ends the await with ``ManualDispatcherError/Kind/waitTimedOut(after:)``,
+    /// naming `what` was awaited; so the await ends within the limit, and the task is not lost: it is cancelled and
+    /// reported.
+    ///
+    /// The timer holds nothing strongly: a task that ran, or a dispatcher that is gone, leaves it nothing to do.
+    func bound(_ awaiting: any UntrackedAwait, of task: ScheduledTask, describedAs what: String) {
+        let limit = self.waitLimit
+        DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: limit)) {
+            [weak monitor = self.monitor, weak task, weak awaiting] in
+            guard let monitor, let task, let awaiting else { return }
+            let stopped = monitor.withLock { schedule -> (work: DispatchedTask.Work, failure: Failure)? in
+                guard let work = schedule.cancel(task) else { return nil }  // it started, or was cancelled
+                return (work, schedule.failure(.awaitNotRun(what: what, limit: limit, mode: schedule.mode)))
+            }
+            guard let stopped else { return }
+            withExtendedLifetime(stopped.work) {}  // released outside the lock, before the await resumes
+            awaiting.fail(with: ManualDispatcherError(stopped.failure))
+        }
+    }
+
+    /// `runInBackground "parse" (Feed.swift:12)`: an awaited task, as the messages name it.
+    static func describe(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
+        "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
+    }
+
     /// `limit` from now as a Dispatch deadline; zero or negative is now, 31 years or more is forever (see
     /// `Duration.dispatchDeadline`, which works in whole seconds so that a 32-bit `Int` holds them).
     static func deadline(after limit: Duration) -> DispatchTime {

@@ -47,6 +47,11 @@ extension ManualDispatcher {
     ///   the dispatch of its timer does not push it back.
     /// - The tolerance is ignored: the timer runs exactly at its deadline.
     ///
+    /// **A sleep from outside the tracked tasks** (from the test itself, or a plain `Task`) is bounded by
+    /// ``ManualDispatcher/waitLimit`` of real time: if the clock has not reached its deadline by then, its timer is
+    /// cancelled and the sleep throws ``ManualDispatcherError/Kind/waitTimedOut(after:)`` (see <doc:Limits>). A
+    /// sleep inside a tracked task is the async drains' business, and has no such bound.
+    ///
     /// **Cancellation.** Cancelling a sleeping task cancels its timer, which leaves the dispatcher at once, and
     /// the sleep throws `CancellationError`. If the timer ran first, the sleep returns normally: the sleeping
     /// task is resumed exactly once either way. A sleep started by a task that is already cancelled throws
@@ -79,7 +84,9 @@ extension ManualDispatcher {
         /// - Parameters:
         ///   - deadline: The instant to wake at.
         ///   - tolerance: Ignored: the timer runs exactly at `deadline`.
-        /// - Throws: `CancellationError` when the sleeping task is cancelled before its timer ran.
+        /// - Throws: `CancellationError` when the sleeping task is cancelled before its timer ran;
+        ///   ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when code outside
+        ///   the tracked tasks slept longer than ``ManualDispatcher/waitLimit`` of real time.
         public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
             let due = deadline.offset.nanosecondsSaturated
             guard due > self.dispatcher.now.nanosecondsSaturated else {
@@ -101,7 +108,9 @@ extension ManualDispatcher {
             )
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    awaited.start(continuation) { dispatcher.dispatch(task, dueAt: due, waitedOnBy: wait) }
+                    awaited.start(continuation) {
+                        dispatcher.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: wait == nil ? awaited : nil)
+                    }
                 }
             } onCancel: {
                 awaited.cancel()
@@ -117,8 +126,25 @@ extension ManualDispatcher {
     }
 
     /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation, as the timer
-    /// of a sleep that `wait` (if the sleeper is a tracked task) waits on; otherwise as ``dispatch(_:)``.
-    func dispatch(_ task: DispatchedTask, dueAt due: Int64, waitedOnBy wait: OwnedWait?) -> TaskHandle {
-        self.record(wait) { $0.accept(task, dueAt: due) }
+    /// of a sleep that `wait` (if the sleeper is a tracked task) waits on; otherwise as ``dispatch(_:)``. A sleep of
+    /// code that runs in no tracked task (`awaiting`) is bounded in real time as the awaitable dispatches are (see
+    /// `bound(_:of:describedAs:)`).
+    func dispatch(
+        _ task: DispatchedTask,
+        dueAt due: Int64,
+        waitedOnBy wait: OwnedWait?,
+        awaitedBy awaiting: (any UntrackedAwait)?
+    ) -> TaskHandle {
+        var accepted: ScheduledTask?
+        let handle = self.record(wait) { schedule in
+            let scheduled = schedule.accept(task, dueAt: due)
+            accepted = scheduled
+            return scheduled
+        }
+        if let awaiting, let accepted {
+            self.bound(
+                awaiting, of: accepted, describedAs: "a sleep on the dispatcher's clock (\"\(task.label ?? "")\")")
+        }
+        return handle
     }
 }

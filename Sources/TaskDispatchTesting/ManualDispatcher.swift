@@ -154,7 +154,18 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.record(nil) { $0.accept(task) }
+        guard let awaiting = task.untrackedAwait else { return self.record(nil) { $0.accept(task) } }
+        var accepted: ScheduledTask?
+        let handle = self.record(nil) { schedule in
+            let scheduled = schedule.accept(task)
+            accepted = scheduled
+            return scheduled
+        }
+        if let accepted {
+            let method = task.context == .foreground ? "runOnMainActor" : "runInBackground"
+            self.bound(awaiting, of: accepted, describedAs: Self.describe(method, task.label, task.callSite))
+        }
+        return handle
     }
 
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a

@@ -31,8 +31,10 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         case concurrentRun
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
-        /// An async step or wait reached its real-time limit before the work it waited for was dispatched, or
-        /// ``ManualDispatcher/value(of:)`` before the task it awaited finished.
+        /// An async step or wait reached its real-time limit before the work it waited for was dispatched,
+        /// ``ManualDispatcher/value(of:)`` before the task it awaited finished, or an await from outside the tracked
+        /// tasks (`runInBackground`, `runOnMainActor`, a sleep on ``ManualDispatcher/clock``) before its task ran,
+        /// which the dispatcher then cancelled (see <doc:Limits>).
         case waitTimedOut(after: Duration)
         /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that the test
         /// did not await through ``ManualDispatcher/value(of:)``; in production that error would vanish.
@@ -138,6 +140,20 @@ extension ManualDispatcherError {
             return (
                 .waitTimedOut(after: limit),
                 "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
+            )
+        case .awaitNotRun(let what, let limit, let mode):
+            let advice =
+                switch mode {
+                case .manual:
+                    "In manual mode only the test runs tasks, and a test that awaits this work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or use mode .autoDrain"
+                case .autoDrain:
+                    "In auto-drain, a delayed task or a sleep still waits for the clock, and a test that awaits it cannot also move the clock: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or use mode .autoAdvance"
+                case .autoAdvance:
+                    "Auto-advance moves the clock only while every tracked task is settled: check that the tracked tasks await only work sent through the dispatcher"
+                }
+            return (
+                .waitTimedOut(after: limit),
+                "\(what), awaited from code that no startTask started, did not run within \(formatRealTimeLimit(limit)) of real time, so the dispatcher cancelled it and ended the await with this error. \(advice)"
             )
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =

@@ -7,7 +7,7 @@
 /// once; it is resumed at least once because the dispatcher runs the task exactly once unless ``cancel()``'s
 /// call to `TaskHandle.cancel()` returned `true`, and that is the one case in which this type resumes it with
 /// `CancellationError`.
-package final class AwaitedDispatch<Value: Sendable>: Sendable {
+package final class AwaitedDispatch<Value: Sendable>: UntrackedAwait {
     private struct State: Sendable {
         var continuation: CheckedContinuation<Value, any Error>?
         var handle: TaskHandle?
@@ -60,6 +60,11 @@ package final class AwaitedDispatch<Value: Sendable>: Sendable {
         // Before the resume: once resumed, the task is running again, no longer waiting on the dispatcher.
         self.trackedWait?.end()
         continuation.resume(with: result)
+    }
+
+    /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.
+    package func fail(with error: any Error) {
+        self.finish(.failure(error))
     }
 
     /// The awaiting task was cancelled: cancels the dispatched task if it has not started, and if that

@@ -39,3 +39,15 @@ package protocol TaskTrackingWait: AnyObject, Sendable {
     /// The awaited work ran or was cancelled: called once, before the waiting task is resumed.
     func end()
 }
+
+/// An awaitable dispatch whose caller runs in no tracked task, as the dispatcher that holds the awaited task sees it
+/// (``DispatchedTask/untrackedAwait``).
+///
+/// No drain waits for such a caller, and no step of the test may ever come if the test itself is the caller: a
+/// test dispatcher bounds the await in real time, cancels the awaited task if it has not started by then, and ends
+/// the await with ``fail(with:)``.
+package protocol UntrackedAwait: AnyObject, Sendable {
+    /// Ends the await with `error`. Call it only after cancelling the awaited task succeeded, so that its closure,
+    /// which would end the await too, never runs.
+    func fail(with error: any Error)
+}

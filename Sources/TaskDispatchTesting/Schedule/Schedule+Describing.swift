@@ -46,6 +46,9 @@ struct Failure {
         case clockMovedWhileUnsettled(method: String, tasks: [TrackedTasks.UnsettledTask])
         /// A synchronous drain woke tracked tasks (`tasks`: those not finished yet) and would move the clock on.
         case clockMovedAfterWaking(method: String, tasks: [TrackedTasks.UnsettledTask])
+        /// An await from outside the tracked tasks on `what` (`runInBackground "parse" (Feed.swift:12)`) found the
+        /// awaited task still pending after `limit` of real time, and the dispatcher cancelled it.
+        case awaitNotRun(what: String, limit: Duration, mode: ManualDispatcher.Mode)
         /// `holding`: in auto-advance, the unsettled tracked tasks that keep the clock where it is.
         case taskNotFinished(
             method: String,
