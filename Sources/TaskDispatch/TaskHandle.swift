@@ -44,7 +44,7 @@ public struct TaskHandle: Sendable {
     }
 
 }
-/// What stands behind a ``TaskHandle``: the owner of the cancellation state of one or more tasks.
+/// What stands behind a ``TaskHandle``: the owner of the cancellation state of one task.
 ///
 /// Implement it only in a custom dispatcher that owns its tasks; a decorator returns the handle of the
 /// dispatcher it wraps. Both methods may be called from any thread at any time.

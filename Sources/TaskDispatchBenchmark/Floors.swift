@@ -43,8 +43,9 @@ final class PlainFIFO: FloorFIFO, @unchecked Sendable {
 ///
 /// `dispatch` appends under the lock; `runAll` takes one closure at a time under the lock and runs it outside,
 /// as `ManualDispatcher` does, and writes `nil` into its slot so the closure is released as it runs. That write
-/// and the lock turn per task make it about three times the cost of ``PlainFIFO``. Nothing else: no handles, no labels, no history. The state sits behind a pointer,
-/// as the library's sits in a `ManagedBuffer`, so neither pays for dynamic exclusivity checks.
+/// and the lock turn per task make it cost about 1.6 times ``PlainFIFO`` (as measured in Docs/Benchmarks.md).
+/// Nothing else: no handles, no labels, no history. The state sits behind a pointer, as the library's sits in a
+/// `ManagedBuffer`, so neither pays for dynamic exclusivity checks.
 final class BareFIFO: FloorFIFO, @unchecked Sendable {
     private struct State {
         var tasks: [(@Sendable () -> Void)?] = []

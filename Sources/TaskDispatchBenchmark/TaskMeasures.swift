@@ -27,11 +27,13 @@ func taskThroughput(
     return Double(nowNanoseconds() - begin) / Double(count)
 }
 
-/// Information rows (no target): what a tracked task costs from start to finish, and what one job on
-/// `ManualDispatcher.taskExecutor` costs, against a plain `Task` on the global concurrent executor, in the same run.
+/// The tracked-task rows, each against a baseline in the same run: a tracked task from start to finish against a
+/// plain `Task` on the global concurrent executor (target 1.5×); the 3-await main-actor model drained with the async
+/// `runUntilIdle` against the same model on plain `Task`s and continuations (target 2×); and one job on
+/// `ManualDispatcher.taskExecutor` against a plain `Task`, an information row (no target).
 ///
-/// The tracked side includes its start task, run on this thread, and its operation on the global executor with the
-/// dispatcher's records of its start and end; the baseline runs on the runtime's thread pool.
+/// The tracked side of the first row includes its start task, run on this thread, and its operation on the global
+/// executor with the dispatcher's records of its start and end; the baseline runs on the runtime's thread pool.
 func trackedTaskRows(_ configuration: Configuration) -> [Row] {
     var rows: [Row] = []
     let count = configuration.dispatchTasks

@@ -191,7 +191,8 @@ struct WaitResumer: Sendable {
 extension Schedule {
     /// The counts the waiters' conditions are checked against.
     ///
-    /// - Complexity: O(d) in the tracked tasks awaiting another through `value(of:)`, to count the unsettled ones.
+    /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits):
+    ///   ``TrackedTasks/unsettledCount`` is derived from their records; the other counts are stored.
     var waitCounts: DispatchWaiters<WaitResumer>.Counts {
         DispatchWaiters.Counts(
             dueForeground: self.dueForeground,

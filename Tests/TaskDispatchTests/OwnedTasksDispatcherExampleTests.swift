@@ -40,9 +40,11 @@ private struct SerialDispatcher: TaskDispatcher {
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         let state = TaskState()
-        // At most a year: `Duration` reaches far beyond what `DispatchTime` can add.
+        // At most a year: `Duration` reaches far beyond what `DispatchTime` can add. Whole seconds and nanoseconds
+        // of a year fit in `Int` even on a 32-bit watch, where a count of milliseconds would trap past 24.8 days.
         let delay = min(max(task.delay, .zero), .seconds(365 * 86_400))
-        let deadline = DispatchTime.now() + .milliseconds(Int(delay / .milliseconds(1)))
+        let (seconds, attoseconds) = delay.components
+        let deadline = DispatchTime.now() + .seconds(Int(seconds)) + .nanoseconds(Int(attoseconds / 1_000_000_000))
         switch task.work {
         case .background(let work):
             queue.asyncAfter(deadline: deadline) { if state.start() { work() } }

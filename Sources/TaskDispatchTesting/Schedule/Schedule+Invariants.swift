@@ -30,7 +30,8 @@ extension Schedule {
     /// - ``now`` lies in `0...TaskKey.latestTime`; every sequence lies below the next one;
     /// - the history holds at most `historyLimit` started tasks, in start order, none later than ``now``;
     /// - call-site indices point into the table; the random pool's boundary lies within it;
-    /// - the tracked tasks' cached counts match their records (``TrackedTasks/invariantViolations()``).
+    /// - the tracked tasks' records agree with one another (``TrackedTasks/invariantViolations()``): the failed
+    ///   records are the unobserved errors, and `ids` mirrors the records' keys.
     ///
     /// - Complexity: As ``checkInvariants()``.
     func invariantViolations() -> [String] {
