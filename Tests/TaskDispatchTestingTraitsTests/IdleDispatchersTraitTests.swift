@@ -56,6 +56,42 @@ import Testing
         #expect(matched.value == 1)
     }
 
+    /// Issue 17, item 5: a tracked task's error that nothing claimed is reported whether the dispatcher is still
+    /// alive at the check or died with the test body, at the dispatcher's creation line.
+    @Test(arguments: [false, true])
+    func anUnclaimedTrackedTaskErrorIsRecordedAtTheDispatchersCreationLine(keepsTheDispatcherAlive: Bool)
+        async throws
+    {
+        let test = try #require(Test.current)
+        let line = Box<Int>()
+        let kept = Box<ManualDispatcher>()
+        let matched = Box<Int>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                let (dispatcher, creationLine) = (ManualDispatcher(), #line)
+                line.set(creationLine)
+                let failing = dispatcher.startTask(label: "failing") { () async throws -> Int in throw SaveError.offline
+                }
+                try await dispatcher.runNext()  // the start
+                _ = try? await failing.value  // awaited without claiming the error
+                if keepsTheDispatcherAlive { kept.set(dispatcher) }
+            }
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            let state =
+                keepsTheDispatcherAlive
+                ? "still holds work at the end of the tracked scope" : "was released with work left"
+            let isMatch =
+                issue.sourceLocation?.line == line.value
+                && issue.sourceLocation?.fileID == "TaskDispatchTestingTraitsTests/IdleDispatchersTraitTests.swift"
+                && text.contains(state) && text.contains("\"failing\" started at")
+                && text.contains("threw SaveError.offline")
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+    }
+
     @Test func theBodysErrorIsRethrownAfterTheCheck() async throws {
         let test = try #require(Test.current)
         struct Expected: Error {}
@@ -133,6 +169,10 @@ struct IdleDispatchersTraitOnASuiteTests {
         try dispatcher.runUntilIdle()
         #expect(log.value?.sorted() == ["a", "b", "c"])
     }
+}
+
+private enum SaveError: Error {
+    case offline
 }
 
 /// Code under test that creates its own dispatcher.

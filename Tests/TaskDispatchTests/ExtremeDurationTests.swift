@@ -192,6 +192,69 @@ private let expectedWaitLimit = Duration.seconds(60)
         try dispatcher.verifyIdle()
     }
 
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func aDispatchersWaitLimitMayBeAnyDuration(extreme: ExtremeDuration) async throws {
+        let dispatcher = ManualDispatcher(waitLimit: extreme.duration)
+        #expect(dispatcher.waitLimit == extreme.duration)
+        // What the calls wait for has happened already: each returns, whatever the limit.
+        dispatcher.background(label: "due") {}
+        #expect(try await dispatcher.runNextBackground().task.label == "due")
+        let task = dispatcher.startTask(label: "quick") { 1 }
+        _ = try await dispatcher.runNextBackground()  // the start
+        _ = await task.result  // finished: value(of:) has nothing to wait for
+        #expect(try await dispatcher.value(of: task) == 1)
+        try await dispatcher.settle()
+        try await dispatcher.runUntilIdle()
+        if extreme.isPositive {
+            // A huge limit is a long timer; the wait ends when the task it waits for arrives.
+            let waiter = Task { try await dispatcher.runNextBackground() }
+            dispatcher.background(label: "awaited") {}
+            #expect(try await waiter.value.task.label == "awaited")
+        } else {
+            // A negative limit checks once.
+            let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runNextBackground() }
+            #expect(error.map { "\($0.kind)" }?.hasPrefix("waitTimedOut") == true, "\(String(describing: error))")
+            #expect(error?.summary.contains("due within 0 s of real time") == true, "\(String(describing: error))")
+        }
+        try dispatcher.verifyIdle()
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
+    func settleAcceptsAnyLimit(extreme: ExtremeDuration) async throws {
+        let dispatcher = ManualDispatcher(waitLimit: expectedWaitLimit)
+        let limit = extreme.duration
+        try await dispatcher.settle(waitingUpTo: limit)  // nothing to settle
+        // A tracked task that awaits something the dispatcher does not control (here, the test's stream) is not
+        // settled until it ends.
+        let (values, input) = AsyncStream.makeStream(of: Int.self)
+        let reading = ArrivalSignal()
+        let reader = dispatcher.startTask(label: "reader") { () async -> Int in
+            reading.signal()
+            for await value in values { return value }
+            return 0
+        }
+        if extreme.isPositive {
+            // A huge limit is a long timer; the settle ends when the task does.
+            let settling = Task { try await dispatcher.settle(waitingUpTo: limit) }
+            await reading.reach(1)  // the settle ran the start, and waits for the task
+            input.yield(5)
+            _ = try await settling.value
+        } else {
+            // A negative limit checks once: the task has not settled.
+            let error = await #expect(throws: ManualDispatcherError.self) {
+                try await dispatcher.settle(waitingUpTo: limit)
+            }
+            guard case .unsettledTasks? = error?.kind else {
+                Issue.record("expected unsettledTasks, got \(String(describing: error))")
+                return
+            }
+            #expect(error?.summary.contains("\"reader\" started at") == true, "\(String(describing: error))")
+            input.yield(5)
+        }
+        #expect(try await dispatcher.value(of: reader) == 5)
+        try dispatcher.verifyIdle()
+    }
+
     // MARK: - AnyDispatcherClock
 
     @Test(.timeLimit(.minutes(1)), arguments: ExtremeDuration.allCases)
@@ -267,6 +330,46 @@ private let expectedWaitLimit = Duration.seconds(60)
             _ = await dispatcher.waitForBackgroundTasks(timeout: timeout)
             #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(50)))
         }
+    }
+
+    // MARK: - The awaitable dispatches, on all three dispatchers
+
+    @Test(.timeLimit(.minutes(1)), arguments: AwaitedDispatcherKind.allCases, ExtremeDuration.positive)
+    func anAwaitedDispatchPastAnyClockNeverRunsAndEndsWithItsCancellation(
+        kind: AwaitedDispatcherKind,
+        extreme: ExtremeDuration
+    ) async throws {
+        let dispatcher = SignallingDispatcher(base: kind.makeDispatcher())
+        let background = Task {
+            try await dispatcher.runInBackground(after: extreme.duration, label: "later") { 1 }
+        }
+        let foreground = Task {
+            try await dispatcher.runOnMainActor(after: extreme.duration, label: "later") { 2 }
+        }
+        await dispatcher.dispatched.reach(2)  // both dispatched, with their delays; nothing waits for them to pass
+        let manual = dispatcher.base as? ManualDispatcher
+        if let manual {
+            #expect(manual.pendingTasks.map(\.dueTime) == [.nanoseconds(Int64.max), .nanoseconds(Int64.max)])
+            try await manual.advance(by: extreme.duration)
+            #expect(manual.pendingTaskCount == 2)
+        }
+        background.cancel()
+        foreground.cancel()
+        await #expect(throws: CancellationError.self) { try await background.value }
+        await #expect(throws: CancellationError.self) { try await foreground.value }
+        if let manual {
+            #expect(manual.pendingTaskCount == 0)
+            try manual.verifyIdle()
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: AwaitedDispatcherKind.allCases, ExtremeDuration.negative)
+    func anAwaitedDispatchWithANegativeDelayRunsAtOnce(kind: AwaitedDispatcherKind, extreme: ExtremeDuration)
+        async throws
+    {
+        let dispatcher = kind.makeDispatcher()
+        #expect(try await dispatcher.runInBackground(after: extreme.duration) { 1 } == 1)
+        #expect(try await dispatcher.runOnMainActor(after: extreme.duration) { 2 } == 2)
     }
 
     // MARK: - The contract check's limit
