@@ -62,6 +62,9 @@ struct ForwardingDispatcher: TaskDispatcher {
         case rebuild
         /// Dispatches a note of its own to the wrapped dispatcher first, as an auditing decorator might.
         case noteFirst
+        /// Copies it and prefixes its label with "relabeled", as a logging decorator might: the copy keeps what the
+        /// dispatcher needs that the initializer cannot set.
+        case copy
     }
 
     let base: any TaskDispatcher
@@ -98,6 +101,10 @@ struct ForwardingDispatcher: TaskDispatcher {
         case .noteFirst:
             self.base.dispatch(DispatchedTask(.background {}, label: "note", callSite: task.callSite))
             return self.base.dispatch(task)
+        case .copy:
+            var copy = task
+            copy.label = "relabeled \(task.label ?? "-")"
+            return self.base.dispatch(copy)
         }
     }
 }

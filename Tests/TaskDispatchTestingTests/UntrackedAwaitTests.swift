@@ -7,26 +7,6 @@ import Testing
 // the awaited task is cancelled and the await throws, naming the work and its line, instead of hanging with no
 // message. The clock sleeps below are on the dispatcher's virtual clock.
 
-/// A decorator that copies each task to relabel it, as a logging or metrics decorator would.
-private struct RelabelingDispatcher: TaskDispatcher {
-    let base: ManualDispatcher
-    var clock: ManualDispatcher.Clock { self.base.clock }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        var task = task
-        task.label = "relabeled " + (task.label ?? "")
-        return self.base.dispatch(task)
-    }
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
-    }
-}
-
 @Suite(.timeLimit(.minutes(1))) struct UntrackedAwaitTests {
     @Test func aTestThatAwaitsRunInBackgroundInManualModeFailsWithinTheWaitLimit() async throws {
         let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100))
@@ -99,7 +79,7 @@ private struct RelabelingDispatcher: TaskDispatcher {
 
     @Test func aDecoratorThatCopiesTheTaskKeepsTheBound() async throws {
         let manual = ManualDispatcher(waitLimit: .milliseconds(100))
-        let dispatcher = RelabelingDispatcher(base: manual)
+        let dispatcher = ForwardingDispatcher(base: manual, rewrite: .copy)
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runInBackground(label: "parse") { 1 }
         }
