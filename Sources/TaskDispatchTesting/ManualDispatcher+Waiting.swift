@@ -126,8 +126,11 @@ extension ManualDispatcher {
     /// naming `what` was awaited; so the await ends within the limit, and the task is not lost: it is cancelled and
     /// reported.
     ///
-    /// The timer holds nothing strongly: a task that ran, or a dispatcher that is gone, leaves it nothing to do.
+    /// No timer is set for a task that has already run (auto-drain runs it inside the dispatch), and the timer holds
+    /// nothing strongly: a task that ran, or a dispatcher that is gone, leaves it nothing to do.
     func bound(_ awaiting: any UntrackedAwait, of task: ScheduledTask, describedAs what: String) {
+        // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
+        guard self.monitor.withLock({ _ in task.isPending }) else { return }
         let limit = self.waitLimit
         DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: limit)) {
             [weak monitor = self.monitor, weak task, weak awaiting] in
