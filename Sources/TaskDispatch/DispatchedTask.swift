@@ -58,13 +58,13 @@ public struct DispatchedTask: Sendable {
     /// Where the task was dispatched.
     public var callSite: CallSite
 
-    /// The awaitable dispatch (`runInBackground`, `runOnMainActor`) that awaits this task's outcome from code that
-    /// runs in no tracked task, if any: a test dispatcher uses it to end that await with an error when the task has
-    /// not run within its real-time limit (see ``UntrackedAwait``). Production dispatchers ignore it.
+    /// The awaitable dispatch (`runInBackground`, `runOnMainActor`) that awaits this task's outcome, if any: a test
+    /// dispatcher that does not track the awaiting code itself uses it to end that await with an error when the task
+    /// has not run within its real-time limit (see ``TaskAwaiter``). Production dispatchers ignore it.
     ///
     /// A copy of the task keeps it (`var task = task; task.work = …`); a task built anew through the initializer
     /// does not.
-    package var untrackedAwait: (any UntrackedAwait)?
+    package var awaiter: (any TaskAwaiter)?
 
     /// Creates a task description.
     ///

@@ -50,7 +50,7 @@ extension TaskDispatcher {
             priority: priority,
             callSite: CallSite(fileID: fileID, line: line)
         )
-        if wait == nil { task.untrackedAwait = awaited }
+        task.awaiter = awaited
         return try await self.awaitResult(of: task, through: awaited, binding: wait)
     }
 
@@ -99,7 +99,7 @@ extension TaskDispatcher {
             delay: delay,
             callSite: CallSite(fileID: fileID, line: line)
         )
-        if wait == nil { task.untrackedAwait = awaited }
+        task.awaiter = awaited
         return try await self.awaitResult(of: task, through: awaited, binding: wait)
     }
 

@@ -119,16 +119,18 @@ extension ManualDispatcher {
 
     // MARK: - Awaits from outside the tracked tasks
 
-    /// Bounds an await of `task` by code that runs in no tracked task (`runInBackground`, `runOnMainActor` or a sleep
-    /// on ``clock``, called from the test itself or from a plain `Task`): no drain waits for such code, and a test
+    /// Bounds an await of `task` by code that is not one of this dispatcher's tracked tasks (`runInBackground`,
+    /// `runOnMainActor` or a sleep on ``clock``, called from the test itself, from a plain `Task`, or from a task
+    /// another dispatcher tracks): no drain of this dispatcher waits for such code, and a test
     /// that awaits the work itself cannot also step it. If `task` has neither run nor been cancelled ``waitLimit``
     /// after its dispatch, this cancels it and ends the await with ``ManualDispatcherError/Kind/waitTimedOut(after:)``,
     /// naming `what` was awaited; so the await ends within the limit, and the task is not lost: it is cancelled and
-    /// reported.
+    /// reported, to the awaiting code and again by ``verifyIdle()`` and the release report, since code in a plain
+    /// `Task` may swallow the error.
     ///
     /// No timer is set for a task that has already run (auto-drain runs it inside the dispatch), and the timer holds
     /// nothing strongly: a task that ran, or a dispatcher that is gone, leaves it nothing to do.
-    func bound(_ awaiting: any UntrackedAwait, of task: ScheduledTask, describedAs what: String) {
+    func bound(_ awaiting: any TaskAwaiter, of task: ScheduledTask, describedAs what: String) {
         // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
         guard self.monitor.withLock({ _ in task.isPending }) else { return }
         let limit = self.waitLimit
@@ -136,8 +138,12 @@ extension ManualDispatcher {
             [weak monitor = self.monitor, weak task, weak awaiting] in
             guard let monitor, let task, let awaiting else { return }
             let stopped = monitor.withLock { schedule -> (work: DispatchedTask.Work, failure: Failure)? in
+                let delayed = task.key.due > schedule.now
                 guard let work = schedule.cancel(task) else { return nil }  // it started, or was cancelled
-                return (work, schedule.failure(.awaitNotRun(what: what, limit: limit, mode: schedule.mode)))
+                // Reported again by verifyIdle() and the release, in case the awaiting code swallows the error.
+                schedule.cancelledAwaits.append(what)
+                let misuse = Failure.Misuse.awaitNotRun(what: what, limit: limit, mode: schedule.mode, delayed: delayed)
+                return (work, schedule.failure(misuse))
             }
             guard let stopped else { return }
             withExtendedLifetime(stopped.work) {}  // released outside the lock, before the await resumes
@@ -146,6 +152,8 @@ extension ManualDispatcher {
     }
 
     /// `runInBackground "parse" (Feed.swift:12)`: an awaited task, as the messages name it.
+    ///
+    /// The awaits the wait limit ended are reported by ``Schedule/cancelledAwaitsFailure(method:limit:)``.
     static func describe(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
         "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
     }
@@ -210,5 +218,15 @@ extension Schedule {
     /// A task was just accepted: removes the waiters it satisfies, for the dispatch to resume after unlocking.
     mutating func waitersToWake() -> [WaitResumer] {
         self.waiters.dispatchHappened(self.waitCounts, isFinished: self.tracked.hasFinished)
+    }
+}
+
+extension Schedule {
+    /// The awaits from outside the tracked tasks that the wait limit `limit` ended since the last report, as one
+    /// failure for `method` (`verifyIdle()`, the release); reported once.
+    mutating func cancelledAwaitsFailure(method: String, limit: Duration) -> Failure? {
+        guard !self.cancelledAwaits.isEmpty else { return nil }
+        defer { self.cancelledAwaits.removeAll() }
+        return self.failure(.awaitsCancelled(method: method, whats: self.cancelledAwaits, limit: limit))
     }
 }

@@ -109,7 +109,10 @@ extension ManualDispatcher {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     awaited.start(continuation) {
-                        dispatcher.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: wait == nil ? awaited : nil)
+                        // A sleep of another dispatcher's tracked task is bounded too: no drain here waits for it.
+                        let ownTask = sleeper?.monitor === dispatcher.monitor
+                        return dispatcher.dispatch(
+                            task, dueAt: due, waitedOnBy: wait, awaitedBy: ownTask ? nil : awaited)
                     }
                 }
             } onCancel: {
@@ -127,13 +130,13 @@ extension ManualDispatcher {
 
     /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation, as the timer
     /// of a sleep that `wait` (if the sleeper is a tracked task) waits on; otherwise as ``dispatch(_:)``. A sleep of
-    /// code that runs in no tracked task (`awaiting`) is bounded in real time as the awaitable dispatches are (see
-    /// `bound(_:of:describedAs:)`).
+    /// code that is not one of this dispatcher's tracked tasks (`awaiting`) is bounded in real time as the awaitable
+    /// dispatches are (see `bound(_:of:describedAs:)`).
     func dispatch(
         _ task: DispatchedTask,
         dueAt due: Int64,
         waitedOnBy wait: OwnedWait?,
-        awaitedBy awaiting: (any UntrackedAwait)?
+        awaitedBy awaiting: (any TaskAwaiter)?
     ) -> TaskHandle {
         var accepted: ScheduledTask?
         let handle = self.record(wait) { schedule in

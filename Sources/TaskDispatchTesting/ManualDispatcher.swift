@@ -119,13 +119,15 @@ public final class ManualDispatcher: TaskDispatcher {
     }
 
     deinit {
-        let (snapshot, errors) = self.monitor.withLock { schedule -> (Snapshot?, Failure?) in
+        let limit = self.waitLimit
+        let (snapshot, errors, awaits) = self.monitor.withLock { schedule -> (Snapshot?, Failure?, Failure?) in
             (
                 schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil,
-                schedule.unobservedErrorsFailure(method: "The dispatcher's release")
+                schedule.unobservedErrorsFailure(method: "The dispatcher's release"),
+                schedule.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit)
             )
         }
-        guard snapshot != nil || errors != nil else {
+        guard snapshot != nil || errors != nil || awaits != nil else {
             self.registration?.dispatcherReleased(pendingTasksReport: nil)
             return
         }
@@ -141,6 +143,9 @@ public final class ManualDispatcher: TaskDispatcher {
         if let errors {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(errors).summary)\n"
         }
+        if let awaits {
+            report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(awaits).summary)\n"
+        }
         self.registration?.dispatcherReleased(pendingTasksReport: report)
         writeToStandardError(report)
     }
@@ -154,16 +159,18 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        guard let awaiting = task.untrackedAwait else { return self.record(nil) { $0.accept(task) } }
+        guard let awaiter = task.awaiter else { return self.record(nil) { $0.accept(task) } }
         var accepted: ScheduledTask?
         let handle = self.record(nil) { schedule in
             let scheduled = schedule.accept(task)
             accepted = scheduled
             return scheduled
         }
-        if let accepted {
+        // A tracked task of this dispatcher awaits under the async drains' watch; any other awaiting code is bounded.
+        let ownTaskAwaits = (TaskTracking.dispatchingWait as? OwnedWait)?.scope.monitor === self.monitor
+        if let accepted, !ownTaskAwaits {
             let method = task.context == .foreground ? "runOnMainActor" : "runInBackground"
-            self.bound(awaiting, of: accepted, describedAs: Self.describe(method, task.label, task.callSite))
+            self.bound(awaiter, of: accepted, describedAs: Self.describe(method, task.label, task.callSite))
         }
         return handle
     }
@@ -280,6 +287,9 @@ public final class ManualDispatcher: TaskDispatcher {
                 return failure
             }
             if let failure = schedule.unobservedErrorsFailure(method: "verifyIdle()") {
+                return failure
+            }
+            if let failure = schedule.cancelledAwaitsFailure(method: "verifyIdle()", limit: self.waitLimit) {
                 return failure
             }
             let unfinished = schedule.tracked.unfinished

@@ -34,7 +34,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// An async step or wait reached its real-time limit before the work it waited for was dispatched,
         /// ``ManualDispatcher/value(of:)`` before the task it awaited finished, or an await from outside the tracked
         /// tasks (`runInBackground`, `runOnMainActor`, a sleep on ``ManualDispatcher/clock``) before its task ran,
-        /// which the dispatcher then cancelled (see <doc:Limits>).
+        /// which the dispatcher then cancelled; ``ManualDispatcher/verifyIdle()`` reports such awaits once more (see
+        /// <doc:Limits>).
         case waitTimedOut(after: Duration)
         /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that the test
         /// did not await through ``ManualDispatcher/value(of:)``; in production that error would vanish.
@@ -141,19 +142,26 @@ extension ManualDispatcherError {
                 .waitTimedOut(after: limit),
                 "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
             )
-        case .awaitNotRun(let what, let limit, let mode):
+        case .awaitNotRun(let what, let limit, let mode, let delayed):
             let advice =
-                switch mode {
-                case .manual:
-                    "In manual mode only the test runs tasks, and a test that awaits this work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or use mode .autoDrain"
-                case .autoDrain:
-                    "In auto-drain, a delayed task or a sleep still waits for the clock, and a test that awaits it cannot also move the clock: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or use mode .autoAdvance"
-                case .autoAdvance:
+                switch (mode, delayed) {
+                case (.manual, false):
+                    "In manual mode only the test runs tasks, and a test that awaits the work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), run the work before the limit, or use mode .autoDrain"
+                case (.manual, true), (.autoDrain, true):
+                    "It was still waiting for the clock, and a test that awaits the work itself cannot also move the clock: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), advance the clock before the limit, or use mode .autoAdvance"
+                case (.autoDrain, false):
+                    "It was due, so another thread's run or a runaway auto-drain held it: check what else runs tasks on this dispatcher"
+                case (.autoAdvance, _):
                     "Auto-advance moves the clock only while every tracked task is settled: check that the tracked tasks await only work sent through the dispatcher"
                 }
             return (
                 .waitTimedOut(after: limit),
-                "\(what), awaited from code that no startTask started, did not run within \(formatRealTimeLimit(limit)) of real time, so the dispatcher cancelled it and ended the await with this error. \(advice)"
+                "\(what), awaited from code this dispatcher does not track, did not run within \(formatRealTimeLimit(limit)) of real time, so the dispatcher cancelled it and ended the await with this error. \(advice)"
+            )
+        case .awaitsCancelled(let method, let whats, let limit):
+            return (
+                .waitTimedOut(after: limit),
+                "\(method) found \(count(whats.count, "await")) from code this dispatcher does not track that did not run within \(formatRealTimeLimit(limit)) of real time, which the dispatcher cancelled: \(whats.joined(separator: "; ")). The awaiting code got a waitTimedOut error; unless it passed the error on, the work it awaited was never done. Start such code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or run the work before the limit"
             )
         case .noTaskToRun(let method, let scope):
             let (context, what): (TaskContext?, String) =

@@ -2,7 +2,7 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-// An await on a ManualDispatcher's work from code that no startTask started, often the test itself: no drain waits for
+// An await on a ManualDispatcher's work from code this dispatcher does not track, often the test itself: no drain waits for
 // such code, and a test that awaits the work cannot also run it. 1.0 bounds the await by the dispatcher's waitLimit:
 // the awaited task is cancelled and the await throws, naming the work and its line, instead of hanging with no
 // message. The clock sleeps below are on the dispatcher's virtual clock.
@@ -18,13 +18,19 @@ import Testing
         #expect(error?.kind == .waitTimedOut(after: .milliseconds(100)))
         #expect(
             error?.summary
-                == "runInBackground \"parse\" (TaskDispatchTestingTests/UntrackedAwaitTests.swift:\(line)), awaited from code that no startTask started, did not run within 100 ms of real time, so the dispatcher cancelled it and ended the await with this error. In manual mode only the test runs tasks, and a test that awaits this work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or use mode .autoDrain"
+                == "runInBackground \"parse\" (TaskDispatchTestingTests/UntrackedAwaitTests.swift:\(line)), awaited from code this dispatcher does not track, did not run within 100 ms of real time, so the dispatcher cancelled it and ended the await with this error. In manual mode only the test runs tasks, and a test that awaits the work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), run the work before the limit, or use mode .autoDrain"
         )
-        // Cancelled, not lost: nothing is pending, and the closure never runs.
+        // Cancelled, not lost: nothing is pending, the closure never runs, and verifyIdle() reports it once more.
         #expect(dispatcher.pendingTaskCount == 0)
         try await dispatcher.runUntilIdle()
         #expect(log.events.isEmpty)
-        try dispatcher.verifyIdle()
+        let reported = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(reported?.kind == .waitTimedOut(after: .milliseconds(100)))
+        #expect(
+            reported?.summary
+                == "verifyIdle() found 1 await from code this dispatcher does not track that did not run within 100 ms of real time, which the dispatcher cancelled: runInBackground \"parse\" (TaskDispatchTestingTests/UntrackedAwaitTests.swift:\(line)). The awaiting code got a waitTimedOut error; unless it passed the error on, the work it awaited was never done. Start such code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or run the work before the limit"
+        )
+        try dispatcher.verifyIdle()  // reported once
     }
 
     @Test @MainActor func aTestThatAwaitsRunOnMainActorInManualModeFailsWithinTheWaitLimit() async throws {
@@ -37,6 +43,7 @@ import Testing
             error?.summary.hasPrefix("runOnMainActor \"show\" (TaskDispatchTestingTests/UntrackedAwaitTests.swift:")
                 == true)
         #expect(dispatcher.pendingTaskCount == 0)
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         try dispatcher.verifyIdle()
     }
 
@@ -48,11 +55,13 @@ import Testing
         #expect(error?.kind == .waitTimedOut(after: .milliseconds(100)))
         #expect(
             error?.summary.hasPrefix(
-                "a sleep on the dispatcher's clock (\"clock sleep until 5 s\"), awaited from code that no startTask started, did not run within 100 ms of real time"
+                "a sleep on the dispatcher's clock (\"clock sleep until 5 s\"), awaited from code this dispatcher does not track, did not run within 100 ms of real time"
             ) == true
         )
+        #expect(error?.summary.contains("It was still waiting for the clock") == true)
         #expect(dispatcher.pendingTaskCount == 0)
         #expect(dispatcher.now == .zero)
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         try dispatcher.verifyIdle()
     }
 
@@ -63,9 +72,11 @@ import Testing
             try await dispatcher.runInBackground(after: .seconds(1), label: "later") { 2 }
         }
         #expect(error?.kind == .waitTimedOut(after: .milliseconds(100)))
-        #expect(error?.summary.contains("In auto-drain, a delayed task or a sleep still waits for the clock") == true)
+        #expect(error?.summary.contains("It was still waiting for the clock") == true)
+        #expect(error?.summary.contains("or use mode .autoAdvance") == true)
         try await dispatcher.advance(by: .seconds(1))  // the cancelled task does not run
         #expect(dispatcher.history.map(\.task.label) == [nil])
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         try dispatcher.verifyIdle()
     }
 
@@ -87,6 +98,54 @@ import Testing
         #expect(manual.pendingTaskCount == 0)
     }
 
+    /// A task that another dispatcher tracks is no business of this dispatcher's drains: its await is bounded too.
+    @Test func anAwaitFromATaskAnotherDispatcherTracksIsBounded() async throws {
+        let tracking = ManualDispatcher(mode: .autoDrain)
+        let holding = ManualDispatcher(waitLimit: .milliseconds(100))
+        let task = tracking.startTask(label: "load") { () async throws -> Int in
+            try await holding.runInBackground(label: "parse") { 42 }
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) { try await tracking.value(of: task) }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(100)))
+        #expect(error?.summary.hasPrefix("runInBackground \"parse\"") == true)
+        #expect(holding.pendingTaskCount == 0)
+        #expect(throws: ManualDispatcherError.self) { try holding.verifyIdle() }
+        try tracking.verifyIdle()
+    }
+
+    /// Code in a plain `Task` may swallow the error, as a view model's `catch { state = .idle }` does: the work it
+    /// awaited is undone, and the test must not pass its idle check.
+    @Test func anAwaitWhoseErrorIsSwallowedIsReportedByVerifyIdle() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100))
+        let line = #line + 2
+        let swallowing = Task {
+            _ = try? await dispatcher.runInBackground(label: "load") { 1 }
+        }
+        await swallowing.value  // ends once the limit has cancelled "load"
+        #expect(dispatcher.pendingTaskCount == 0)
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(
+            error?.summary.contains(
+                "which the dispatcher cancelled: runInBackground \"load\" (TaskDispatchTestingTests/UntrackedAwaitTests.swift:\(line))"
+            ) == true
+        )
+    }
+
+    /// The release reports it too, to standard error and to a registry, so the idle trait fails the test.
+    @Test func anAwaitCancelledByTheLimitIsReportedWhenTheDispatcherIsReleased() async throws {
+        let registry = ManualDispatcherRegistry()
+        do {
+            let dispatcher: ManualDispatcher = registry.track { ManualDispatcher(waitLimit: .milliseconds(100)) }
+            await #expect(throws: ManualDispatcherError.self) {
+                try await dispatcher.runInBackground(label: "load") { 1 }
+            }
+        }
+        let failures = registry.idleFailures()
+        #expect(failures.count == 1)
+        #expect(
+            failures.first?.description.contains("which the dispatcher cancelled: runInBackground \"load\"") == true)
+    }
+
     /// A tracked task's await is the drains' business: the bound leaves it alone, however long the test takes to
     /// drive it, and the async drain's own limit applies.
     @Test func aTrackedTasksAwaitIsNotCancelledByTheBound() async throws {
@@ -102,6 +161,7 @@ import Testing
         #expect(dispatcher.pendingTasks.map(\.label) == ["parse"])
         try await dispatcher.runUntilIdle(waitingUpTo: .seconds(10))
         #expect(try await task.value == 42)
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }  // the untracked sleep
         try dispatcher.verifyIdle()
     }
 }

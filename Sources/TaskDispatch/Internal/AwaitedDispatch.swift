@@ -7,7 +7,7 @@
 /// once; it is resumed at least once because the dispatcher runs the task exactly once unless ``cancel()``'s
 /// call to `TaskHandle.cancel()` returned `true`, and that is the one case in which this type resumes it with
 /// `CancellationError`.
-package final class AwaitedDispatch<Value: Sendable>: UntrackedAwait {
+package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     private struct State: Sendable {
         var continuation: CheckedContinuation<Value, any Error>?
         var handle: TaskHandle?

@@ -40,13 +40,12 @@ package protocol TaskTrackingWait: AnyObject, Sendable {
     func end()
 }
 
-/// An awaitable dispatch whose caller runs in no tracked task, as the dispatcher that holds the awaited task sees it
-/// (``DispatchedTask/untrackedAwait``).
+/// An awaitable dispatch, as the dispatcher that holds the awaited task sees it (``DispatchedTask/awaiter``).
 ///
-/// No drain waits for such a caller, and no step of the test may ever come if the test itself is the caller: a
-/// test dispatcher bounds the await in real time, cancels the awaited task if it has not started by then, and ends
-/// the await with ``fail(with:)``.
-package protocol UntrackedAwait: AnyObject, Sendable {
+/// When the awaiting code is not one of the dispatcher's own tracked tasks, no drain of that dispatcher waits for
+/// it, and no step of the test may ever come if the test itself is the caller: a test dispatcher bounds the await
+/// in real time, cancels the awaited task if it has not started by then, and ends the await with ``fail(with:)``.
+package protocol TaskAwaiter: AnyObject, Sendable {
     /// Ends the await with `error`. Call it only after cancelling the awaited task succeeded, so that its closure,
     /// which would end the await too, never runs.
     func fail(with error: any Error)

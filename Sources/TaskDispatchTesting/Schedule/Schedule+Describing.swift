@@ -48,7 +48,9 @@ struct Failure {
         case clockMovedAfterWaking(method: String, tasks: [TrackedTasks.UnsettledTask])
         /// An await from outside the tracked tasks on `what` (`runInBackground "parse" (Feed.swift:12)`) found the
         /// awaited task still pending after `limit` of real time, and the dispatcher cancelled it.
-        case awaitNotRun(what: String, limit: Duration, mode: ManualDispatcher.Mode)
+        case awaitNotRun(what: String, limit: Duration, mode: ManualDispatcher.Mode, delayed: Bool)
+        /// `verifyIdle()` or the release found awaits that the wait limit `limit` ended (`whats`, as above).
+        case awaitsCancelled(method: String, whats: [String], limit: Duration)
         /// `holding`: in auto-advance, the unsettled tracked tasks that keep the clock where it is.
         case taskNotFinished(
             method: String,

@@ -61,6 +61,9 @@ struct Schedule: Sendable {
     var claim: RunClaim?
     /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
     var deferredFailure: Failure?
+    /// The awaits from outside the tracked tasks whose task the wait limit cancelled (`ManualDispatcher+Waiting.swift`),
+    /// for `verifyIdle()` and the release report: the awaiting code got the error, but may not have passed it on.
+    var cancelledAwaits: [String] = []
     /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.
     var waiters = DispatchWaiters<WaitResumer>()
     /// The Swift tasks started with `startTask` (`ManualDispatcher+Tasks.swift`) and their unclaimed errors.
