@@ -380,4 +380,27 @@ private func advanceSynchronously(_ dispatcher: ManualDispatcher, by duration: D
         #expect(unobserved.kind == .unobservedTaskError)
         #expect(unobserved.summary.contains(" threw LoadError.offline. "), "\(unobserved.summary)")
     }
+
+    // MARK: - Done when: no test can hang without a message
+
+    /// The test awaits the work itself, in manual mode: nothing can run it. The await ends at the dispatcher's
+    /// wait limit, naming the call, and the idle check reports it once more for code that swallows the error.
+    @Test func anAwaitOnWorkNobodyRunsEndsAtTheWaitLimit() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let line = #line + 1  // inside #expect's closure, the call's default #line is the macro's line
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await dispatcher.runInBackground(label: "parse") { 42 }
+        }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(200)))
+        #expect(
+            error?.summary.hasPrefix(
+                "runInBackground \"parse\" (ClientTests/TrustRegressionTests.swift:\(line)), awaited from code this dispatcher does not track, did not run within 200 ms of real time"
+            ) == true,
+            "\(String(describing: error))"
+        )
+        #expect(dispatcher.pendingTaskCount == 0)
+        let reported = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(reported.summary.contains("which the dispatcher cancelled: runInBackground \"parse\""))
+        try dispatcher.verifyIdle()
+    }
 }
