@@ -41,7 +41,7 @@ extension TaskDispatcher {
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let wait = TaskTracking.wait(on: Self.describe("runInBackground", label, fileID, line))
+        let wait = TaskTracking.wait(on: Self.describe("runInBackground", label, CallSite(fileID: fileID, line: line)))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         var task = DispatchedTask(
             .background { awaited.finish(Result { try work() }) },
@@ -91,7 +91,7 @@ extension TaskDispatcher {
         _ work: @escaping @MainActor @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let wait = TaskTracking.wait(on: Self.describe("runOnMainActor", label, fileID, line))
+        let wait = TaskTracking.wait(on: Self.describe("runOnMainActor", label, CallSite(fileID: fileID, line: line)))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         var task = DispatchedTask(
             .foreground { awaited.finish(Result { try work() }) },
@@ -103,9 +103,10 @@ extension TaskDispatcher {
         return try await self.awaitResult(of: task, through: awaited, binding: wait)
     }
 
-    /// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch, as diagnostics name it.
-    private static func describe(_ method: String, _ label: String?, _ fileID: StaticString, _ line: UInt) -> String {
-        "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(fileID):\(line))"
+    /// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch, as diagnostics name it (the tracked waits
+    /// here, and a test dispatcher's messages about an await it ended).
+    package static func describe(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
+        "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
     }
 
     /// Dispatches `task`, whose closure finishes `awaited`, and suspends until `awaited` is finished or cancelled.

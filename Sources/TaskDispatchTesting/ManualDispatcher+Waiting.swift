@@ -151,13 +151,6 @@ extension ManualDispatcher {
         }
     }
 
-    /// `runInBackground "parse" (Feed.swift:12)`: an awaited task, as the messages name it.
-    ///
-    /// The awaits the wait limit ended are reported by ``Schedule/cancelledAwaitsFailure(method:limit:)``.
-    static func describe(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
-        "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
-    }
-
     /// `limit` from now as a Dispatch deadline; zero or negative is now, 31 years or more is forever (see
     /// `Duration.dispatchDeadline`, which works in whole seconds so that a 32-bit `Int` holds them).
     static func deadline(after limit: Duration) -> DispatchTime {

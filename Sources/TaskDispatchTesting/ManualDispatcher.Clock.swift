@@ -109,10 +109,7 @@ extension ManualDispatcher {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     awaited.start(continuation) {
-                        // A sleep of another dispatcher's tracked task is bounded too: no drain here waits for it.
-                        let ownTask = sleeper?.monitor === dispatcher.monitor
-                        return dispatcher.dispatch(
-                            task, dueAt: due, waitedOnBy: wait, awaitedBy: ownTask ? nil : awaited)
+                        dispatcher.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: awaited)
                     }
                 }
             } onCancel: {
@@ -129,25 +126,17 @@ extension ManualDispatcher {
     }
 
     /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation, as the timer
-    /// of a sleep that `wait` (if the sleeper is a tracked task) waits on; otherwise as ``dispatch(_:)``. A sleep of
-    /// code that is not one of this dispatcher's tracked tasks (`awaiting`) is bounded in real time as the awaitable
-    /// dispatches are (see `bound(_:of:describedAs:)`).
+    /// of a sleep that `wait` (if the sleeper is a tracked task) waits on; otherwise as ``dispatch(_:)``. The sleep,
+    /// `awaiting`, is bounded in real time as the awaitable dispatches are, unless the sleeper is one of this
+    /// dispatcher's tracked tasks (see `record`).
     func dispatch(
         _ task: DispatchedTask,
         dueAt due: Int64,
         waitedOnBy wait: OwnedWait?,
-        awaitedBy awaiting: (any TaskAwaiter)?
+        awaitedBy awaiting: any TaskAwaiter
     ) -> TaskHandle {
-        var accepted: ScheduledTask?
-        let handle = self.record(wait) { schedule in
-            let scheduled = schedule.accept(task, dueAt: due)
-            accepted = scheduled
-            return scheduled
-        }
-        if let awaiting, let accepted {
-            self.bound(
-                awaiting, of: accepted, describedAs: "a sleep on the dispatcher's clock (\"\(task.label ?? "")\")")
-        }
-        return handle
+        self.record(
+            wait, awaitedBy: awaiting, describedAs: "a sleep on the dispatcher's clock (\"\(task.label ?? "")\")"
+        ) { $0.accept(task, dueAt: due) }
     }
 }

@@ -159,20 +159,14 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        // Two inlined calls of `record`, so that a plain dispatch, the hot path, carries nothing of the bound.
         guard let awaiter = task.awaiter else { return self.record(nil) { $0.accept(task) } }
-        var accepted: ScheduledTask?
-        let handle = self.record(nil) { schedule in
-            let scheduled = schedule.accept(task)
-            accepted = scheduled
-            return scheduled
-        }
-        // A tracked task of this dispatcher awaits under the async drains' watch; any other awaiting code is bounded.
-        let ownTaskAwaits = (TaskTracking.dispatchingWait as? OwnedWait)?.scope.monitor === self.monitor
-        if let accepted, !ownTaskAwaits {
-            let method = task.context == .foreground ? "runOnMainActor" : "runInBackground"
-            self.bound(awaiter, of: accepted, describedAs: Self.describe(method, task.label, task.callSite))
-        }
-        return handle
+        return self.record(
+            nil,
+            awaitedBy: awaiter,
+            describedAs: Self.describe(
+                task.context == .foreground ? "runOnMainActor" : "runInBackground", task.label, task.callSite)
+        ) { $0.accept(task) }
     }
 
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
@@ -184,21 +178,35 @@ public final class ManualDispatcher: TaskDispatcher {
     /// in `TaskTracking.dispatchingWait` around its `dispatch(_:)` call, through any decorator that forwards
     /// synchronously. That task-local is read only while this dispatcher has unfinished tracked tasks: a wait is
     /// recorded only for one of them, and a plain dispatch then pays one count comparison under the lock it takes.
+    ///
+    /// `awaiter`, the awaitable dispatch or sleep that awaits the task (`what`), is bounded in real time unless that
+    /// wait is one of this dispatcher's tracked tasks, which the async drains watch (see `bound(_:of:describedAs:)`).
     @inline(__always)
-    func record(_ ownedWait: OwnedWait?, _ accept: (inout Schedule) -> ScheduledTask) -> TaskHandle {
-        let (scheduled, drain, woken) = self.monitor.withLock { schedule in
+    func record(
+        _ ownedWait: OwnedWait?,
+        awaitedBy awaiter: (any TaskAwaiter)? = nil,
+        describedAs what: @autoclosure () -> String = "",
+        _ accept: (inout Schedule) -> ScheduledTask
+    ) -> TaskHandle {
+        let (scheduled, drain, woken, byTrackedTask) = self.monitor.withLock { schedule in
             let scheduled = accept(&schedule)
+            var byTrackedTask = false
             if schedule.tracked.unfinishedCount > 0,
                 let wait = ownedWait ?? TaskTracking.dispatchingWait.flatMap({ $0 as? OwnedWait })
             {
+                byTrackedTask = wait.scope.monitor === self.monitor
                 wait.recordBegin(in: &schedule, of: self.monitor)
             }
             let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
-            return (scheduled, schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity()), woken)
+            let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
+            return (scheduled, drain, woken, byTrackedTask)
         }
         if let woken { WaitResumer.resumeAll(woken) }
         if drain {
             self.drainAutomatically()
+        }
+        if let awaiter, !byTrackedTask {
+            self.bound(awaiter, of: scheduled, describedAs: what())
         }
         return TaskHandle(canceller: ManualCanceller(monitor: self.monitor, task: scheduled))
     }
