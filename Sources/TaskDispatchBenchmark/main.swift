@@ -19,17 +19,20 @@ func progress(_ message: String) {
 }
 
 let usage = """
-    usage: task-dispatch-benchmark [--quick | --full]
+    usage: task-dispatch-benchmark [--quick | --full] [--tracked]
       --quick  a few seconds: fewer tasks and repetitions, sizes up to 100,000 (the default; CI runs it)
       --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions (31 for production dispatchers)
+      --tracked  only the tracked-task and async-model rows
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
     """
 
 var configuration = Configuration.quick
+var onlyTracked = false
 for argument in CommandLine.arguments.dropFirst() {
     switch argument {
     case "--quick": configuration = .quick
     case "--full": configuration = .full
+    case "--tracked": onlyTracked = true
     case "--profile":
         // One ManualDispatcher run of 100,000 immediate tasks and 100,000 delayed ones, nothing else: for
         // `valgrind --tool=callgrind`, which counts instructions repeatably.
@@ -46,6 +49,7 @@ for argument in CommandLine.arguments.dropFirst() {
 }
 
 let selected = configuration
+let selectedOnlyTracked = onlyTracked
 let watchdogSeconds = selected.name == "full" ? 1_500.0 : 110.0
 DispatchQueue.global().asyncAfter(deadline: .now() + watchdogSeconds) {
     FileHandle.standardError.write(Data("watchdog: the benchmark took over \(Int(watchdogSeconds)) s; stopping\n".utf8))
@@ -58,12 +62,16 @@ let worker = Thread {
     print(machineDescription())
     print("")
     var rows: [Row] = []
-    rows += memoryRows(selected)
-    rows += productionRows(selected)
-    rows += manualRows(selected)
-    rows += trackedTaskRows(selected)
-    rows += churnRows(selected)
-    rows += listingRows(selected)
+    if selectedOnlyTracked {
+        rows += trackedTaskRows(selected)
+    } else {
+        rows += memoryRows(selected)
+        rows += productionRows(selected)
+        rows += manualRows(selected)
+        rows += trackedTaskRows(selected)
+        rows += churnRows(selected)
+        rows += listingRows(selected)
+    }
     print("")
     printTable(rows)
     print("")
