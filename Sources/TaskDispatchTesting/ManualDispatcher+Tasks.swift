@@ -83,7 +83,7 @@ extension ManualDispatcher {
         } else {
             task = Task { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil) }
         }
-        self.monitor.withLock { $0.tracked.register(AnyHashable(task), id: id) }
+        self.monitor.withLock { $0.tracked.register(TrackedTaskKey(task), id: id) }
         return task
     }
 
@@ -145,7 +145,7 @@ extension ManualDispatcher {
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
         -> Success
     {
-        let key = AnyHashable(task)
+        let key = TrackedTaskKey(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
         let caller = TrackedTaskScope.current.flatMap { $0.monitor === self.monitor ? $0.id : nil }
         let waiting = self.monitor.changeTrackedTasks { schedule -> UInt64? in

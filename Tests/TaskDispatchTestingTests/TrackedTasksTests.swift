@@ -67,7 +67,7 @@ private struct Failure: Error {}
         tracked.checkInvariants()
         let outer = tracked.begin(label: "outer", callSite: Self.site)
         tracked.checkInvariants()
-        tracked.register(AnyHashable(inner), id: inner)
+        tracked.register(TrackedTaskKey(Task<Void, Never> {}), id: inner)
         tracked.checkInvariants()
         tracked.markStarted(inner, at: 0)
         tracked.checkInvariants()
@@ -103,5 +103,32 @@ private struct Failure: Error {}
         #expect(tracked.unfinishedCount == 0)
         #expect(tracked.takeUnobserved().isEmpty)
         tracked.checkInvariants()
+    }
+
+    @Test func aTaskKeyIsTheTasksIdentity() async {
+        let first = Task<Int, Never> { 1 }
+        let second = Task<Int, Never> { 2 }
+        let copy = first
+        #expect(TrackedTaskKey(first) == TrackedTaskKey(copy))
+        #expect(TrackedTaskKey(first) != TrackedTaskKey(second))
+        #expect(TrackedTaskKey(first).hashValue == TrackedTaskKey(copy).hashValue)
+
+        var tracked = TrackedTasks()
+        let id = tracked.begin(label: "kept", callSite: Self.site)
+        do {
+            // A task kept only by its key (which holds it, so no other task can take its address meanwhile).
+            let task = Task<Int, Never> { 3 }
+            tracked.register(TrackedTaskKey(task), id: id)
+            tracked.checkInvariants()
+            _ = await task.value
+        }
+        #expect(tracked.id(of: TrackedTaskKey(first)) == nil)
+        #expect(tracked.ids.count == 1)
+        let kept = tracked.ids.keys.first
+        #expect(kept.map { tracked.id(of: $0) } == id)
+        tracked.finish(id, error: nil)
+        tracked.checkInvariants()
+        #expect(tracked.ids.isEmpty)
+        _ = await (first.value, second.value)
     }
 }
