@@ -68,7 +68,23 @@ extension ManualDispatcher {
         let work: DispatchedTask.Work = onMainActor ? .foreground(start) : .background(start)
         gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
         let task: Task<Success, any Error>
-        if onMainActor {
+        if !prefersExecutor, !gate.isOpen, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            // The start is still pending, as it is unless auto-drain ran it: the body runs at once on this thread
+            // up to the gate and suspends there, so the task's first trip through an executor is the one its start
+            // step sends it on (with `Task { }` it would run, suspend on the gate, and run again). A main-actor
+            // operation begins here only when this thread is on the main actor; otherwise it is enqueued there.
+            if onMainActor {
+                task = Task.immediate { @MainActor in
+                    try await Self.runTracked(id, scope, gate, monitor, operation, isolation: MainActor.shared)
+                }
+            } else if let isolation = operation.isolation {
+                task = Task.immediate {
+                    try await Self.runTracked(id, scope, gate, monitor, operation, isolation: isolation)
+                }
+            } else {
+                task = Task.immediate { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil) }
+            }
+        } else if onMainActor {
             // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
             // waits for a thread of the global executor, which other work in the process may be holding.
             task = Task { @MainActor in
@@ -223,6 +239,14 @@ final class StartGate: Sendable {
     /// Keeps the start task's handle, to cancel it with the task.
     func hold(_ handle: TaskHandle) {
         self.state.withLock { $0.handle = handle }
+    }
+
+    /// Whether the start has run.
+    var isOpen: Bool {
+        self.state.withLock {
+            if case .open = $0.state { return true }
+            return false
+        }
     }
 
     /// The start task ran: lets the body through.
