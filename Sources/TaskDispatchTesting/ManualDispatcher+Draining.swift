@@ -325,8 +325,9 @@ extension ManualDispatcher {
     ///
     /// It runs what is due, waits until every tracked task has *settled* (finished, or suspended on work the
     /// dispatcher owns), moves the clock to the next delayed task, and repeats until nothing is left. A tracked task
-    /// that does not settle awaits something the dispatcher does not control, and the call names it. How settling
-    /// works, and what it cannot see: <doc:TestingAsyncCode#Run-until-idle>.
+    /// that does not settle awaits something the dispatcher does not control, and the call names it. While it
+    /// waits, a tracked task on the main actor that awaits a dispatch runs the due tasks for it, inside that dispatch.
+    /// How settling works, and what it cannot see: <doc:TestingAsyncCode#Run-until-idle>.
     ///
     /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: The number of tasks run.

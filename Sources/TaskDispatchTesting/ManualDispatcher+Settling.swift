@@ -51,8 +51,13 @@ extension ManualDispatcher {
             case .unsettled:
                 self.endRun()
                 claimed = false
+                let budget = Swift.max(0, bound - ran)
+                self.monitor.withLock { $0.waitingSettles.suspend(id, method: method, budget: budget) }
                 // Each wait has the whole limit: running the tasks in between takes none of it.
-                switch await self.suspend(until: .dueTaskOrSettled, id: id, deadline: Self.deadline(after: limit)) {
+                let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: Self.deadline(after: limit))
+                // The tasks a tracked task ran for this drain while it waited count against its runaway bound.
+                ran += self.monitor.withLock { $0.waitingSettles.resume(id) }
+                switch woke {
                 case .conditionMet:
                     continue
                 case .cancelled:
@@ -71,6 +76,32 @@ extension ManualDispatcher {
 
     /// One pass under the run claim: runs what is due; once nothing is due and the tracked tasks are settled,
     /// jumps the clock to the next delayed task up to `target` and goes on.
+    /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
+    /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases the claim and wakes
+    /// the waiters the runs concern.
+    ///
+    /// Called by `dispatch(_:)` when a tracked task on the main actor dispatches work it awaits while the drain
+    /// waits: the work runs inside that dispatch, so the await returns without suspending, where the drain would
+    /// have resumed on its executor to run it and the task would have resumed after it, two more jobs on the main
+    /// actor for each await. What runs, and in which order, is what the drain would run; the tasks count against
+    /// its runaway bound, and the task's own task-local values are unbound while they run, as in the drain.
+    func runForWaitingSettle() {
+        while true {
+            let (step, woken) = self.monitor.withLock { schedule -> (Schedule.Step?, [WaitResumer]?) in
+                if let step = schedule.nextForWaitingSettle() { return (step, nil) }
+                return (nil, schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
+            }
+            guard let step else {
+                if let woken { WaitResumer.resumeAll(woken) }
+                self.monitor.broadcast()
+                return
+            }
+            TaskTracking.$dispatchingWait.withValue(nil) {
+                TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
+            }
+        }
+    }
+
     private func settlingPass(
         _ method: String,
         bound: Int,

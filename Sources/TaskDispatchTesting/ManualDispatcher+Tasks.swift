@@ -21,7 +21,10 @@ extension ManualDispatcher {
     ///
     /// - **The start.** The returned `Task` exists at once, but its operation waits for a pending task labeled
     ///   `label`, at the call site: a foreground task when the operation is isolated to the main actor (read from
-    ///   `operation.isolation`), a background task otherwise. Step or drain it like any other. Once it has run,
+    ///   `operation.isolation`), a background task otherwise. Step or drain it like any other. (Where the runtime
+    ///   has `Task.immediate`, on Linux and from macOS 26 and iOS 26, the task begins on the calling thread, when its
+    ///   isolation allows, and suspends there until its start runs: the start sends it through its executor once,
+    ///   as `Task { }` does, where a task enqueued at once would run, wait for the start and run again.) Once it has run,
     ///   the operation runs on the executor its isolation names, concurrently with the test: await the task, or
     ///   the next thing it dispatches, before checking what it did.
     /// - **Where it runs.** A main-actor operation runs on the main actor; any other on the global concurrent

@@ -25,4 +25,10 @@ extension ManualDispatcher {
         get { self.monitor.withLock { $0.tracked.prefersTaskExecutor } }
         set { self.monitor.withLock { $0.tracked.prefersTaskExecutor = newValue } }
     }
+
+    /// How many tasks a tracked task ran inside its awaited dispatch for a waiting async drain; for the package's
+    /// own tests.
+    package var tasksRunForWaitingDrains: Int {
+        self.monitor.withLock { $0.waitingSettles.totalRan }
+    }
 }

@@ -188,7 +188,10 @@ public final class ManualDispatcher: TaskDispatcher {
         describedAs what: @autoclosure () -> String = "",
         _ accept: (inout Schedule) -> ScheduledTask
     ) -> TaskHandle {
-        let (scheduled, drain, woken, byTrackedTask) = self.monitor.withLock { schedule in
+        // An awaited dispatch from the main actor may run for a waiting async drain (see `runForWaitingSettle()`).
+        let onMainActor = awaiter != nil && MainActorExecution.isOnMainActor
+        let (scheduled, drain, woken, byTrackedTask, forWaitingSettle) = self.monitor.withLock {
+            schedule -> (ScheduledTask, Bool, [WaitResumer]?, Bool, Bool) in
             let scheduled = accept(&schedule)
             var byTrackedTask = false
             if schedule.tracked.unfinishedCount > 0,
@@ -197,13 +200,19 @@ public final class ManualDispatcher: TaskDispatcher {
                 byTrackedTask = wait.scope.monitor === self.monitor
                 wait.recordBegin(in: &schedule, of: self.monitor)
             }
+            if onMainActor, byTrackedTask, schedule.claimForWaitingSettle(thread: currentThreadIdentity()) {
+                // The waiters are woken after the runs, if they still need to be.
+                return (scheduled, false, nil, true, true)
+            }
             let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
             let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
-            return (scheduled, drain, woken, byTrackedTask)
+            return (scheduled, drain, woken, byTrackedTask, false)
         }
         if let woken { WaitResumer.resumeAll(woken) }
         if drain {
             self.drainAutomatically()
+        } else if forWaitingSettle {
+            self.runForWaitingSettle()
         }
         if let awaiter, !byTrackedTask {
             self.bound(awaiter, of: scheduled, describedAs: what())

@@ -31,7 +31,9 @@ extension Schedule {
     /// - the history holds at most `historyLimit` started tasks, in start order, none later than ``now``;
     /// - call-site indices point into the table; the random pool's boundary lies within it;
     /// - the tracked tasks' records agree with one another (``TrackedTasks/invariantViolations()``): the failed
-    ///   records are the unobserved errors, and `ids` mirrors the records' keys.
+    ///   records are the unobserved errors, and `ids` mirrors the records' keys;
+    /// - no waiting async drain has had more tasks run for it than its runaway bound left
+    ///   (``WaitingSettles/invariantViolations()``).
     ///
     /// - Complexity: As ``checkInvariants()``.
     func invariantViolations() -> [String] {
@@ -58,6 +60,7 @@ extension Schedule {
         }
         self.checkHistory(&violations)
         violations += self.tracked.invariantViolations()
+        violations += self.waitingSettles.invariantViolations()
         return violations
     }
 

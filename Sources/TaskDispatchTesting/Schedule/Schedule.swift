@@ -68,6 +68,8 @@ struct Schedule: Sendable {
     var waiters = DispatchWaiters<WaitResumer>()
     /// The Swift tasks started with `startTask` (`ManualDispatcher+Tasks.swift`) and their unclaimed errors.
     var tracked = TrackedTasks()
+    /// The async drains suspended until their tracked tasks settle (`ManualDispatcher+Settling.swift`).
+    var waitingSettles = WaitingSettles()
 
     init(
         order: ManualDispatcher.Order,

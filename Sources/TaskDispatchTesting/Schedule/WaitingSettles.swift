@@ -1,0 +1,76 @@
+/// The async drains suspended until a task falls due or their tracked tasks settle, so that a tracked task on the
+/// main actor can run, inside its awaited dispatch, the due tasks such a drain would wake up to run
+/// (`ManualDispatcher+Settling.swift`).
+///
+/// Only while exactly one drain waits: its runaway bound then counts the tasks run for it, which it adds to its own
+/// count when it resumes.
+struct WaitingSettles: Sendable {
+    struct Entry: Sendable {
+        /// The drain's method, such as `"runUntilIdle()"`: the run claim's name while a task runs for it.
+        let method: String
+        /// How many more tasks the drain may run before its runaway bound.
+        let budget: Int
+        /// How many tasks ran for it while it waited.
+        var ran = 0
+    }
+
+    private(set) var entries: [DispatchWaiters<WaitResumer>.ID: Entry] = [:]
+    /// How many tasks ran for waiting drains since the dispatcher was created; for the package's own tests.
+    private(set) var totalRan = 0
+
+    /// The drain with waiter identity `id` suspends, with `budget` tasks left before its runaway bound.
+    mutating func suspend(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int) {
+        self.entries[id] = Entry(method: method, budget: budget)
+    }
+
+    /// The drain `id` resumed: how many tasks ran for it meanwhile.
+    mutating func resume(_ id: DispatchWaiters<WaitResumer>.ID) -> Int {
+        self.entries.removeValue(forKey: id)?.ran ?? 0
+    }
+
+    /// The one waiting drain that may have a task run for it, if exactly one waits and its bound allows another.
+    var assisted: (id: DispatchWaiters<WaitResumer>.ID, method: String)? {
+        guard self.entries.count == 1, let (id, entry) = self.entries.first, entry.ran < entry.budget else {
+            return nil
+        }
+        return (id, entry.method)
+    }
+
+    /// Counts a task run for drain `id`.
+    mutating func countRun(for id: DispatchWaiters<WaitResumer>.ID) {
+        guard let index = self.entries.index(forKey: id) else { return }
+        self.entries.values[index].ran += 1
+        self.totalRan += 1
+    }
+
+    /// Every invariant that does not hold, as a message.
+    func invariantViolations() -> [String] {
+        self.entries.compactMap { id, entry in
+            entry.ran <= entry.budget && entry.budget >= 0
+                ? nil : "a waiting drain ran \(entry.ran) tasks for a budget of \(entry.budget)"
+        }
+    }
+}
+
+extension Schedule {
+    /// Claims the run for a task dispatched by a tracked task on the main actor while one async drain waits with
+    /// due work it would wake up to run (manual mode only; auto-drain runs it anyway): `true` if this thread now
+    /// runs the due tasks for that drain.
+    mutating func claimForWaitingSettle(thread: UInt) -> Bool {
+        guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.hasDueTask,
+            let (_, method) = self.waitingSettles.assisted
+        else { return false }
+        self.claim = RunClaim(method: method, thread: thread)
+        return true
+    }
+
+    /// The next due task to run for the waiting drain, counted against its bound; `nil` releases the claim.
+    mutating func nextForWaitingSettle() -> Step? {
+        guard let (id, _) = self.waitingSettles.assisted, let step = self.next(in: .any, jumpingClockTo: nil) else {
+            self.claim = nil
+            return nil
+        }
+        self.waitingSettles.countRun(for: id)
+        return step
+    }
+}
