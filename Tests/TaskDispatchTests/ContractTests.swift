@@ -48,7 +48,9 @@ import Testing
     @Test(.timeLimit(.minutes(3)), arguments: BrokenDispatcher.allCases)
     func aBrokenDispatcherIsCaughtByTheRuleItBreaks(broken: BrokenDispatcher) async throws {
         let violation = await #expect(throws: DispatcherContractViolation.self) {
-            try await DispatcherContract.check(timeLimitPerRule: .seconds(10)) { broken.makeSubject() }
+            try await DispatcherContract.check(rules: broken.rulesToCheck, timeLimitPerRule: .seconds(10)) {
+                broken.makeSubject()
+            }
         }
         let found = try #require(violation)
         #expect(found.rule == broken.brokenRule, "\(found)")
