@@ -112,6 +112,11 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// The number of registered waiters.
     package var count: Int { self.waiters.count }
 
+    /// Whether every registered waiter is `id` (or none is registered).
+    package func holdsOnly(_ id: ID) -> Bool {
+        self.waiters.allSatisfy { $0.id == id }
+    }
+
     /// A new identity, for a waiter whose cancellation handler must know it before it registers.
     package mutating func makeID() -> ID {
         self.lastID += 1

@@ -52,11 +52,17 @@ extension ManualDispatcher {
                 self.endRun()
                 claimed = false
                 let budget = Swift.max(0, bound - ran)
-                self.monitor.withLock { $0.waitingSettles.suspend(id, method: method, budget: budget) }
+                let onMainActor = MainActorExecution.isOnMainActor
+                self.monitor.withLock {
+                    $0.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
+                }
                 // Each wait has the whole limit: running the tasks in between takes none of it.
                 let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: Self.deadline(after: limit))
                 // The tasks a tracked task ran for this drain while it waited count against its runaway bound.
-                ran += self.monitor.withLock { $0.waitingSettles.resume(id) }
+                let ranForIt = self.monitor.withLock { $0.waitingSettles.resume(id) }
+                ran += ranForIt
+                // Tasks ran for it, each of which would have restarted the limit: wait again rather than time out.
+                if case .timedOut = woke, ranForIt > 0 { continue }
                 switch woke {
                 case .conditionMet:
                     continue
@@ -83,21 +89,29 @@ extension ManualDispatcher {
     /// Called by `dispatch(_:)` when a tracked task on the main actor dispatches work it awaits while the drain
     /// waits: the work runs inside that dispatch, so the await returns without suspending, where the drain would
     /// have resumed on its executor to run it and the task would have resumed after it, two more jobs on the main
-    /// actor for each await. What runs, and in which order, is what the drain would run; the tasks count against
-    /// its runaway bound, and the task's own task-local values are unbound while they run, as in the drain.
+    /// actor for each await. What runs, where, and in which order, is what the drain would run: only a drain on the
+    /// main actor is helped, and the tasks count against its runaway bound. The dispatcher's tracking task-locals
+    /// are unbound while they run; the task's own task-local values and its cancellation stay visible to them.
     func runForWaitingSettle() {
         while true {
-            let (step, woken) = self.monitor.withLock { schedule -> (Schedule.Step?, [WaitResumer]?) in
-                if let step = schedule.nextForWaitingSettle() { return (step, nil) }
-                return (nil, schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
+            let (next, woken) = self.monitor.withLock { schedule -> (Schedule.WaitingSettleStep, [WaitResumer]?) in
+                let next = schedule.nextForWaitingSettle()
+                guard case .done = next else { return (next, nil) }
+                return (next, schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
             }
-            guard let step else {
+            switch next {
+            case .run(let step):
+                TaskTracking.$dispatchingWait.withValue(nil) {
+                    TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
+                }
+            case .done(let drain):
                 if let woken { WaitResumer.resumeAll(woken) }
-                self.monitor.broadcast()
+                if drain {
+                    self.drainAutomatically()
+                } else {
+                    self.monitor.broadcast()
+                }
                 return
-            }
-            TaskTracking.$dispatchingWait.withValue(nil) {
-                TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
             }
         }
     }

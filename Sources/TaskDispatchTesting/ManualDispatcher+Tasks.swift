@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 
 extension ManualDispatcher {
@@ -78,14 +79,18 @@ extension ManualDispatcher {
             // operation begins here only when this thread is on the main actor; otherwise it is enqueued there.
             if onMainActor {
                 task = Task.immediate { @MainActor in
-                    try await Self.runTracked(id, scope, gate, monitor, operation, isolation: MainActor.shared)
+                    try await Self.runTracked(
+                        id, scope, gate, monitor, operation, isolation: MainActor.shared, immediate: true)
                 }
             } else if let isolation = operation.isolation {
                 task = Task.immediate {
-                    try await Self.runTracked(id, scope, gate, monitor, operation, isolation: isolation)
+                    try await Self.runTracked(
+                        id, scope, gate, monitor, operation, isolation: isolation, immediate: true)
                 }
             } else {
-                task = Task.immediate { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil) }
+                task = Task.immediate {
+                    try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil, immediate: true)
+                }
             }
         } else if onMainActor {
             // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
@@ -115,10 +120,13 @@ extension ManualDispatcher {
         _ gate: StartGate,
         _ monitor: Monitor<Schedule>,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
-        isolation: isolated (any Actor)?
+        isolation: isolated (any Actor)?,
+        immediate: Bool = false
     ) async throws -> Success {
         do {
-            try await gate.wait()
+            // Begun with `Task.immediate`, the body is still on the caller's stack here: if another thread ran the
+            // start since `startTask` looked, it must still leave that stack before the operation begins.
+            try await gate.wait(leavingTheCaller: immediate)
             try Task.checkCancellation()
         } catch {
             monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
@@ -264,7 +272,9 @@ final class StartGate: Sendable {
 
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first.
     /// It runs on the caller's isolation, and the body resumes there.
-    func wait(isolation: isolated (any Actor)? = #isolation) async throws {
+    /// Suspends until the start has run. `leavingTheCaller`: if it already has, the task still suspends and
+    /// resumes from another thread, so that a body begun on its creator's stack never runs the operation there.
+    func wait(leavingTheCaller: Bool = false, isolation: isolated (any Actor)? = #isolation) async throws {
         try await withTaskCancellationHandler {
             _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -277,7 +287,12 @@ final class StartGate: Sendable {
                         return nil
                     }
                 }
-                if let outcome { continuation.resume(with: outcome) }
+                guard let outcome else { return }
+                if leavingTheCaller, case .success = outcome {
+                    DispatchQueue.global().async { continuation.resume(with: outcome) }
+                } else {
+                    continuation.resume(with: outcome)
+                }
             }
         } onCancel: {
             self.cancel()

@@ -85,6 +85,20 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// A drain off the main actor would run the background work on its own executor: nothing runs for it.
+    @Test nonisolated func aDrainOffTheMainActorIsWokenInstead() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "load") { @MainActor () async throws -> Bool in
+            try await dispatcher.runInBackground(label: "fetch") { MainActorExecution.isOnMainActor }
+        }
+
+        try await dispatcher.runUntilIdle()
+
+        #expect(try await dispatcher.value(of: task) == false)  // run by the drain, on its executor
+        #expect(dispatcher.tasksRunForWaitingDrains == 0)
+        try dispatcher.verifyIdle()
+    }
+
     /// Started from a nonisolated function, so the operation is nonisolated and runs on the global executor.
     private nonisolated static func startNonisolated(on dispatcher: ManualDispatcher) -> Task<Int, any Error> {
         dispatcher.startTask(label: "load") { try await dispatcher.runInBackground(label: "fetch") { 1 } }

@@ -2,14 +2,17 @@
 /// main actor can run, inside its awaited dispatch, the due tasks such a drain would wake up to run
 /// (`ManualDispatcher+Settling.swift`).
 ///
-/// Only while exactly one drain waits: its runaway bound then counts the tasks run for it, which it adds to its own
-/// count when it resumes.
+/// Only while exactly one drain waits, on the main actor, and nothing else waits on the dispatcher: the tasks then
+/// run where the drain would run them, its runaway bound counts them (it adds them to its own count when it
+/// resumes), and no other waiter can miss a task the runs took.
 struct WaitingSettles: Sendable {
     struct Entry: Sendable {
         /// The drain's method, such as `"runUntilIdle()"`: the run claim's name while a task runs for it.
         let method: String
         /// How many more tasks the drain may run before its runaway bound.
         let budget: Int
+        /// Whether the drain runs on the main actor, where the tasks would run for it.
+        let onMainActor: Bool
         /// How many tasks ran for it while it waited.
         var ran = 0
     }
@@ -19,8 +22,8 @@ struct WaitingSettles: Sendable {
     private(set) var totalRan = 0
 
     /// The drain with waiter identity `id` suspends, with `budget` tasks left before its runaway bound.
-    mutating func suspend(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int) {
-        self.entries[id] = Entry(method: method, budget: budget)
+    mutating func suspend(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) {
+        self.entries[id] = Entry(method: method, budget: budget, onMainActor: onMainActor)
     }
 
     /// The drain `id` resumed: how many tasks ran for it meanwhile.
@@ -30,7 +33,9 @@ struct WaitingSettles: Sendable {
 
     /// The one waiting drain that may have a task run for it, if exactly one waits and its bound allows another.
     var assisted: (id: DispatchWaiters<WaitResumer>.ID, method: String)? {
-        guard self.entries.count == 1, let (id, entry) = self.entries.first, entry.ran < entry.budget else {
+        guard self.entries.count == 1, let (id, entry) = self.entries.first, entry.onMainActor,
+            entry.ran < entry.budget
+        else {
             return nil
         }
         return (id, entry.method)
@@ -53,24 +58,35 @@ struct WaitingSettles: Sendable {
 }
 
 extension Schedule {
-    /// Claims the run for a task dispatched by a tracked task on the main actor while one async drain waits with
-    /// due work it would wake up to run (manual mode only; auto-drain runs it anyway): `true` if this thread now
-    /// runs the due tasks for that drain.
+    /// What the thread running tasks for a waiting drain does next.
+    enum WaitingSettleStep {
+        case run(Step)
+        /// The claim is released; `drain`: auto-drain took it over (the mode changed meanwhile), so the caller
+        /// drains as auto-drain does.
+        case done(drain: Bool)
+    }
+
+    /// Claims the run for a task dispatched by a tracked task on the main actor while one async drain on the main
+    /// actor waits with due work it would wake up to run, and nothing else waits (manual mode only; auto-drain runs
+    /// the work anyway): `true` if this thread now runs the due tasks for that drain. Refused where the drain's own
+    /// claim would refuse: a runaway auto-drain's failure or an unclaimed error of a tracked task waits for it.
     mutating func claimForWaitingSettle(thread: UInt) -> Bool {
-        guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.hasDueTask,
-            let (_, method) = self.waitingSettles.assisted
+        guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.tracked.unobserved.isEmpty,
+            self.hasDueTask, let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id)
         else { return false }
         self.claim = RunClaim(method: method, thread: thread)
         return true
     }
 
-    /// The next due task to run for the waiting drain, counted against its bound; `nil` releases the claim.
-    mutating func nextForWaitingSettle() -> Step? {
-        guard let (id, _) = self.waitingSettles.assisted, let step = self.next(in: .any, jumpingClockTo: nil) else {
-            self.claim = nil
-            return nil
+    /// The next due task to run for the waiting drain, counted against its bound; or the end, which releases the
+    /// claim.
+    mutating func nextForWaitingSettle() -> WaitingSettleStep {
+        guard let (id, _) = self.waitingSettles.assisted, self.tracked.unobserved.isEmpty,
+            let step = self.next(in: .any, jumpingClockTo: nil)
+        else {
+            return .done(drain: self.release())
         }
         self.waitingSettles.countRun(for: id)
-        return step
+        return .run(step)
     }
 }
