@@ -188,8 +188,6 @@ public final class ManualDispatcher: TaskDispatcher {
         describedAs what: @autoclosure () -> String = "",
         _ accept: (inout Schedule) -> ScheduledTask
     ) -> TaskHandle {
-        // An awaited dispatch from the main actor may run for a waiting async drain (see `runForWaitingSettle()`).
-        let onMainActor = awaiter != nil && MainActorExecution.isOnMainActor
         let (scheduled, drain, woken, byTrackedTask, forWaitingSettle) = self.monitor.withLock {
             schedule -> (ScheduledTask, Bool, [WaitResumer]?, Bool, Bool) in
             let scheduled = accept(&schedule)
@@ -200,7 +198,11 @@ public final class ManualDispatcher: TaskDispatcher {
                 byTrackedTask = wait.scope.monitor === self.monitor
                 wait.recordBegin(in: &schedule, of: self.monitor)
             }
-            if onMainActor, byTrackedTask, schedule.claimForWaitingSettle(thread: currentThreadIdentity()) {
+            // An awaited dispatch from a tracked task on the main actor may run for a waiting async drain (see
+            // `runForWaitingSettle()`); the main-actor check only once a drain waits.
+            if awaiter != nil, byTrackedTask, !schedule.waitingSettles.isEmpty, MainActorExecution.isOnMainActor,
+                schedule.claimForWaitingSettle(thread: currentThreadIdentity())
+            {
                 // The waiters are woken after the runs, if they still need to be.
                 return (scheduled, false, nil, true, true)
             }

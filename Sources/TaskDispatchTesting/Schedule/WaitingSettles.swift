@@ -21,6 +21,9 @@ struct WaitingSettles: Sendable {
     /// How many tasks ran for waiting drains since the dispatcher was created; for the package's own tests.
     private(set) var totalRan = 0
 
+    /// Whether no drain waits.
+    var isEmpty: Bool { self.entries.isEmpty }
+
     /// The drain with waiter identity `id` suspends, with `budget` tasks left before its runaway bound.
     mutating func suspend(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) {
         self.entries[id] = Entry(method: method, budget: budget, onMainActor: onMainActor)
