@@ -71,6 +71,7 @@ extension ManualDispatcher {
         }
         let work: DispatchedTask.Work = onMainActor ? .foreground(start) : .background(start)
         gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
+        let isolation = operation.isolation  // nil for a nonisolated operation
         let task: Task<Success, any Error>
         if !prefersExecutor, !gate.isOpen, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             // The start is still pending, as it is unless auto-drain ran it: the body runs at once on this thread
@@ -82,14 +83,10 @@ extension ManualDispatcher {
                     try await Self.runTracked(
                         id, scope, gate, monitor, operation, isolation: MainActor.shared, immediate: true)
                 }
-            } else if let isolation = operation.isolation {
+            } else {
                 task = Task.immediate {
                     try await Self.runTracked(
                         id, scope, gate, monitor, operation, isolation: isolation, immediate: true)
-                }
-            } else {
-                task = Task.immediate {
-                    try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil, immediate: true)
                 }
             }
         } else if onMainActor {
@@ -98,14 +95,12 @@ extension ManualDispatcher {
             task = Task { @MainActor in
                 try await Self.runTracked(id, scope, gate, monitor, operation, isolation: MainActor.shared)
             }
-        } else if let isolation = operation.isolation {
-            task = Task { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: isolation) }
-        } else if prefersExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        } else if isolation == nil, prefersExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             task = Task(executorPreference: self.taskExecutor) {
                 try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil)
             }
         } else {
-            task = Task { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil) }
+            task = Task { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: isolation) }
         }
         self.monitor.withLock { $0.tracked.register(TrackedTaskKey(task), id: id) }
         return task
