@@ -27,6 +27,19 @@ func taskThroughput(
     return Double(nowNanoseconds() - begin) / Double(count)
 }
 
+/// The tracked side of the tracked-task row, once, for `valgrind --tool=callgrind` (`--profile-tracked`).
+///
+/// A function of its own, not top-level code: an operation written in `main.swift` would inherit the main actor,
+/// which the waiting thread holds.
+func profileTrackedTasks(_ count: Int) throws {
+    let dispatcher = ManualDispatcher(historyLimit: 0)
+    _ = try taskThroughput(count: count, timeout: 120) { group in
+        dispatcher.startTask { group.leave() }
+    } drive: {
+        try dispatcher.runCurrent()
+    }
+}
+
 /// The tracked-task rows, each against a baseline in the same run: a tracked task from start to finish against a
 /// plain `Task` on the global concurrent executor (target 1.5×); the 3-await main-actor model drained with the async
 /// `runUntilIdle` against the same model on plain `Task`s and continuations (target 2×); and one job on

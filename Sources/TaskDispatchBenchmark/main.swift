@@ -24,6 +24,7 @@ let usage = """
       --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions (31 for production dispatchers)
       --tracked  only the tracked-task and async-model rows
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
+      --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
     """
 
 var configuration = Configuration.quick
@@ -38,6 +39,15 @@ for argument in CommandLine.arguments.dropFirst() {
         // `valgrind --tool=callgrind`, which counts instructions repeatably.
         _ = try? manualImmediate(100_000)
         _ = try? manualDelayed(randomDelays(100_000))
+        exit(0)
+    case "--profile-tracked":
+        // The tracked-task row's work, once: 10,000 `startTask` calls, their starts, and their operations.
+        do {
+            try profileTrackedTasks(10_000)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(1)
+        }
         exit(0)
     case "-h", "--help":
         print(usage)

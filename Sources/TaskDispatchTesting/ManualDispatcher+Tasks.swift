@@ -56,51 +56,55 @@ extension ManualDispatcher {
     ) -> Task<Success, any Error> {
         let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
         let monitor = self.monitor
-        let (id, prefersExecutor) = monitor.withLock {
-            (
-                $0.tracked.begin(label: label, callSite: callSite, onMainActor: onMainActor),
-                $0.tracked.prefersTaskExecutor
-            )
+        var made: TrackedTaskScope?
+        var prefersExecutor = false
+        var startsPending = false
+        // The task's record and its start, in the one critical section of the start's dispatch.
+        _ = self.record(nil, readingTheBoundWait: false) { schedule in
+            let scope = TrackedTaskScope(
+                monitor: monitor,
+                id: schedule.tracked.begin(label: label, callSite: callSite, onMainActor: onMainActor),
+                label: label, callSite: callSite)
+            let start: @Sendable () -> Void = { scope.runStart() }
+            let scheduled = schedule.accept(
+                DispatchedTask(onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
+            scope.startTask = scheduled
+            made = scope
+            prefersExecutor = schedule.tracked.prefersTaskExecutor
+            // In manual mode nothing runs the start inside this dispatch; auto-drain runs it at once.
+            startsPending = !schedule.autoDrain
+            return scheduled
         }
-        let scope = TrackedTaskScope(monitor: monitor, id: id, label: label, callSite: callSite)
-        let gate = StartGate()
-        let start: @Sendable () -> Void = {
-            // Before the gate opens: from here the task runs on its own until it waits on the dispatcher.
-            monitor.changeTrackedTasks { $0.tracked.markStarted(id, at: $0.now) }
-            gate.open()
-        }
-        let work: DispatchedTask.Work = onMainActor ? .foreground(start) : .background(start)
-        gate.hold(self.dispatch(DispatchedTask(work, label: label, callSite: callSite)))
+        guard let scope = made else { preconditionFailure("the start's dispatch did not accept it") }
+        let id = scope.id
         let isolation = operation.isolation  // nil for a nonisolated operation
         let task: Task<Success, any Error>
-        if !prefersExecutor, !gate.isOpen, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            // The start is still pending, as it is unless auto-drain ran it: the body runs at once on this thread
-            // up to the gate and suspends there, so the task's first trip through an executor is the one its start
-            // step sends it on (with `Task { }` it would run, suspend on the gate, and run again). A main-actor
-            // operation begins here only when this thread is on the main actor; otherwise it is enqueued there.
+        if !prefersExecutor, startsPending, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
+            // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
+            // run, suspend on the gate, and run again). A main-actor operation begins here only when this thread
+            // is on the main actor; otherwise it is enqueued there.
             if onMainActor {
                 task = Task.immediate { @MainActor in
-                    try await Self.runTracked(
-                        id, scope, gate, monitor, operation, isolation: MainActor.shared, immediate: true)
+                    try await Self.runTracked(scope, operation, isolation: MainActor.shared, immediate: true)
                 }
             } else {
                 task = Task.immediate {
-                    try await Self.runTracked(
-                        id, scope, gate, monitor, operation, isolation: isolation, immediate: true)
+                    try await Self.runTracked(scope, operation, isolation: isolation, immediate: true)
                 }
             }
         } else if onMainActor {
             // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
             // waits for a thread of the global executor, which other work in the process may be holding.
             task = Task { @MainActor in
-                try await Self.runTracked(id, scope, gate, monitor, operation, isolation: MainActor.shared)
+                try await Self.runTracked(scope, operation, isolation: MainActor.shared)
             }
         } else if isolation == nil, prefersExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             task = Task(executorPreference: self.taskExecutor) {
-                try await Self.runTracked(id, scope, gate, monitor, operation, isolation: nil)
+                try await Self.runTracked(scope, operation, isolation: nil)
             }
         } else {
-            task = Task { try await Self.runTracked(id, scope, gate, monitor, operation, isolation: isolation) }
+            task = Task { try await Self.runTracked(scope, operation, isolation: isolation) }
         }
         self.monitor.withLock { $0.tracked.register(TrackedTaskKey(task), id: id) }
         return task
@@ -110,18 +114,17 @@ extension ManualDispatcher {
     /// its start and end share one executor: a main-actor task never hops through the global executor between
     /// them.
     private static func runTracked<Success: Sendable>(
-        _ id: UInt64,
         _ scope: TrackedTaskScope,
-        _ gate: StartGate,
-        _ monitor: Monitor<Schedule>,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
         isolation: isolated (any Actor)?,
         immediate: Bool = false
     ) async throws -> Success {
+        let monitor = scope.monitor
+        let id = scope.id
         do {
             // Begun with `Task.immediate`, the body is still on the caller's stack here: if another thread ran the
             // start since `startTask` looked, it must still leave that stack before the operation begins.
-            try await gate.wait(leavingTheCaller: immediate)
+            try await scope.waitForStart(leavingTheCaller: immediate)
             try Task.checkCancellation()
         } catch {
             monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
@@ -226,83 +229,6 @@ extension ManualDispatcher {
     /// start is pending, or their operation has not returned.
     public var unfinishedTaskCount: Int {
         self.monitor.withLock { $0.tracked.unfinishedCount }
-    }
-}
-
-/// The start of a tracked task: the task's body waits here until the start task on the dispatcher runs.
-///
-/// The dispatcher's handle decides a race between the start and a cancellation: whoever wins `TaskHandle.cancel()`
-/// versus the run decides whether the body runs, and the waiting body is resumed exactly once.
-final class StartGate: Sendable {
-    private enum State: Sendable {
-        case closed(CheckedContinuation<Void, any Error>?)
-        case open
-        case cancelled
-    }
-
-    private let state = LockedValue<(state: State, handle: TaskHandle?)>((.closed(nil), nil))
-
-    /// Keeps the start task's handle, to cancel it with the task.
-    func hold(_ handle: TaskHandle) {
-        self.state.withLock { $0.handle = handle }
-    }
-
-    /// Whether the start has run.
-    var isOpen: Bool {
-        self.state.withLock {
-            if case .open = $0.state { return true }
-            return false
-        }
-    }
-
-    /// The start task ran: lets the body through.
-    func open() {
-        let waiting = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            guard case .closed(let continuation) = state.state else { return nil }
-            state.state = .open
-            return continuation
-        }
-        waiting?.resume()
-    }
-
-    /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first.
-    /// It runs on the caller's isolation, and the body resumes there.
-    /// Suspends until the start has run. `leavingTheCaller`: if it already has, the task still suspends and
-    /// resumes from another thread, so that a body begun on its creator's stack never runs the operation there.
-    func wait(leavingTheCaller: Bool = false, isolation: isolated (any Actor)? = #isolation) async throws {
-        try await withTaskCancellationHandler {
-            _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
-            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = self.state.withLock { state -> Result<Void, any Error>? in
-                    switch state.state {
-                    case .open: return .success(())
-                    case .cancelled: return .failure(CancellationError())
-                    case .closed:
-                        state.state = .closed(continuation)
-                        return nil
-                    }
-                }
-                guard let outcome else { return }
-                if leavingTheCaller, case .success = outcome {
-                    DispatchQueue.global().async { continuation.resume(with: outcome) }
-                } else {
-                    continuation.resume(with: outcome)
-                }
-            }
-        } onCancel: {
-            self.cancel()
-        }
-    }
-
-    /// The task was cancelled: cancels the start if it has not run, and then fails the wait.
-    private func cancel() {
-        guard let handle = self.state.withLock({ $0.handle }), handle.cancel() else { return }
-        let waiting = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
-            guard case .closed(let continuation) = state.state else { return nil }
-            state.state = .cancelled
-            return continuation
-        }
-        waiting?.resume(throwing: CancellationError())
     }
 }
 

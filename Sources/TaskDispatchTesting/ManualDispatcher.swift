@@ -178,12 +178,14 @@ public final class ManualDispatcher: TaskDispatcher {
     /// in `TaskTracking.dispatchingWait` around its `dispatch(_:)` call, through any decorator that forwards
     /// synchronously. That task-local is read only while this dispatcher has unfinished tracked tasks: a wait is
     /// recorded only for one of them, and a plain dispatch then pays one count comparison under the lock it takes.
+    /// A tracked task's start (`readingTheBoundWait: false`) is awaited by nobody and does not read it.
     ///
     /// `awaiter`, the awaitable dispatch or sleep that awaits the task (`what`), is bounded in real time unless that
     /// wait is one of this dispatcher's tracked tasks, which the async drains watch (see `bound(_:of:describedAs:)`).
     @inline(__always)
     func record(
         _ ownedWait: OwnedWait?,
+        readingTheBoundWait: Bool = true,
         awaitedBy awaiter: (any TaskAwaiter)? = nil,
         describedAs what: @autoclosure () -> String = "",
         _ accept: (inout Schedule) -> ScheduledTask
@@ -193,7 +195,8 @@ public final class ManualDispatcher: TaskDispatcher {
             let scheduled = accept(&schedule)
             var byTrackedTask = false
             if schedule.tracked.unfinishedCount > 0,
-                let wait = ownedWait ?? TaskTracking.dispatchingWait.flatMap({ $0 as? OwnedWait })
+                let wait = ownedWait
+                    ?? (readingTheBoundWait ? TaskTracking.dispatchingWait.flatMap({ $0 as? OwnedWait }) : nil)
             {
                 byTrackedTask = wait.scope.monitor === self.monitor
                 wait.recordBegin(in: &schedule, of: self.monitor)

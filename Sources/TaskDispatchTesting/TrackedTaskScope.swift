@@ -1,15 +1,31 @@
+import Dispatch
 import TaskDispatch
 
 /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)``, as its own code sees it: bound in
 /// `TaskTracking.scope` around the task's operation, it makes the waits that the awaitable dispatches and the
-/// virtual clock's sleep report, and it owns them on behalf of its dispatcher.
+/// virtual clock's sleep report, and it owns them on behalf of its dispatcher. It is also the task's start gate:
+/// the task's body waits in ``waitForStart(leavingTheCaller:isolation:)`` until the start task runs ``runStart()``.
+/// One object a task, under the dispatcher's one lock: no lock, closure context or continuation box of its own.
 ///
 /// The whole life of a wait is in this module, under the dispatcher's lock: the dispatcher records it when it
 /// accepts the awaited task inside the awaitable's `dispatch(_:)` call (`ManualDispatcher.record`), in the same
 /// critical section, so the records never say "settled" while the work is not yet pending; ``OwnedWait/end()``
 /// ends it just before the awaiting task is resumed. `TaskDispatch` only carries the wait from the one to the
 /// other (see `TaskTracking`).
-final class TrackedTaskScope: TaskTrackingScope {
+///
+/// `@unchecked Sendable`: ``start`` and ``startTask`` are read and written only under the lock of ``monitor``;
+/// the rest is immutable.
+final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
+    /// Where the task's start stands.
+    private enum Start {
+        /// The start task has not run; the body waits on the continuation once it got there.
+        case pending(UnsafeContinuation<Void, any Error>?)
+        /// The start task ran: the body goes on.
+        case ran
+        /// The task was cancelled before its start ran, and the start with it: the body throws.
+        case cancelled
+    }
+
     /// The lock and state of the dispatcher that tracks the task.
     let monitor: Monitor<Schedule>
     /// The task's identity in the dispatcher's records.
@@ -18,6 +34,11 @@ final class TrackedTaskScope: TaskTrackingScope {
     let label: String?
     /// Where the task was started, for the same work.
     let callSite: CallSite
+    /// See ``Start``. Under the lock of ``monitor``.
+    private var start = Start.pending(nil)
+    /// The start task in the dispatcher's schedule, to cancel it with the task. Set under the lock of ``monitor``,
+    /// in the critical section that accepts it, before the task exists.
+    var startTask: ScheduledTask?
 
     init(monitor: Monitor<Schedule>, id: UInt64, label: String?, callSite: CallSite) {
         self.monitor = monitor
@@ -38,6 +59,69 @@ final class TrackedTaskScope: TaskTrackingScope {
     /// A wait of this task on `description`, not recorded yet.
     func makeWait(on description: String) -> OwnedWait {
         OwnedWait(scope: self, description: description)
+    }
+
+    // MARK: - The start gate
+
+    /// The start task's work: records the start and lets the body through, in one critical section. From here the
+    /// task runs on its own until it waits on the dispatcher.
+    func runStart() {
+        let waiting = self.monitor.changeTrackedTasks { schedule -> UnsafeContinuation<Void, any Error>? in
+            schedule.tracked.markStarted(self.id, at: schedule.now)
+            // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
+            guard case .pending(let continuation) = self.start else { return nil }
+            self.start = .ran
+            return continuation
+        }
+        waiting?.resume()
+    }
+
+    /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first,
+    /// which cancels the start. It runs on the caller's isolation, and the body resumes there.
+    ///
+    /// - Parameters:
+    ///   - leavingTheCaller: The body was begun on its creator's stack (`Task.immediate`): if the start has
+    ///     already run (another thread ran it since `startTask` looked), the task still suspends and resumes from
+    ///     another thread, so that the operation never runs on the creator's stack.
+    ///   - isolation: The caller's isolation, where the body resumes.
+    /// - Throws: `CancellationError` if the task was cancelled before its start ran.
+    func waitForStart(leavingTheCaller: Bool, isolation: isolated (any Actor)? = #isolation) async throws {
+        try await withTaskCancellationHandler {
+            _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
+            return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                let ran = self.monitor.withLock { _ -> Bool? in
+                    switch self.start {
+                    case .ran: return true
+                    case .cancelled: return false
+                    case .pending:
+                        self.start = .pending(continuation)
+                        return nil
+                    }
+                }
+                switch ran {
+                case nil: return  // resumed by `runStart()` or `cancelStart()`, exactly once
+                case true? where leavingTheCaller: DispatchQueue.global().async { continuation.resume() }
+                case true?: continuation.resume()
+                case false?: continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            self.cancelStart()
+        }
+    }
+
+    /// The task was cancelled: cancels the start if it has not run, and then fails the wait, in one critical
+    /// section (the start's closure, released, goes outside it).
+    private func cancelStart() {
+        let (released, waiting) = self.monitor.withLock {
+            schedule -> (DispatchedTask.Work?, UnsafeContinuation<Void, any Error>?) in
+            guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
+            guard case .pending(let continuation) = self.start else { return (released, nil) }
+            self.start = .cancelled
+            return (released, continuation)
+        }
+        _ = released
+        waiting?.resume(throwing: CancellationError())
     }
 }
 

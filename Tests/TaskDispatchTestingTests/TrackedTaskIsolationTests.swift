@@ -34,6 +34,16 @@ import Testing
         #expect(seen == ["runInBackground": true, "runOnMainActor": false, "runUntilIdle": true, "runNext": true])
     }
 
+    /// Begun on the main actor's thread (`Task.immediate`, where the runtime has it), a nonisolated operation
+    /// still runs off the main actor once its start runs, as it would in `Task { }`.
+    @Test @MainActor func aNonisolatedTaskStartedOnTheMainActorRunsOffIt() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(
+            label: "probe", callSite: CallSite(), operation: nonisolatedOperation { MainQueueProbe.isOnMainQueue })
+        try dispatcher.runCurrent()
+        #expect(try await dispatcher.value(of: task) == false)
+    }
+
     @Test @MainActor func aMainActorTaskRunsItsWholeBodyOnTheMainActor() async throws {
         let dispatcher = ManualDispatcher()
         let task = dispatcher.startTask(label: "ui") { () -> Int in
@@ -145,4 +155,12 @@ private final class ObservingExecutor: SerialExecutor {
     func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
+}
+
+/// `body` as an operation with no isolation, made outside any actor's context (a closure written in a main-actor
+/// test would inherit the main actor).
+private func nonisolatedOperation<Value: Sendable>(_ body: @escaping @Sendable () -> Value)
+    -> @Sendable () async -> Value
+{
+    { body() }
 }
