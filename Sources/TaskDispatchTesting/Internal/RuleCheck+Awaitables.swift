@@ -137,7 +137,12 @@ extension RuleCheck {
             for form in AwaitableForm.allCases {
                 let ran = ContractFlag()
                 let call = "\(form) cancelled right after its dispatch(_:) call returned"
-                let result = try await self.awaitDispatch(call, cancellingAfterDispatch: true) { dispatcher in
+                let result = try await self.awaitDispatch(
+                    call,
+                    cancellingAfterDispatch: true,
+                    hint:
+                        "; it should have thrown CancellationError at once, after cancel() on the task's handle stopped it"
+                ) { dispatcher in
                     try await form.call(on: dispatcher, after: .zero) {
                         ran.set()
                         return 42
@@ -196,9 +201,10 @@ extension RuleCheck {
     ///
     /// - Parameters:
     ///   - what: The call, for the evidence.
-    ///   - delay: The time to let pass after the dispatch.
+    ///   - delay: The time to let pass after the dispatch (none when `cancellingAfterDispatch`).
     ///   - cancellingAfterDispatch: Whether to cancel the awaiting task right after its dispatch returned (on
-    ///     its own stack, so the dispatched task cannot have started), or, for a delayed task, once dispatched.
+    ///     its own stack, so the dispatched task cannot have started); then no time passes here, and the call
+    ///     must end at once.
     ///   - cancelRequest: Given the awaiting task, for the closure to cancel it.
     ///   - hint: What a timeout means, for the evidence.
     ///   - call: The awaitable dispatch, made on the dispatcher it is given.
@@ -229,7 +235,12 @@ extension RuleCheck {
             throw self.violation(
                 "\(what) dispatched nothing within the rule's time limit of \(self.timeLimit.millisecondsText)")
         }
-        try self.letTimePass(delay)
+        // Cancelled right after its dispatch, the await must end before any time passes, and no time may pass
+        // until it has: `dispatched` is fulfilled inside the `dispatch(_:)` call, before the awaitable holds the
+        // handle it cancels, so a step now would race that cancel (and run the closure the cancel would stop).
+        if !cancellingAfterDispatch {
+            try self.letTimePass(delay)
+        }
         guard let result = await outcome.wait(until: self.deadline) else {
             task.cancel()
             throw self.violation(
