@@ -58,7 +58,7 @@ extension ManualDispatcher {
         let monitor = self.monitor
         var made: TrackedTaskScope?
         var prefersExecutor = false
-        var startsPending = false
+        var immediate = false
         // The task's record and its start, in the one critical section of the start's dispatch.
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
             let scope = TrackedTaskScope(
@@ -71,26 +71,28 @@ extension ManualDispatcher {
             scope.startTask = scheduled
             made = scope
             prefersExecutor = schedule.tracked.prefersTaskExecutor
-            // In manual mode nothing runs the start inside this dispatch; auto-drain runs it at once.
-            startsPending = !schedule.autoDrain
+            // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once): the body
+            // begins on this thread, held there until `Task.immediate` has returned (see `heldForCaller`).
+            immediate = Self.beginsTasksImmediately && !prefersExecutor && !schedule.autoDrain
+            scope.heldForCaller = immediate
             return scheduled
         }
         guard let scope = made else { preconditionFailure("the start's dispatch did not accept it") }
         let id = scope.id
         let isolation = operation.isolation  // nil for a nonisolated operation
         let task: Task<Success, any Error>
-        if !prefersExecutor, startsPending, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+        if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
             // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
             // run, suspend on the gate, and run again). A main-actor operation begins here only when this thread
             // is on the main actor; otherwise it is enqueued there.
             if onMainActor {
                 task = Task.immediate { @MainActor in
-                    try await Self.runTracked(scope, operation, isolation: MainActor.shared, immediate: true)
+                    try await Self.runTracked(scope, operation, isolation: MainActor.shared)
                 }
             } else {
                 task = Task.immediate {
-                    try await Self.runTracked(scope, operation, isolation: isolation, immediate: true)
+                    try await Self.runTracked(scope, operation, isolation: isolation)
                 }
             }
         } else if onMainActor {
@@ -106,9 +108,27 @@ extension ManualDispatcher {
         } else {
             task = Task { try await Self.runTracked(scope, operation, isolation: isolation) }
         }
-        self.monitor.withLock { $0.tracked.register(TrackedTaskKey(task), id: id) }
+        // The task is known by its key from here; a body held on this thread (now off it) may go on.
+        let key = TrackedTaskKey(task)
+        let released = self.monitor.withLock { schedule in
+            schedule.tracked.register(key, id: id)
+            return scope.releaseFromCaller()
+        }
+        if let released {
+            if released.ran {
+                released.continuation.resume()
+            } else {
+                released.continuation.resume(throwing: CancellationError())
+            }
+        }
         return task
     }
+
+    /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
+    private static let beginsTasksImmediately: Bool = {
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) { return true }
+        return false
+    }()
 
     /// The body of a tracked task, run on the operation's own isolation, so that the operation and the records of
     /// its start and end share one executor: a main-actor task never hops through the global executor between
@@ -116,15 +136,12 @@ extension ManualDispatcher {
     private static func runTracked<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
-        isolation: isolated (any Actor)?,
-        immediate: Bool = false
+        isolation: isolated (any Actor)?
     ) async throws -> Success {
         let monitor = scope.monitor
         let id = scope.id
         do {
-            // Begun with `Task.immediate`, the body is still on the caller's stack here: if another thread ran the
-            // start since `startTask` looked, it must still leave that stack before the operation begins.
-            try await scope.waitForStart(leavingTheCaller: immediate)
+            try await scope.waitForStart()
             try Task.checkCancellation()
         } catch {
             monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }

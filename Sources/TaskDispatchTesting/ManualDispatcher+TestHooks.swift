@@ -26,6 +26,12 @@ extension ManualDispatcher {
         set { self.monitor.withLock { $0.tracked.prefersTaskExecutor = newValue } }
     }
 
+    /// Calls `observer` each time a tracked task's body parks at its start gate, before it suspends there; for the
+    /// package's own tests.
+    package func observeStartGateParking(_ observer: @escaping @Sendable () -> Void) {
+        self.monitor.withLock { $0.tracked.gateParkingObserver = observer }
+    }
+
     /// How many tasks a tracked task ran inside its awaited dispatch for a waiting async drain; for the package's
     /// own tests.
     package var tasksRunForWaitingDrains: Int {

@@ -1,4 +1,3 @@
-import Dispatch
 import TaskDispatch
 
 /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)``, as its own code sees it: bound in
@@ -13,18 +12,27 @@ import TaskDispatch
 /// ends it just before the awaiting task is resumed. `TaskDispatch` only carries the wait from the one to the
 /// other (see `TaskTracking`).
 ///
-/// `@unchecked Sendable`: ``start`` and ``startTask`` are read and written only under the lock of ``monitor``;
-/// the rest is immutable.
+/// `@unchecked Sendable`: ``start``, ``waiting``, ``heldForCaller`` and ``startTask`` are read and written only
+/// under the lock of ``monitor``; the rest is immutable.
 final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Where the task's start stands.
     private enum Start {
-        /// The start task has not run; the body waits on the continuation once it got there.
-        case pending(UnsafeContinuation<Void, any Error>?)
+        /// The start task has not run.
+        case pending
         /// The start task ran: the body goes on.
         case ran
         /// The task was cancelled before its start ran, and the start with it: the body throws.
         case cancelled
     }
+
+    #if DEBUG
+        /// The body's wait at the gate: checked in debug builds (the tests), so a double resume traps.
+        typealias StartContinuation = CheckedContinuation<Void, any Error>
+    #else
+        /// The body's wait at the gate: unchecked in release builds, where a checked continuation of the resilient
+        /// Concurrency library makes every copy of the gate's state a call through value witnesses.
+        typealias StartContinuation = UnsafeContinuation<Void, any Error>
+    #endif
 
     /// The lock and state of the dispatcher that tracks the task.
     let monitor: Monitor<Schedule>
@@ -35,7 +43,16 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Where the task was started, for the same work.
     let callSite: CallSite
     /// See ``Start``. Under the lock of ``monitor``.
-    private var start = Start.pending(nil)
+    private var start = Start.pending
+    /// The body, suspended at the gate. Taken, under the lock of ``monitor``, by whichever resumes it: exactly one
+    /// of ``runStart()``, ``cancelStart()`` and ``releaseFromCaller()``.
+    private var waiting: StartContinuation?
+    /// Whether the body may still run on its creator's stack: set when `startTask` begins it with `Task.immediate`
+    /// (in the critical section that accepts the start), cleared by ``releaseFromCaller()`` once `Task.immediate`
+    /// has returned. While it is set, only ``releaseFromCaller()`` resumes the body: a continuation resumed before
+    /// its task suspends does not suspend it at all, so a start run by another thread meanwhile would otherwise run
+    /// the operation on the creator's stack, inside `startTask`.
+    var heldForCaller = false
     /// The start task in the dispatcher's schedule, to cancel it with the task. Set under the lock of ``monitor``,
     /// in the critical section that accepts it, before the task exists.
     var startTask: ScheduledTask?
@@ -66,12 +83,12 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The start task's work: records the start and lets the body through, in one critical section. From here the
     /// task runs on its own until it waits on the dispatcher.
     func runStart() {
-        let waiting = self.monitor.changeTrackedTasks { schedule -> UnsafeContinuation<Void, any Error>? in
+        let waiting = self.monitor.changeTrackedTasks { schedule -> StartContinuation? in
             schedule.tracked.markStarted(self.id, at: schedule.now)
             // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
-            guard case .pending(let continuation) = self.start else { return nil }
+            guard case .pending = self.start else { return nil }
             self.start = .ran
-            return continuation
+            return self.heldForCaller ? nil : self.takeWaiting()
         }
         waiting?.resume()
     }
@@ -79,49 +96,65 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first,
     /// which cancels the start. It runs on the caller's isolation, and the body resumes there.
     ///
-    /// - Parameters:
-    ///   - leavingTheCaller: The body was begun on its creator's stack (`Task.immediate`): if the start has
-    ///     already run (another thread ran it since `startTask` looked), the task still suspends and resumes from
-    ///     another thread, so that the operation never runs on the creator's stack.
-    ///   - isolation: The caller's isolation, where the body resumes.
+    /// - Parameter isolation: The caller's isolation, where the body resumes.
     /// - Throws: `CancellationError` if the task was cancelled before its start ran.
-    func waitForStart(leavingTheCaller: Bool, isolation: isolated (any Actor)? = #isolation) async throws {
+    func waitForStart(isolation: isolated (any Actor)? = #isolation) async throws {
         try await withTaskCancellationHandler {
             _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
-            return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                let ran = self.monitor.withLock { _ -> Bool? in
-                    switch self.start {
-                    case .ran: return true
-                    case .cancelled: return false
-                    case .pending:
-                        self.start = .pending(continuation)
-                        return nil
-                    }
-                }
-                switch ran {
-                case nil: return  // resumed by `runStart()` or `cancelStart()`, exactly once
-                case true? where leavingTheCaller: DispatchQueue.global().async { continuation.resume() }
-                case true?: continuation.resume()
-                case false?: continuation.resume(throwing: CancellationError())
-                }
-            }
+            #if DEBUG
+                return try await withCheckedThrowingContinuation { self.park($0) }
+            #else
+                return try await withUnsafeThrowingContinuation { self.park($0) }
+            #endif
         } onCancel: {
             self.cancelStart()
         }
     }
 
+    /// The body reached the gate: goes on at once if the start has run (and the body is off its creator's stack),
+    /// throws at once if the task was cancelled, and otherwise waits for whichever comes.
+    private func park(_ continuation: StartContinuation) {
+        let (outcome, observer) = self.monitor.withLock {
+            schedule -> (Result<Void, any Error>?, (@Sendable () -> Void)?) in
+            switch self.start {
+            case .ran where !self.heldForCaller: return (.success(()), nil)
+            case .cancelled where !self.heldForCaller: return (.failure(CancellationError()), nil)
+            case .pending, .ran, .cancelled:
+                self.waiting = continuation
+                return (nil, schedule.tracked.gateParkingObserver)
+            }
+        }
+        if let outcome { continuation.resume(with: outcome) }
+        observer?()
+    }
+
     /// The task was cancelled: cancels the start if it has not run, and then fails the wait, in one critical
     /// section (the start's closure, released, goes outside it).
     private func cancelStart() {
-        let (released, waiting) = self.monitor.withLock {
-            schedule -> (DispatchedTask.Work?, UnsafeContinuation<Void, any Error>?) in
+        let (released, waiting) = self.monitor.withLock { schedule -> (DispatchedTask.Work?, StartContinuation?) in
             guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
-            guard case .pending(let continuation) = self.start else { return (released, nil) }
             self.start = .cancelled
-            return (released, continuation)
+            return (released, self.heldForCaller ? nil : self.takeWaiting())
         }
         _ = released
         waiting?.resume(throwing: CancellationError())
+    }
+
+    /// `Task.immediate` has returned, so the body is off its creator's stack: lets it go on if its start ran or the
+    /// task was cancelled meanwhile. Call under the lock of ``monitor``, then resume what it returns.
+    func releaseFromCaller() -> (continuation: StartContinuation, ran: Bool)? {
+        self.heldForCaller = false
+        switch self.start {
+        case .pending: return nil  // `runStart()` or `cancelStart()` resumes it
+        case .ran: return self.takeWaiting().map { ($0, true) }
+        case .cancelled: return self.takeWaiting().map { ($0, false) }
+        }
+    }
+
+    /// The waiting body's continuation, taken so that nothing else resumes it. Under the lock of ``monitor``.
+    private func takeWaiting() -> StartContinuation? {
+        defer { self.waiting = nil }
+        return self.waiting
     }
 }
 

@@ -6,8 +6,8 @@ import Testing
 extension StressTests {
     /// Tracked tasks under races: cancelling a task against the drain that runs its start.
     ///
-    /// The body's wait for its start is a checked continuation, so a double resume traps and a missing one hangs
-    /// past the time limit; each race also checks that the task's outcome agrees with whether its operation ran.
+    /// The body's wait for its start is a checked continuation in debug builds, so a double resume traps and a
+    /// missing one hangs past the time limit; each race also checks that the task's outcome agrees with whether its operation ran.
     @Suite struct TrackedTaskRaces {
         /// 10,000 races at any scale, more when the scale asks for more.
         static let races = Swift.max(10_000, StressScale.scaled(10_000))

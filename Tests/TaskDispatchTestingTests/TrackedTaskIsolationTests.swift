@@ -44,6 +44,28 @@ import Testing
         #expect(try await dispatcher.value(of: task) == false)
     }
 
+    /// A start that runs after the body parked at its gate and before it suspended there (here, from the parking
+    /// itself, on the creator's thread, where `Task.immediate` begins the body) does not resume the body on its
+    /// creator's stack: a continuation resumed that early would not suspend the task at all, and the operation
+    /// would run inside `startTask`.
+    @Test func aStartRunBeforeTheBodySuspendsDoesNotRunTheOperationInsideStartTask() async throws {
+        let dispatcher = ManualDispatcher()
+        let starts = LockedBox(0)
+        dispatcher.observeStartGateParking {
+            starts.withLock { $0 += (try? dispatcher.runCurrent()) ?? 0 }
+        }
+        let ranInsideStartTask = LockedBox<Bool?>(nil)
+        ThreadMark.isSet = true
+        let task = dispatcher.startTask(
+            label: "early start", callSite: CallSite(),
+            operation: nonisolatedOperation { ranInsideStartTask.withLock { $0 = ThreadMark.isSet } })
+        ThreadMark.isSet = false
+        try await dispatcher.value(of: task)
+        #expect(ranInsideStartTask.withLock { $0 } == false)
+        // Where the body began on another thread (no `Task.immediate`), the start ran from there just the same.
+        #expect(starts.withLock { $0 } == 1)
+    }
+
     @Test @MainActor func aMainActorTaskRunsItsWholeBodyOnTheMainActor() async throws {
         let dispatcher = ManualDispatcher()
         let task = dispatcher.startTask(label: "ui") { () -> Int in
@@ -163,4 +185,12 @@ private func nonisolatedOperation<Value: Sendable>(_ body: @escaping @Sendable (
     -> @Sendable () async -> Value
 {
     { body() }
+}
+
+/// A mark on the current thread, read from async code through a synchronous accessor.
+private enum ThreadMark {
+    static var isSet: Bool {
+        get { Thread.current.threadDictionary["TrackedTaskIsolationTests.ThreadMark"] as? Bool == true }
+        set { Thread.current.threadDictionary["TrackedTaskIsolationTests.ThreadMark"] = newValue }
+    }
 }

@@ -82,6 +82,9 @@ struct TrackedTasks: Sendable {
     /// unless the package's own tests turn it on (a held executor job would hold every default actor the task
     /// enters, and code outside the task that awaits such an actor would wait for the test to run the job).
     var prefersTaskExecutor = false
+    /// Called after a tracked task's body has parked at its start gate and before it suspends there; a seam for the
+    /// package's own tests, to run the start in that window, which is otherwise too narrow to hit on purpose.
+    var gateParkingObserver: (@Sendable () -> Void)?
     private(set) var nextID: UInt64 = 1
     /// Tasks that have not finished, and failed ones whose error is unclaimed.
     private(set) var records: [UInt64: Record] = [:]
