@@ -115,19 +115,8 @@ extension RuleCheck {
         // Before the start, a delayed closure: no time passes, so it cannot start.
         let hour = Duration.seconds(3_600)
         for form in AwaitableForm.allCases {
-            let ran = ContractFlag()
             let call = "\(form)(after: 1 h) cancelled while the closure waited for its delay"
-            let result = try await self.awaitDispatch(
-                call,
-                cancellingAfterDispatch: true,
-                hint:
-                    "; it should have thrown CancellationError at once, after cancel() on the task's handle stopped it"
-            ) { dispatcher in
-                try await form.call(on: dispatcher, after: hour) {
-                    ran.set()
-                    return 42
-                }
-            }
+            let (result, ran) = try await self.awaitCancelledRightAfterDispatch(form, after: hour, call)
             try self.expectCancelledBeforeTheStart(result, ran: ran, call)
         }
         // Before the start, immediate: cancelled on the awaiting task's stack right after dispatch(_:) returned;
@@ -135,19 +124,8 @@ extension RuleCheck {
         // even runOnMainActor's task could start first on a real-time dispatcher).
         if !self.subject.runsTasksInline && self.subject.manualBase != nil {
             for form in AwaitableForm.allCases {
-                let ran = ContractFlag()
                 let call = "\(form) cancelled right after its dispatch(_:) call returned"
-                let result = try await self.awaitDispatch(
-                    call,
-                    cancellingAfterDispatch: true,
-                    hint:
-                        "; it should have thrown CancellationError at once, after cancel() on the task's handle stopped it"
-                ) { dispatcher in
-                    try await form.call(on: dispatcher, after: .zero) {
-                        ran.set()
-                        return 42
-                    }
-                }
+                let (result, ran) = try await self.awaitCancelledRightAfterDispatch(form, after: .zero, call)
                 try self.letTimePass(.zero)
                 try await self.waitForLateRuns()
                 try self.expectCancelledBeforeTheStart(result, ran: ran, call)
@@ -192,6 +170,29 @@ extension RuleCheck {
             throw self.violation("\(call) returned \(value) instead of throwing CancellationError")
         case .failure(let error): throw self.violation("\(call) threw \(error) instead of CancellationError")
         }
+    }
+
+    /// Calls `form` through the subject with `delay`, cancels its awaiting task right after the dispatch, and
+    /// awaits the outcome, which must come at once (no time passes).
+    ///
+    /// - Returns: What the await ended with, and whether the closure ran.
+    private func awaitCancelledRightAfterDispatch(
+        _ form: AwaitableForm,
+        after delay: Duration,
+        _ call: String
+    ) async throws -> (Result<Int, any Error>, ContractFlag) {
+        let ran = ContractFlag()
+        let result = try await self.awaitDispatch(
+            call,
+            cancellingAfterDispatch: true,
+            hint: "; it should have thrown CancellationError at once, after cancel() on the task's handle stopped it"
+        ) { dispatcher in
+            try await form.call(on: dispatcher, after: delay) {
+                ran.set()
+                return 42
+            }
+        }
+        return (result, ran)
     }
 
     // MARK: - Driving one awaitable dispatch
