@@ -84,7 +84,8 @@ extension ManualDispatcher {
         if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
             // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
-            // run, suspend on the gate, and run again). A main-actor operation begins here only when this thread
+            // run, suspend on the gate, and run again); it is held there until `Task.immediate` has returned, even
+            // if another thread runs the start meanwhile. A main-actor operation begins here only when this thread
             // is on the main actor; otherwise it is enqueued there.
             if onMainActor {
                 task = Task.immediate { @MainActor in

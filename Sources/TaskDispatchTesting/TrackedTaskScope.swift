@@ -3,7 +3,7 @@ import TaskDispatch
 /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)``, as its own code sees it: bound in
 /// `TaskTracking.scope` around the task's operation, it makes the waits that the awaitable dispatches and the
 /// virtual clock's sleep report, and it owns them on behalf of its dispatcher. It is also the task's start gate:
-/// the task's body waits in ``waitForStart(leavingTheCaller:isolation:)`` until the start task runs ``runStart()``.
+/// the task's body waits in ``waitForStart(isolation:)`` until the start task runs ``runStart()``.
 /// One object a task, under the dispatcher's one lock: no lock, closure context or continuation box of its own.
 ///
 /// The whole life of a wait is in this module, under the dispatcher's lock: the dispatcher records it when it
@@ -80,8 +80,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 
     // MARK: - The start gate
 
-    /// The start task's work: records the start and lets the body through, in one critical section. From here the
-    /// task runs on its own until it waits on the dispatcher.
+    /// The start task's work: records the start and lets the body through, in one critical section (unless the
+    /// body is still held for its creator: then ``releaseFromCaller()`` lets it through). From here the task runs on
+    /// its own until it waits on the dispatcher.
     func runStart() {
         let waiting = self.monitor.changeTrackedTasks { schedule -> StartContinuation? in
             schedule.tracked.markStarted(self.id, at: schedule.now)

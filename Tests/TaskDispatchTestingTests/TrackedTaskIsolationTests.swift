@@ -55,11 +55,15 @@ import Testing
             starts.withLock { $0 += (try? dispatcher.runCurrent()) ?? 0 }
         }
         let ranInsideStartTask = LockedBox<Bool?>(nil)
-        ThreadMark.isSet = true
+        // The thread inside `startTask`, while it is there.
+        let creator = LockedBox<UInt?>(threadIdentity())
         let task = dispatcher.startTask(
             label: "early start", callSite: CallSite(),
-            operation: nonisolatedOperation { ranInsideStartTask.withLock { $0 = ThreadMark.isSet } })
-        ThreadMark.isSet = false
+            operation: nonisolatedOperation {
+                let here = threadIdentity()
+                ranInsideStartTask.withLock { $0 = creator.withLock { $0 } == here }
+            })
+        creator.withLock { $0 = nil }
         try await dispatcher.value(of: task)
         #expect(ranInsideStartTask.withLock { $0 } == false)
         // Where the body began on another thread (no `Task.immediate`), the start ran from there just the same.
@@ -187,10 +191,11 @@ private func nonisolatedOperation<Value: Sendable>(_ body: @escaping @Sendable (
     { body() }
 }
 
-/// A mark on the current thread, read from async code through a synchronous accessor.
-private enum ThreadMark {
-    static var isSet: Bool {
-        get { Thread.current.threadDictionary["TrackedTaskIsolationTests.ThreadMark"] as? Bool == true }
-        set { Thread.current.threadDictionary["TrackedTaskIsolationTests.ThreadMark"] = newValue }
-    }
+/// The calling thread, as a number.
+private func threadIdentity() -> UInt {
+    #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+    #else
+        UInt(pthread_self())
+    #endif
 }

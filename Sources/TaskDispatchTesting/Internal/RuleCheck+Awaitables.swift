@@ -185,7 +185,8 @@ extension RuleCheck {
         let result = try await self.awaitDispatch(
             call,
             cancellingAfterDispatch: true,
-            hint: "; it should have thrown CancellationError at once, after cancel() on the task's handle stopped it"
+            hint:
+                "; it should have thrown CancellationError at once, once cancel() on the task's handle stopped the task (a cancel that stops nothing leaves the await waiting)"
         ) { dispatcher in
             try await form.call(on: dispatcher, after: delay) {
                 ran.set()
