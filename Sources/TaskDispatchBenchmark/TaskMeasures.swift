@@ -40,6 +40,11 @@ func profileTrackedTasks(_ count: Int) throws {
     }
 }
 
+/// The baseline side of the tracked-task row, once, for the same (`--profile-plain`): `count` plain `Task`s.
+func profilePlainTasks(_ count: Int) throws {
+    _ = try taskThroughput(count: count, timeout: 120) { group in Task { group.leave() } }
+}
+
 /// The tracked-task rows, each against a baseline in the same run: a tracked task from start to finish against a
 /// plain `Task` on the global concurrent executor (target 1.5×); the 3-await main-actor model drained with the async
 /// `runUntilIdle` against the same model on plain `Task`s and continuations (target 2×); and one job on

@@ -25,6 +25,7 @@ let usage = """
       --tracked  only the tracked-task and async-model rows
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
+      --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
     """
 
 var configuration = Configuration.quick
@@ -44,6 +45,14 @@ for argument in CommandLine.arguments.dropFirst() {
         // The tracked-task row's work, once: 10,000 `startTask` calls, their starts, and their operations.
         do {
             try profileTrackedTasks(10_000)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(1)
+        }
+        exit(0)
+    case "--profile-plain":
+        do {
+            try profilePlainTasks(10_000)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(1)
