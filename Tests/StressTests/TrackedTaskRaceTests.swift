@@ -17,6 +17,7 @@ extension StressTests {
             let dispatcher = ManualDispatcher(historyLimit: 0)
             var ranCount = 0
             var cancelledCount = 0
+            let startsRun = Locked(0)
             var violations: [String] = []
             for id in 0..<Self.races {
                 let ran = Locked(false)
@@ -26,7 +27,10 @@ extension StressTests {
                 }
                 await onDispatchThreads(2) { worker in
                     if worker == id % 2 {
-                        _ = try? dispatcher.runUntilIdle()
+                        // `runCurrent`, not `runUntilIdle`: the synchronous drain reports the started task as
+                        // running on its own (rightly), which would hide whether the start ran.
+                        let run = (try? dispatcher.runCurrent()) ?? 0
+                        startsRun.withLock { $0 += run }
                     } else {
                         task.cancel()
                     }
@@ -52,9 +56,12 @@ extension StressTests {
             }
             #expect(violations.isEmpty, "\(violations)")
             #expect(ranCount + cancelledCount == Self.races)
+            #expect(startsRun.withLock { $0 } > 0, "the start never took the dispatcher first: the race was one-sided")
             try dispatcher.verifyIdle()
+            // A start that takes the dispatcher first lets the body through, but the cancel, a moment later, usually
+            // reaches the body before its cancellation check: the operation then does not run either.
             print(
-                "StressTests: tracked task cancel-vs-start races: \(Self.races) (start won \(ranCount), cancel won \(cancelledCount))"
+                "StressTests: tracked task cancel-vs-start races: \(Self.races) (the start ran first in \(startsRun.withLock { $0 }), the operation ran in \(ranCount), cancelled \(cancelledCount))"
             )
         }
     }
