@@ -28,6 +28,17 @@ let usage = """
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
     """
 
+/// Runs one profiling workload and ends the process: 0 when it finished, 1 (with the error) when it did not.
+func profileOnce(_ workload: () throws -> Void) -> Never {
+    do {
+        try workload()
+    } catch {
+        FileHandle.standardError.write(Data("\(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 var configuration = Configuration.quick
 var onlyTracked = false
 for argument in CommandLine.arguments.dropFirst() {
@@ -43,21 +54,9 @@ for argument in CommandLine.arguments.dropFirst() {
         exit(0)
     case "--profile-tracked":
         // The tracked-task row's work, once: 10,000 `startTask` calls, their starts, and their operations.
-        do {
-            try profileTrackedTasks(10_000)
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(1)
-        }
-        exit(0)
+        profileOnce { try profileTrackedTasks(10_000) }
     case "--profile-plain":
-        do {
-            try profilePlainTasks(10_000)
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(1)
-        }
-        exit(0)
+        profileOnce { try profilePlainTasks(10_000) }
     case "-h", "--help":
         print(usage)
         exit(0)
