@@ -80,8 +80,6 @@ extension ManualDispatcher {
         }
     }
 
-    /// One pass under the run claim: runs what is due; once nothing is due and the tracked tasks are settled,
-    /// jumps the clock to the next delayed task up to `target` and goes on.
     /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
     /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases the claim and wakes
     /// the waiters the runs concern.
@@ -116,6 +114,8 @@ extension ManualDispatcher {
         }
     }
 
+    /// One pass under the run claim: runs what is due; once nothing is due and the tracked tasks are settled,
+    /// jumps the clock to the next delayed task up to `target` and goes on.
     private func settlingPass(
         _ method: String,
         bound: Int,

@@ -115,13 +115,7 @@ extension ManualDispatcher {
             schedule.tracked.register(key, id: id)
             return scope.releaseFromCaller()
         }
-        if let released {
-            if released.ran {
-                released.continuation.resume()
-            } else {
-                released.continuation.resume(throwing: CancellationError())
-            }
-        }
+        if let released { released.continuation.resume(with: released.outcome) }
         return task
     }
 

@@ -169,6 +169,16 @@ public final class ManualDispatcher: TaskDispatcher {
         ) { $0.accept(task) }
     }
 
+    /// What a dispatch does after its critical section, on the run claim that section took, if any.
+    enum AfterRecord {
+        /// Nothing: no claim was taken.
+        case nothing
+        /// Drains as auto-drain does (``Schedule/claimForAutoDrain(thread:)``).
+        case drain
+        /// Runs the due tasks for the waiting async drain (``Schedule/claimForWaitingSettle(thread:)``).
+        case runForWaitingSettle
+    }
+
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
     /// tracked task of this dispatcher on it (`ManualDispatcher+Tasks.swift`), finds the async waits it wakes
     /// (`ManualDispatcher+Waiting.swift`) and claims an auto-drain; then resumes the waits, drains, and hands out
@@ -190,8 +200,8 @@ public final class ManualDispatcher: TaskDispatcher {
         describedAs what: @autoclosure () -> String = "",
         _ accept: (inout Schedule) -> ScheduledTask
     ) -> TaskHandle {
-        let (scheduled, drain, woken, byTrackedTask, forWaitingSettle) = self.monitor.withLock {
-            schedule -> (ScheduledTask, Bool, [WaitResumer]?, Bool, Bool) in
+        let (scheduled, then, woken, byTrackedTask) = self.monitor.withLock {
+            schedule -> (ScheduledTask, AfterRecord, [WaitResumer]?, Bool) in
             let scheduled = accept(&schedule)
             var byTrackedTask = false
             if schedule.tracked.unfinishedCount > 0,
@@ -207,17 +217,17 @@ public final class ManualDispatcher: TaskDispatcher {
                 schedule.claimForWaitingSettle(thread: currentThreadIdentity())
             {
                 // The waiters are woken after the runs, if they still need to be.
-                return (scheduled, false, nil, true, true)
+                return (scheduled, .runForWaitingSettle, nil, true)
             }
             let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
             let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
-            return (scheduled, drain, woken, byTrackedTask, false)
+            return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
         }
         if let woken { WaitResumer.resumeAll(woken) }
-        if drain {
-            self.drainAutomatically()
-        } else if forWaitingSettle {
-            self.runForWaitingSettle()
+        switch then {
+        case .nothing: break
+        case .drain: self.drainAutomatically()
+        case .runForWaitingSettle: self.runForWaitingSettle()
         }
         if let awaiter, !byTrackedTask {
             self.bound(awaiter, of: scheduled, describedAs: what())

@@ -143,12 +143,12 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 
     /// `Task.immediate` has returned, so the body is off its creator's stack: lets it go on if its start ran or the
     /// task was cancelled meanwhile. Call under the lock of ``monitor``, then resume what it returns.
-    func releaseFromCaller() -> (continuation: StartContinuation, ran: Bool)? {
+    func releaseFromCaller() -> (continuation: StartContinuation, outcome: Result<Void, any Error>)? {
         self.heldForCaller = false
         switch self.start {
         case .pending: return nil  // `runStart()` or `cancelStart()` resumes it
-        case .ran: return self.takeWaiting().map { ($0, true) }
-        case .cancelled: return self.takeWaiting().map { ($0, false) }
+        case .ran: return self.takeWaiting().map { ($0, .success(())) }
+        case .cancelled: return self.takeWaiting().map { ($0, .failure(CancellationError())) }
         }
     }
 

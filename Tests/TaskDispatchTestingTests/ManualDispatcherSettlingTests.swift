@@ -352,6 +352,8 @@ private enum LoadError: Error {
 
     @Test func taskSleepIsAForeignWait() async throws {
         let dispatcher = ManualDispatcher(waitLimit: settleLimit)
+        // A real-time sleep is the point: it is a wait the dispatcher cannot see. Nothing waits it out; the test
+        // cancels it below.
         let task = dispatcher.startTask(label: "nap") { try await Task.sleep(for: .seconds(3_600)) }
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)

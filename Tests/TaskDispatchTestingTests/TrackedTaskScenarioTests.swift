@@ -13,6 +13,7 @@ import Testing
 @Suite struct TrackedTaskScenarioTests {
     private enum Step: Sendable {
         case background(String)
+        /// A sleep on the dispatcher's virtual clock, in nanoseconds.
         case sleep(Int64)
     }
 
