@@ -122,13 +122,55 @@ private struct Failure: Error {}
             tracked.checkInvariants()
             _ = await task.value
         }
+        #expect(tracked.keys.isEmpty)  // indexed only when a key is first looked up
         #expect(tracked.id(of: TrackedTaskKey(first)) == nil)
-        #expect(tracked.ids.count == 1)
-        let kept = tracked.ids.keys.first
-        #expect(kept.map { tracked.id(of: $0) } == id)
+        #expect(tracked.keys.count == 1)
+        tracked.checkInvariants()
+        if let kept = tracked.keys.keys.first {
+            #expect(tracked.id(of: kept) == id)
+        } else {
+            Issue.record("the registered task's key was not indexed")
+        }
         tracked.finish(id, error: nil)
         tracked.checkInvariants()
-        #expect(tracked.ids.isEmpty)
+        #expect(tracked.keys.isEmpty)
         _ = await (first.value, second.value)
+    }
+
+    /// Keys are indexed only when `value(of:)` first looks one up; until then many tasks come and go without the index,
+    /// and a lookup afterwards still finds the ones that have not finished, and only those.
+    @Test func keysAreIndexedOnTheFirstLookUp() async {
+        var tracked = TrackedTasks()
+        var live: [(key: TrackedTaskKey, id: UInt64)] = []
+        var finished: [TrackedTaskKey] = []
+        for index in 0..<600 {
+            let task = Task<Int, Never> { index }
+            let key = TrackedTaskKey(task)
+            let id = tracked.begin(label: "task \(index)", callSite: Self.site)
+            tracked.register(key, id: id)
+            if index % 100 == 7 {
+                live.append((key, id))
+            } else {
+                tracked.finish(id, error: nil)
+                finished.append(key)
+            }
+        }
+        tracked.checkInvariants()
+        #expect(tracked.keys.isEmpty)
+        #expect(tracked.unfinishedCount == live.count)
+        for (key, id) in live { #expect(tracked.id(of: key) == id) }
+        #expect(tracked.keys.count == live.count)  // the finished tasks were never indexed
+        for key in finished.prefix(50) { #expect(tracked.id(of: key) == nil) }
+        tracked.checkInvariants()
+        // A task that fails keeps its key until its error is claimed through it.
+        let (failingKey, failingID) = live[0]
+        tracked.finish(failingID, error: Failure())
+        tracked.checkInvariants()
+        tracked.claim(failingKey)
+        #expect(tracked.id(of: failingKey) == nil)
+        #expect(tracked.takeUnobserved().isEmpty)
+        for (_, id) in live.dropFirst() { tracked.finish(id, error: nil) }
+        tracked.checkInvariants()
+        #expect(tracked.keys.isEmpty && tracked.unfinishedCount == 0)
     }
 }

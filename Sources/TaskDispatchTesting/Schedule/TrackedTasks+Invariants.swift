@@ -11,8 +11,10 @@ extension TrackedTasks {
     /// when they are consistent.
     ///
     /// Checked (the number of unsettled tasks is derived from the records each time, so there is no cache to check):
-    /// the failed records are exactly the unobserved ones, each listed once with its error; `ids` and the records' keys
-    /// mirror each other; every identity lies below `nextID`, and an awaited task is never the task itself.
+    /// the failed records are exactly the unobserved ones, each listed once, and exactly the ones that keep an error;
+    /// `keys` and the indexed records' keys mirror each other, and a registered record not indexed yet is listed in
+    /// `unindexed`, so `value(of:)` can still find it; every identity lies below `nextID`, and an awaited task is never
+    /// the task itself.
     ///
     /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
     /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
@@ -21,29 +23,37 @@ extension TrackedTasks {
     func invariantViolations() -> [String] {
         var violations: [String] = []
         var failed: Set<UInt64> = []
+        let unindexed = Set(self.unindexed)
         for (id, record) in self.records {
             if record.phase == .failed { failed.insert(id) }
+            if (record.phase == .failed) != (record.error != nil) {
+                violations.append(
+                    "tracked task \(id) is \(record.phase) but \(record.error == nil ? "has no" : "keeps an") error")
+            }
             if id == 0 || id >= self.nextID {
                 violations.append("tracked task \(id) lies outside the identities handed out (1..<\(self.nextID))")
             }
             if record.awaiting == id {
                 violations.append("tracked task \(id) awaits its own value")
             }
-            if let key = record.key, self.ids[key] != id {
-                violations.append("tracked task \(id)'s key maps to \(self.ids[key].map(String.init) ?? "nothing")")
+            if record.isIndexed, let key = record.key, self.keys[key] != id {
+                violations.append("tracked task \(id)'s key maps to \(self.keys[key].map(String.init) ?? "nothing")")
+            }
+            if record.isIndexed, record.key == nil {
+                violations.append("tracked task \(id) is indexed without a key")
+            }
+            if record.key != nil, !record.isIndexed, !unindexed.contains(id) {
+                violations.append("tracked task \(id) is registered but neither indexed nor listed to be")
             }
         }
         if Set(self.unobserved) != failed || self.unobserved.count != failed.count {
             violations.append(
                 "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
         }
-        if Set(self.errors.keys) != failed {
+        for (key, id) in self.keys where self.records[id]?.key != key || self.records[id]?.isIndexed != true {
             violations.append(
-                "errors are kept for \(self.errors.keys.sorted()), but the failed records are \(failed.sorted())")
-        }
-        for (key, id) in self.ids where self.records[id]?.key != key {
-            violations.append(
-                "ids maps a task to \(id), whose record \(self.records[id] == nil ? "is gone" : "has another key")")
+                "keys maps a task to \(id), whose record \(self.records[id] == nil ? "is gone" : "has another key or is not indexed")"
+            )
         }
         return violations
     }

@@ -28,6 +28,10 @@ struct TrackedTasks: Sendable {
         var claimed = false
         /// The task, as the key `value(of:)` finds it by; `nil` until `startTask` registers it.
         var key: TrackedTaskKey?
+        /// Whether ``TrackedTasks/keys`` holds ``key``: a key goes there when `value(of:)` first looks one up.
+        var isIndexed = false
+        /// The error it threw, as the report shows it, while nobody has claimed it (``Phase/failed``).
+        var error: String?
         /// How many waits on the dispatcher's own work (an awaitable dispatch, a clock sleep) the task, or a child
         /// task of it, is suspended in.
         var ownedWaits = 0
@@ -85,18 +89,22 @@ struct TrackedTasks: Sendable {
     /// Called after a tracked task's body has parked at its start gate and before it suspends there; a seam for the
     /// package's own tests, to run the start in that window, which is otherwise too narrow to hit on purpose.
     var gateParkingObserver: (@Sendable () -> Void)?
-    private(set) var nextID: UInt64 = 1
-    /// Tasks that have not finished, and failed ones whose error is unclaimed.
+    /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
     private(set) var records: [UInt64: Record] = [:]
+    /// The identity the next ``begin(label:callSite:onMainActor:)`` hands out.
+    private(set) var nextID: UInt64 = 1
 
     /// How many times a tracked task was woken, counting from zero: its start ran, or a wait of it on the
     /// dispatcher's own work ended. A synchronous drain compares it before it moves the clock: a task it woke runs
     /// on its own, and the drain cannot wait for it to settle.
     private(set) var wakeups: UInt64 = 0
-    private(set) var ids: [TrackedTaskKey: UInt64] = [:]
+    /// The registered tasks' identities by key, for `value(of:)`; filled when it looks a key up, from
+    /// ``unindexed``, so a task that nobody awaits that way costs no hashing.
+    private(set) var keys: [TrackedTaskKey: UInt64] = [:]
+    /// Tasks registered since ``keys`` was last filled (some may have finished since).
+    private(set) var unindexed: [UInt64] = []
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
-    private(set) var errors: [UInt64: String] = [:]
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {
@@ -107,12 +115,7 @@ struct TrackedTasks: Sendable {
         let id = self.nextID
         self.nextID += 1
         self.records[id] = Record(
-            label: label,
-            callSite: callSite,
-            isOnMainActor: onMainActor,
-            phase: .waitingToStart,
-            lastSeen: .created
-        )
+            label: label, callSite: callSite, isOnMainActor: onMainActor, phase: .waitingToStart, lastSeen: .created)
         return id
     }
 
@@ -120,7 +123,12 @@ struct TrackedTasks: Sendable {
     mutating func register(_ key: TrackedTaskKey, id: UInt64) {
         guard let index = self.records.index(forKey: id) else { return }
         self.records.values[index].key = key
-        self.ids[key] = id
+        self.unindexed.append(id)
+        if self.unindexed.count >= 64, self.unindexed.count > 2 * self.records.count {
+            // Nobody looks keys up: drop the finished tasks, so the list stays within twice the records.
+            let records = self.records
+            self.unindexed.removeAll { records[$0] == nil }
+        }
     }
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
@@ -163,8 +171,18 @@ struct TrackedTasks: Sendable {
     }
 
     /// The identity of the tracked task `key`, if this dispatcher tracks it and it has not finished.
-    func id(of key: TrackedTaskKey) -> UInt64? {
-        self.ids[key]
+    mutating func id(of key: TrackedTaskKey) -> UInt64? {
+        if !self.unindexed.isEmpty {
+            for id in self.unindexed {
+                guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
+                    let key = self.records.values[index].key
+                else { continue }
+                self.records.values[index].isIndexed = true
+                self.keys[key] = id
+            }
+            self.unindexed.removeAll(keepingCapacity: true)
+        }
+        return self.keys[key]
     }
 
     // MARK: - Settling
@@ -264,14 +282,16 @@ struct TrackedTasks: Sendable {
 
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.
     mutating func finish(_ id: UInt64, error: (any Error)?) {
-        guard let record = self.records[id] else { return }
-        if let error, !(error is CancellationError), !record.claimed {
-            self.update(id) { $0.phase = .failed }
+        // One lookup, and the record read in place: a copy would retain and release the task it holds, from the
+        // thread that runs the task.
+        guard let index = self.records.index(forKey: id) else { return }
+        if let error, !(error is CancellationError), !self.records.values[index].claimed {
+            self.records.values[index].phase = .failed
+            self.records.values[index].error = Self.describe(error)
             self.unobserved.append(id)
-            self.errors[id] = Self.describe(error)
             return
         }
-        self.forget(id)
+        self.forget(at: index)
     }
 
     /// An error as the unobserved-error message shows it, qualified by its type: `LoadError.offline` and
@@ -292,7 +312,7 @@ struct TrackedTasks: Sendable {
 
     /// Claims the error of the task `key`, if it throws one: the test awaits it.
     mutating func claim(_ key: TrackedTaskKey) {
-        guard let id = self.ids[key], let record = self.records[id] else { return }
+        guard let id = self.id(of: key), let record = self.records[id] else { return }
         if record.phase == .failed {
             self.unobserved.removeAll { $0 == id }
             self.forget(id)
@@ -304,7 +324,7 @@ struct TrackedTasks: Sendable {
     /// Gives back a claim that `value(of:)` made but did not see through (it timed out or was cancelled), so an error
     /// the task throws later is still reported.
     mutating func unclaim(_ key: TrackedTaskKey) {
-        guard let id = self.ids[key], self.records[id]?.phase != .failed else { return }
+        guard let id = self.id(of: key), self.records[id]?.phase != .failed else { return }
         self.records[id]?.claimed = false
     }
 
@@ -312,7 +332,7 @@ struct TrackedTasks: Sendable {
     mutating func takeUnobserved() -> [UnobservedError] {
         let taken = self.unobserved.compactMap { id -> UnobservedError? in
             guard let record = self.records[id] else { return nil }
-            return UnobservedError(label: record.label, callSite: record.callSite, error: self.errors[id] ?? "")
+            return UnobservedError(label: record.label, callSite: record.callSite, error: record.error ?? "")
         }
         for id in self.unobserved { self.forget(id) }
         self.unobserved = []
@@ -320,10 +340,15 @@ struct TrackedTasks: Sendable {
     }
 
     private mutating func forget(_ id: UInt64) {
-        if let record = self.records.removeValue(forKey: id), let key = record.key {
-            self.ids.removeValue(forKey: key)
+        guard let index = self.records.index(forKey: id) else { return }
+        self.forget(at: index)
+    }
+
+    private mutating func forget(at index: Dictionary<UInt64, Record>.Index) {
+        let record = self.records.remove(at: index).value
+        if record.isIndexed, let key = record.key {
+            self.keys.removeValue(forKey: key)
         }
-        self.errors.removeValue(forKey: id)
     }
 
     /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
