@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import TaskDispatch
 import TaskDispatchTesting
 
@@ -82,6 +83,29 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
         rows.append(.failure("ManualDispatcher.startTask", size: formatCount(count), "\(error)"))
     }
 
+    // The floor under the row above: what holding a task until a drive lets it go costs with no dispatcher at all.
+    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+        progress("held task floor")
+        do {
+            let result = try compare(repetitions: repetitions) {
+                let gate = HeldTaskGate()
+                return try taskThroughput(count: count, timeout: timeout) {
+                    gate.start($0)
+                } drive: {
+                    gate.openAll()
+                }
+            } baseline: {
+                try plainTask()
+            }
+            rows.append(
+                ratioRow(
+                    "  floor: Task.immediate held on a continuation, resumed by the drive, vs Task { }", size: count,
+                    result, target: nil))
+        } catch {
+            rows.append(.failure("held task floor", size: formatCount(count), "\(error)"))
+        }
+    }
+
     let cases = configuration.modelCases
     progress("3-await main-actor model, \(formatCount(cases)) cases")
     do {
@@ -130,6 +154,38 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
         rows.append(.failure("ManualDispatcher.taskExecutor", size: formatCount(count), "\(error)"))
     }
     return rows
+}
+
+/// The least any design can do that hands out a task before a test lets it start: the task begins at once with
+/// `Task.immediate` and parks on a continuation, which a lock-and-array list keeps; `openAll()` resumes them all. No
+/// schedule, no records, no cancellation handler, no task-local: the floor under the tracked-task row, as `PlainFIFO`
+/// is under the immediate-dispatch rows.
+@available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+final class HeldTaskGate: @unchecked Sendable {
+    // `held` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var held: [UnsafeContinuation<Void, Never>] = []
+
+    /// Starts a task that parks here, and leaves `group` once it is let go.
+    func start(_ group: DispatchGroup) {
+        Task.immediate {
+            await withUnsafeContinuation { continuation in
+                self.lock.lock()
+                self.held.append(continuation)
+                self.lock.unlock()
+            }
+            group.leave()
+        }
+    }
+
+    /// Lets every parked task go, oldest first.
+    func openAll() {
+        self.lock.lock()
+        let batch = self.held
+        self.held = []
+        self.lock.unlock()
+        for continuation in batch { continuation.resume() }
+    }
 }
 
 // MARK: - A model with three awaits, tested through the dispatcher and written plainly
