@@ -57,7 +57,9 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
     var rows: [Row] = []
     let count = configuration.dispatchTasks
     let timeout = configuration.batchTimeout
-    let repetitions = configuration.repetitions
+    // The rows on the runtime's thread pool swing with everything else the machine runs, as the production rows do:
+    // they take the production rows' many short alternating pairs. The model row keeps the few long ones.
+    let repetitions = configuration.productionRepetitions
     let plainTask = {
         try taskThroughput(count: count, timeout: timeout) { group in Task { group.leave() } }
     }
@@ -109,7 +111,7 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
     let cases = configuration.modelCases
     progress("3-await main-actor model, \(formatCount(cases)) cases")
     do {
-        let result = try compare(repetitions: repetitions) {
+        let result = try compare(repetitions: configuration.repetitions) {
             try mainActorCases(cases, timeout: timeout) {
                 let dispatcher = ManualDispatcher(historyLimit: 0)
                 let model = ThreeAwaitModel(dispatcher: dispatcher)
