@@ -21,7 +21,7 @@ func progress(_ message: String) {
 let usage = """
     usage: task-dispatch-benchmark [--quick | --full] [--tracked]
       --quick  a few seconds: fewer tasks and repetitions, sizes up to 100,000 (the default; CI runs it)
-      --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions (31 for production dispatchers)
+      --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions (31 for production dispatchers and the thread-pool rows of --tracked)
       --tracked  only the tracked-task and async-model rows
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
@@ -98,7 +98,7 @@ let worker = Thread {
     print(
         String(
             format:
-                "%d rows, %d targets not met; ran %.1f s. ratio = ours ÷ baseline, medians of %d repetitions (%d for the production dispatchers).",
+                "%d rows, %d targets not met; ran %.1f s. ratio = ours ÷ baseline, medians of %d repetitions (%d for the production dispatchers and the tracked-task rows on the thread pool).",
             rows.count, missed, seconds, selected.repetitions, selected.productionRepetitions
         )
     )
