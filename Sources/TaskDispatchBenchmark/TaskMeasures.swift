@@ -60,13 +60,21 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
     // The rows on the runtime's thread pool swing with everything else the machine runs, as the production rows do:
     // they take the production rows' many short alternating pairs. The model row keeps the few long ones.
     let repetitions = configuration.productionRepetitions
-    let plainTask = {
-        try taskThroughput(count: count, timeout: timeout) { group in Task { group.leave() } }
+    /// A row of `count` tasks on the runtime's thread pool, each run of `ours` against as many plain `Task`s.
+    func againstPlainTasks(_ measure: String, target: Double?, ours: () throws -> Double) -> Row {
+        do {
+            let result = try compare(repetitions: repetitions, ours: ours) {
+                try taskThroughput(count: count, timeout: timeout) { group in Task { group.leave() } }
+            }
+            return ratioRow(measure, size: count, result, target: target)
+        } catch {
+            return .failure(measure, size: formatCount(count), "\(error)")
+        }
     }
 
     progress("tracked task start to finish")
-    do {
-        let result = try compare(repetitions: repetitions) {
+    rows.append(
+        againstPlainTasks("ManualDispatcher.startTask + runCurrent vs Task { } (start to finish)", target: 1.5) {
             let dispatcher = ManualDispatcher(historyLimit: 0)
             return try taskThroughput(count: count, timeout: timeout) { group in
                 dispatcher.startTask { group.leave() }
@@ -74,38 +82,22 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
                 // The starts; each operation then runs on the global executor and leaves the group.
                 try dispatcher.runCurrent()
             }
-        } baseline: {
-            try plainTask()
-        }
-        rows.append(
-            ratioRow(
-                "ManualDispatcher.startTask + runCurrent vs Task { } (start to finish)", size: count, result,
-                target: 1.5))
-    } catch {
-        rows.append(.failure("ManualDispatcher.startTask", size: formatCount(count), "\(error)"))
-    }
+        })
 
     // The floor under the row above: what holding a task until a drive lets it go costs with no dispatcher at all.
     if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
         progress("held task floor")
-        do {
-            let result = try compare(repetitions: repetitions) {
+        rows.append(
+            againstPlainTasks(
+                "  floor: Task.immediate held on a continuation, resumed by the drive, vs Task { }", target: nil
+            ) {
                 let gate = HeldTaskGate()
                 return try taskThroughput(count: count, timeout: timeout) {
                     gate.start($0)
                 } drive: {
                     gate.openAll()
                 }
-            } baseline: {
-                try plainTask()
-            }
-            rows.append(
-                ratioRow(
-                    "  floor: Task.immediate held on a continuation, resumed by the drive, vs Task { }", size: count,
-                    result, target: nil))
-        } catch {
-            rows.append(.failure("held task floor", size: formatCount(count), "\(error)"))
-        }
+            })
     }
 
     let cases = configuration.modelCases
@@ -136,8 +128,10 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
 
     guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return rows }
     progress("task executor job")
-    do {
-        let result = try compare(repetitions: repetitions) {
+    rows.append(
+        againstPlainTasks(
+            "Task(executorPreference: ManualDispatcher.taskExecutor) + runUntilIdle vs Task { }", target: nil
+        ) {
             let dispatcher = ManualDispatcher(historyLimit: 0)
             let executor = dispatcher.taskExecutor
             return try taskThroughput(count: count, timeout: timeout) { group in
@@ -145,16 +139,7 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
             } drive: {
                 try dispatcher.runUntilIdle()
             }
-        } baseline: {
-            try plainTask()
-        }
-        rows.append(
-            ratioRow(
-                "Task(executorPreference: ManualDispatcher.taskExecutor) + runUntilIdle vs Task { }", size: count,
-                result, target: nil))
-    } catch {
-        rows.append(.failure("ManualDispatcher.taskExecutor", size: formatCount(count), "\(error)"))
-    }
+        })
     return rows
 }
 
