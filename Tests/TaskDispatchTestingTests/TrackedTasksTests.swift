@@ -158,6 +158,8 @@ private struct Failure: Error {}
         tracked.checkInvariants()
         #expect(tracked.keys.isEmpty)
         #expect(tracked.unfinishedCount == live.count)
+        // The list of tasks to index drops the finished ones while nobody looks: not 600 entries.
+        #expect(tracked.unindexed.count <= 64 + 2 * live.count)
         for (key, id) in live { #expect(tracked.id(of: key) == id) }
         #expect(tracked.keys.count == live.count)  // the finished tasks were never indexed
         for key in finished.prefix(50) { #expect(tracked.id(of: key) == nil) }

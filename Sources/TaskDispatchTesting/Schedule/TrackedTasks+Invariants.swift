@@ -13,8 +13,8 @@ extension TrackedTasks {
     /// Checked (the number of unsettled tasks is derived from the records each time, so there is no cache to check):
     /// the failed records are exactly the unobserved ones, each listed once, and exactly the ones that keep an error;
     /// `keys` and the indexed records' keys mirror each other, and a registered record not indexed yet is listed in
-    /// `unindexed`, so `value(of:)` can still find it; every identity lies below `nextID`, and an awaited task is never
-    /// the task itself.
+    /// `unindexed`, so `value(of:)` can still find it; no two records share a key; the identities listed in `unindexed`
+    /// are distinct; every identity lies below `nextID`, and an awaited task is never the task itself.
     ///
     /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
     /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
@@ -45,6 +45,13 @@ extension TrackedTasks {
             if record.key != nil, !record.isIndexed, !unindexed.contains(id) {
                 violations.append("tracked task \(id) is registered but neither indexed nor listed to be")
             }
+        }
+        let keyed = self.records.values.compactMap(\.key)
+        if Set(keyed).count != keyed.count {
+            violations.append("two tracked tasks share a key")
+        }
+        if unindexed.count != self.unindexed.count || self.unindexed.contains(where: { $0 == 0 || $0 >= self.nextID }) {
+            violations.append("the tasks to index, \(self.unindexed), repeat one or lie outside 1..<\(self.nextID)")
         }
         if Set(self.unobserved) != failed || self.unobserved.count != failed.count {
             violations.append(

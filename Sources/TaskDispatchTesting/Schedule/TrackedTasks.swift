@@ -98,8 +98,9 @@ struct TrackedTasks: Sendable {
     /// dispatcher's own work ended. A synchronous drain compares it before it moves the clock: a task it woke runs
     /// on its own, and the drain cannot wait for it to settle.
     private(set) var wakeups: UInt64 = 0
-    /// The registered tasks' identities by key, for `value(of:)`; filled when it looks a key up, from
-    /// ``unindexed``, so a task that nobody awaits that way costs no hashing.
+    /// The registered tasks' identities by key, for `value(of:)`; filled from ``unindexed`` when it looks a key up.
+    /// So a dispatcher whose tests never call `value(of:)` hashes no task, and one that does hashes each task that
+    /// was still running at a look-up once, instead of every task at its start and its end.
     private(set) var keys: [TrackedTaskKey: UInt64] = [:]
     /// Tasks registered since ``keys`` was last filled (some may have finished since).
     private(set) var unindexed: [UInt64] = []
@@ -175,10 +176,10 @@ struct TrackedTasks: Sendable {
         if !self.unindexed.isEmpty {
             for id in self.unindexed {
                 guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
-                    let key = self.records.values[index].key
+                    let registered = self.records.values[index].key
                 else { continue }
                 self.records.values[index].isIndexed = true
-                self.keys[key] = id
+                self.keys[registered] = id
             }
             self.unindexed.removeAll(keepingCapacity: true)
         }
