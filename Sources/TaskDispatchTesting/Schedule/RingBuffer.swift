@@ -76,16 +76,17 @@ struct RingBuffer<Element> {
         self.slots = kept
     }
 
+    /// Doubles the slots, called when they are full. The array grows in place, so its storage moves the elements
+    /// bitwise, as `Array` does when it grows, and the old storage goes without destroying them one by one; the
+    /// elements that wrapped around to the front then move behind the others, so they follow on from `head`.
     private mutating func grow() {
-        let capacity = Swift.max(16, self.slots.count * 2)
-        var slots = ContiguousArray<Element?>(repeating: nil, count: capacity)
-        // Swap the elements over: a move, where copying them would retain each one here and release it again
-        // when the old storage goes.
-        for offset in 0..<self.count {
-            swap(&slots[offset], &self.slots[self.slot(offset)])
+        let old = self.slots.count
+        self.slots.append(contentsOf: repeatElement(nil, count: Swift.max(16, old)))
+        // Full, so the elements are slots[head..<old] and then slots[0..<head]: move the second run to
+        // slots[old..<old + head], which holds nils. A swap moves; it neither retains nor releases.
+        for offset in 0..<self.head {
+            self.slots.swapAt(offset, old + offset)
         }
-        self.slots = slots
-        self.head = 0
     }
 }
 
