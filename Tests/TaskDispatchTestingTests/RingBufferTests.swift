@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 @testable import TaskDispatchTesting
@@ -6,7 +5,7 @@ import Testing
 /// The FIFO ring buffer under the due queues and the history, against an `Array` doing the same work.
 @Suite struct RingBufferTests {
     /// An element that counts its deinitializations, so a test sees each released exactly once.
-    private final class Tracked: Sendable {
+    private final class Tracked {
         let value: Int
         let released: Released
 
@@ -15,11 +14,12 @@ import Testing
             self.released = released
         }
 
-        deinit { self.released.count.add(1, ordering: .relaxed) }
+        deinit { self.released.count += 1 }
     }
 
-    private final class Released: Sendable {
-        let count = Atomic<Int>(0)
+    /// Single-threaded: each test appends, removes and releases on its own thread.
+    private final class Released {
+        var count = 0
     }
 
     /// Growth while the elements wrap around the end of the slots keeps them in order, and releases none of them.
@@ -42,12 +42,12 @@ import Testing
             }
             #expect(buffer.count == reference.count)
             #expect(buffer.map(\.value) == reference)
-            #expect(released.count.load(ordering: .relaxed) == removedFirst)
+            #expect(released.count == removedFirst)
             while !buffer.isEmpty {
                 #expect(buffer.removeFirst().value == reference.removeFirst())
             }
         }
-        #expect(released.count.load(ordering: .relaxed) == 16 + removedFirst + 1)
+        #expect(released.count == 16 + removedFirst + 1)
     }
 
     /// Random appends and removals from the front, checked after each against an array.
@@ -73,6 +73,6 @@ import Testing
             }
             #expect(buffer.map(\.value) == reference)
         }
-        #expect(released.count.load(ordering: .relaxed) == appended)
+        #expect(released.count == appended)
     }
 }
