@@ -41,9 +41,11 @@ func profileTrackedTasks(_ count: Int) throws {
     }
 }
 
-/// The baseline side of the tracked-task row, once, for the same (`--profile-plain`): `count` plain `Task`s.
-func profilePlainTasks(_ count: Int) throws {
-    _ = try taskThroughput(count: count, timeout: 120) { group in Task { group.leave() } }
+/// `count` plain `Task`s from start to finish: the baseline of the tracked-task rows.
+///
+/// - Returns: Nanoseconds per task.
+func plainTasks(_ count: Int, timeout: Double) throws -> Double {
+    try taskThroughput(count: count, timeout: timeout) { group in Task { group.leave() } }
 }
 
 /// The tracked-task rows, each against a baseline in the same run: a tracked task from start to finish against a
@@ -63,9 +65,7 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
     /// A row of `count` tasks on the runtime's thread pool, each run of `ours` against as many plain `Task`s.
     func againstPlainTasks(_ measure: String, target: Double?, ours: () throws -> Double) -> Row {
         do {
-            let result = try compare(repetitions: repetitions, ours: ours) {
-                try taskThroughput(count: count, timeout: timeout) { group in Task { group.leave() } }
-            }
+            let result = try compare(repetitions: repetitions, ours: ours) { try plainTasks(count, timeout: timeout) }
             return ratioRow(measure, size: count, result, target: target)
         } catch {
             return .failure(measure, size: formatCount(count), "\(error)")

@@ -117,13 +117,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     private func park(_ continuation: StartContinuation) {
         let (outcome, observer) = self.monitor.withLock {
             schedule -> (Result<Void, any Error>?, (@Sendable () -> Void)?) in
-            switch self.start {
-            case .ran where !self.heldForCaller: return (.success(()), nil)
-            case .cancelled where !self.heldForCaller: return (.failure(CancellationError()), nil)
-            case .pending, .ran, .cancelled:
-                self.waiting = continuation
-                return (nil, schedule.tracked.gateParkingObserver)
-            }
+            if !self.heldForCaller, let outcome = self.outcome { return (outcome, nil) }
+            self.waiting = continuation
+            return (nil, schedule.tracked.gateParkingObserver)
         }
         if let outcome { continuation.resume(with: outcome) }
         observer?()
@@ -145,10 +141,18 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// task was cancelled meanwhile. Call under the lock of ``monitor``, then resume what it returns.
     func releaseFromCaller() -> (continuation: StartContinuation, outcome: Result<Void, any Error>)? {
         self.heldForCaller = false
+        // Still pending: `runStart()` or `cancelStart()` resumes it.
+        guard let outcome = self.outcome, let continuation = self.takeWaiting() else { return nil }
+        return (continuation, outcome)
+    }
+
+    /// What the body's wait ends with once the start has run or been cancelled; `nil` while it is pending. Under the
+    /// lock of ``monitor``.
+    private var outcome: Result<Void, any Error>? {
         switch self.start {
-        case .pending: return nil  // `runStart()` or `cancelStart()` resumes it
-        case .ran: return self.takeWaiting().map { ($0, .success(())) }
-        case .cancelled: return self.takeWaiting().map { ($0, .failure(CancellationError())) }
+        case .pending: nil
+        case .ran: .success(())
+        case .cancelled: .failure(CancellationError())
         }
     }
 

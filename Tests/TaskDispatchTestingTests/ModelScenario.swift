@@ -107,7 +107,7 @@ struct ModelTrackedScript: Sendable, CustomStringConvertible {
         case background(BackgroundPriority, after: ModelDuration)
         /// `try await dispatcher.runOnMainActor(after:label:) { … }`.
         case mainActor(after: ModelDuration)
-        /// `try await dispatcher.clock.sleep(for:)`.
+        /// `try await dispatcher.clock.sleep(for:)`: a sleep on the dispatcher's virtual clock.
         case sleep(ModelDuration)
 
         /// Whether the step dispatches a task: an awaitable dispatch always does; a sleep only for a positive

@@ -56,11 +56,11 @@ import Testing
         }
         let ranInsideStartTask = LockedBox<Bool?>(nil)
         // The thread inside `startTask`, while it is there.
-        let creator = LockedBox<UInt?>(threadIdentity())
+        let creator = LockedBox<UInt?>(currentThreadIdentity())
         let task = dispatcher.startTask(
             label: "early start", callSite: CallSite(),
             operation: nonisolatedOperation {
-                let here = threadIdentity()
+                let here = currentThreadIdentity()
                 ranInsideStartTask.withLock { $0 = creator.withLock { $0 } == here }
             })
         creator.withLock { $0 = nil }
@@ -189,13 +189,4 @@ private func nonisolatedOperation<Value: Sendable>(_ body: @escaping @Sendable (
     -> @Sendable () async -> Value
 {
     { body() }
-}
-
-/// The calling thread, as a number.
-private func threadIdentity() -> UInt {
-    #if canImport(Darwin)
-        UInt(bitPattern: pthread_self())
-    #else
-        UInt(pthread_self())
-    #endif
 }

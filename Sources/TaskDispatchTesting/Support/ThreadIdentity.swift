@@ -9,7 +9,7 @@
 #endif
 
 /// The calling thread, as a number that tells a re-entrant call from another thread's.
-func currentThreadIdentity() -> UInt {
+package func currentThreadIdentity() -> UInt {
     #if canImport(Darwin)
         UInt(bitPattern: pthread_self())
     #else
