@@ -29,6 +29,9 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case dueTaskOrSettled
         /// The tracked task with this identity has finished: what `value(of:)` called from the test waits for.
         case trackedTaskFinished(UInt64)
+        /// No run method or auto-drain holds the run claim: what an async run method waits for while another thread
+        /// runs tasks.
+        case runReleased
 
         /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
         package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
@@ -39,6 +42,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             case .dueTask(nil): counts.dueForeground + counts.dueBackground > 0
             case .pendingTasks(let count, let context): counts.pending(in: context) >= count
             case .dueTaskOrSettled: counts.dueForeground + counts.dueBackground > 0 || counts.unsettledTasks == 0
+            case .runReleased: !counts.runClaimed
             }
         }
     }
@@ -54,6 +58,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         /// Whether a failure no run method could throw (a runaway auto-advance) waits to be reported: the tracked task
         /// a `value(of:)` awaits will not finish, and the failure is the news.
         package var hasDeferredFailure = false
+        /// Whether a run method or an auto-drain holds the run claim.
+        package var runClaimed = false
 
         package init(
             dueForeground: Int = 0,
@@ -61,7 +67,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             delayedForeground: Int = 0,
             delayedBackground: Int = 0,
             unsettledTasks: Int = 0,
-            hasDeferredFailure: Bool = false
+            hasDeferredFailure: Bool = false,
+            runClaimed: Bool = false
         ) {
             self.dueForeground = dueForeground
             self.dueBackground = dueBackground
@@ -69,6 +76,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             self.delayedBackground = delayedBackground
             self.unsettledTasks = unsettledTasks
             self.hasDeferredFailure = hasDeferredFailure
+            self.runClaimed = runClaimed
         }
 
         /// Due and delayed tasks in `context`, or in both when `context` is `nil`.
@@ -115,6 +123,11 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// Whether every registered waiter is `id` (or none is registered).
     package func holdsOnly(_ id: ID) -> Bool {
         self.waiters.allSatisfy { $0.id == id }
+    }
+
+    /// Whether a registered waiter waits for `condition`.
+    package func contains(waitingFor condition: Condition) -> Bool {
+        self.waiters.contains { $0.condition == condition }
     }
 
     /// A new identity, for a waiter whose cancellation handler must know it before it registers.

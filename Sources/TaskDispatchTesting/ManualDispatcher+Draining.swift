@@ -334,8 +334,9 @@ extension ManualDispatcher {
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/unsettledTasks(after:)``,
     ///   ``ManualDispatcherError/Kind/unobservedTaskError`` (an error a tracked task threw that nobody claimed),
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, ``ManualDispatcherError/Kind/reentrantRun`` or
-    ///   ``ManualDispatcherError/Kind/concurrentRun``; `CancellationError` when the calling task is cancelled while
-    ///   it waits.
+    ///   ``ManualDispatcherError/Kind/concurrentRun`` (another thread's run did not end within the limit; while it
+    ///   runs, this call suspends, on the main actor too); `CancellationError` when the calling task is cancelled
+    ///   while it waits.
     @discardableResult
     nonisolated(nonsending) public func runUntilIdle(waitingUpTo limit: Duration? = nil) async throws -> Int {
         try await self.settle(method: self.method("runUntilIdle", limit: limit), limit: limit, movesClock: false) { _ in

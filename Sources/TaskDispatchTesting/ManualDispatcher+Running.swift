@@ -31,25 +31,8 @@ extension ManualDispatcher {
     ) throws(ManualDispatcherError) -> RunStart {
         let thread = currentThreadIdentity()
         let onMainActor = MainActorExecution.isOnMainActor
-        let outcome = self.monitor.waitForResult({ schedule -> ClaimResult? in
-            switch schedule.claim(method, thread: thread, onMainActor: onMainActor) {
-            case .mustWait:
-                return nil
-            case .refused(let failure):
-                return .refused(failure)
-            case .claimed:
-                if let failure = check(&schedule) {
-                    schedule.claim = nil
-                    return .refused(failure)
-                }
-                return .started(
-                    RunStart(
-                        firstSequence: schedule.markCurrent(),
-                        pendingCount: schedule.pendingCount,
-                        wakeups: schedule.tracked.wakeups
-                    )
-                )
-            }
+        let outcome = self.monitor.waitForResult({ schedule in
+            Self.claim(&schedule, method, thread: thread, onMainActor: onMainActor, suspends: false, check: check)
         })
         switch outcome {
         case .started(let start):
@@ -60,12 +43,91 @@ extension ManualDispatcher {
         }
     }
 
-    /// Releases the run, moving the clock to `time` first if given; drains at once if auto-drain is on.
-    func endRun(movingClockTo time: Int64? = nil) {
-        let drain = self.monitor.withLock { schedule in
-            if let time { schedule.moveClock(to: time) }
-            return schedule.release()
+    /// Claims the right to run tasks for the async run method `method`, as ``claimRun(_:check:)`` does, except
+    /// that while another thread runs tasks it suspends until that run ends, instead of blocking a thread or, on
+    /// the main actor, refusing: a suspended caller holds no thread that the other run may need.
+    ///
+    /// The wait is bounded by `limit` and registers as waiter `id`, which must not be registered now.
+    ///
+    /// - Throws: What ``claimRun(_:check:)`` throws, except that it waits where that refuses with
+    ///   ``ManualDispatcherError/Kind/concurrentRun``; ``ManualDispatcherError/Kind/concurrentRun`` when the other
+    ///   run still holds the claim at the end of `limit`; `CancellationError` when the calling task is cancelled
+    ///   while it waits.
+    @discardableResult
+    nonisolated(nonsending) func claimRun(
+        _ method: String,
+        waiter id: DispatchWaiters<WaitResumer>.ID,
+        limit: Duration,
+        check: (inout Schedule) -> Failure? = { _ in nil }
+    ) async throws -> RunStart {
+        let deadline = Self.deadline(after: limit)
+        while true {
+            let thread = currentThreadIdentity()
+            let outcome = self.monitor.withLock { schedule in
+                Self.claim(&schedule, method, thread: thread, onMainActor: false, suspends: true, check: check)
+            }
+            switch outcome {
+            case .started(let start)?:
+                return start
+            case .refused(let failure)?:
+                self.monitor.broadcast()
+                throw ManualDispatcherError(failure)
+            case nil:
+                break
+            }
+            switch await self.suspend(until: .runReleased, id: id, deadline: deadline) {
+            case .conditionMet:
+                continue  // claim it, unless another caller claimed it first
+            case .cancelled:
+                throw CancellationError()
+            case .timedOut:
+                let failure = self.monitor.withLock { schedule -> Failure? in
+                    guard let active = schedule.claim else { return nil }  // released as the timer fired
+                    return schedule.failure(.runNotReleased(method: method, running: active.method, limit: limit))
+                }
+                if let failure { throw ManualDispatcherError(failure) }
+            }
         }
+    }
+
+    /// One request for the claim, in the caller's critical section: `nil` while the caller must wait.
+    private static func claim(
+        _ schedule: inout Schedule,
+        _ method: String,
+        thread: UInt,
+        onMainActor: Bool,
+        suspends: Bool,
+        check: (inout Schedule) -> Failure?
+    ) -> ClaimResult? {
+        switch schedule.claim(method, thread: thread, onMainActor: onMainActor, suspends: suspends) {
+        case .mustWait:
+            return nil
+        case .refused(let failure):
+            return .refused(failure)
+        case .claimed:
+            if let failure = check(&schedule) {
+                schedule.claim = nil
+                return .refused(failure)
+            }
+            return .started(
+                RunStart(
+                    firstSequence: schedule.markCurrent(),
+                    pendingCount: schedule.pendingCount,
+                    wakeups: schedule.tracked.wakeups
+                )
+            )
+        }
+    }
+
+    /// Releases the run, moving the clock to `time` first if given, and wakes the waiters the runs and the release
+    /// concern; drains at once if auto-drain is on.
+    func endRun(movingClockTo time: Int64? = nil) {
+        let (drain, woken) = self.monitor.withLock { schedule -> (Bool, [WaitResumer]?) in
+            if let time { schedule.moveClock(to: time) }
+            let drain = schedule.release()
+            return (drain, drain || schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
+        }
+        if let woken { WaitResumer.resumeAll(woken) }
         if drain {
             self.drainAutomatically()
         } else {
@@ -101,15 +163,13 @@ extension Monitor where Value == Schedule {
                 case .foreground(let work): MainActorExecution.runAndWait(work)
                 }
                 ran += 1
-            case .finished:
+            case .finished(let woken):
                 self.broadcast()
+                if let woken { WaitResumer.resumeAll(woken) }
                 return
-            case .runaway(let failure):
+            case .runaway(let failure, let woken):
                 self.broadcast()
-                // A `value(of:)` waiting for a task that will not finish now reports the runaway.
-                if let woken = self.withLock({ $0.waiters.isEmpty ? nil : $0.waitersToWake() }) {
-                    WaitResumer.resumeAll(woken)
-                }
+                if let woken { WaitResumer.resumeAll(woken) }
                 writeToStandardError("\(ManualDispatcherError(failure))\n")
                 return
             }

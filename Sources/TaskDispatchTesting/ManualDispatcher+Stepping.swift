@@ -90,9 +90,10 @@ extension ManualDispatcher {
     /// - Returns: What ran.
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
     ///   none was due within the limit (the message says what else is pending, with call sites),
-    ///   ``ManualDispatcherError/Kind/concurrentRun`` or ``ManualDispatcherError/Kind/reentrantRun`` as the
-    ///   synchronous step does; `CancellationError` when the calling task is cancelled while it waits, which
-    ///   leaves nothing behind.
+    ///   ``ManualDispatcherError/Kind/reentrantRun`` as the synchronous step does,
+    ///   ``ManualDispatcherError/Kind/concurrentRun`` when another thread's run did not end within the limit (while
+    ///   it runs, this call suspends, on the main actor too); `CancellationError` when the calling task is cancelled
+    ///   while it waits, which leaves nothing behind.
     @discardableResult
     nonisolated(nonsending) public func runNextBackground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
         try await self.waitingStep(self.method("runNextBackground", limit: limit), .background, limit)
@@ -138,7 +139,7 @@ extension ManualDispatcher {
         let deadline = Self.deadline(after: limit)
         let id = self.monitor.withLock { $0.waiters.makeID() }
         while true {
-            try self.claimRun(method)
+            try await self.claimRun(method, waiter: id, limit: limit)
             let taken = self.monitor.withLock { schedule -> (Schedule.Step, [CallSite])? in
                 schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
             }

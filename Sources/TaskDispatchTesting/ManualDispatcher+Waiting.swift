@@ -204,7 +204,8 @@ extension Schedule {
             delayedForeground: self.waitingForeground,
             delayedBackground: self.waitingBackground,
             unsettledTasks: self.tracked.unsettledCount,
-            hasDeferredFailure: self.deferredFailure != nil
+            hasDeferredFailure: self.deferredFailure != nil,
+            runClaimed: self.claim != nil
         )
     }
 

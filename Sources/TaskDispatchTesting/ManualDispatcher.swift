@@ -52,8 +52,9 @@ public import TaskDispatch
 ///
 /// Any thread may dispatch at any time. One run method runs at a time: a call from inside a running task
 /// throws ``ManualDispatcherError/Kind/reentrantRun``; a call from another thread while a run is in
-/// progress waits for it to end, except on the main actor, where waiting could deadlock (the other run may
-/// need the main actor for a foreground task), so it throws ``ManualDispatcherError/Kind/concurrentRun``.
+/// progress waits for it to end. An async run method suspends until then, on any actor, within the real-time
+/// limit. A synchronous one blocks its thread, except on the main actor, where blocking could deadlock (the other
+/// run may need the main actor for a foreground task), so it throws ``ManualDispatcherError/Kind/concurrentRun``.
 ///
 /// Deinitializing a dispatcher that still holds tasks never crashes: it writes the pending tasks to
 /// standard error. A pending task whose closure captures an object that holds the dispatcher keeps the

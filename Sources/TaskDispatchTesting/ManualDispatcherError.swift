@@ -27,7 +27,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         case clockMovedBackwards(from: Duration, to: Duration)
         /// A run method was called from inside a task the dispatcher was running.
         case reentrantRun
-        /// A run method was called on the main actor while another thread was running tasks.
+        /// A synchronous run method was called on the main actor while another thread was running tasks, or an async
+        /// run method waited its real-time limit for another thread's run to end.
         case concurrentRun
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
@@ -186,6 +187,11 @@ extension ManualDispatcherError {
             return (
                 .concurrentRun,
                 "\(method) was called on the main actor while another thread is running tasks with \(running); waiting would deadlock, because that run needs the main actor for foreground tasks. Run tasks from one place at a time"
+            )
+        case .runNotReleased(let method, let running, let limit):
+            return (
+                .concurrentRun,
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time for another thread's run (\(running)) to end, and it is still running. Run tasks from one place at a time, or pass a longer limit"
             )
         case .clockMovedBackwards(let method, let from, let to):
             return (

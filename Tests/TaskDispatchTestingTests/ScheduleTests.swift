@@ -224,10 +224,24 @@ import Testing
             Issue.record("the main actor must be refused rather than wait")
             return
         }
+        guard case .mustWait = schedule.claim("runNext()", thread: 3, onMainActor: true, suspends: true) else {
+            Issue.record("an async caller on the main actor must wait: it suspends rather than blocks")
+            return
+        }
+        guard
+            case .refused(let reentrantAsync) = schedule.claim(
+                "runNext()", thread: 1, onMainActor: false, suspends: true),
+            case .reentrantRun = reentrantAsync.misuse
+        else {
+            Issue.record("an async caller on the thread that holds the claim must be refused")
+            return
+        }
+        #expect(!DispatchWaiters<WaitResumer>.Condition.runReleased.isMet(by: schedule.waitCounts))
         let drains = schedule.release()
         schedule.checkInvariants()
         #expect(!drains)
         #expect(schedule.claim == nil)
+        #expect(DispatchWaiters<WaitResumer>.Condition.runReleased.isMet(by: schedule.waitCounts))
     }
 
     @Test func aSnapshotListsTheEarliestFiftyInKeyOrder() {

@@ -23,7 +23,10 @@ extension Schedule {
     }
 
     /// Claims the right to run tasks for `method`.
-    mutating func claim(_ method: String, thread: UInt, onMainActor: Bool) -> ClaimOutcome {
+    ///
+    /// `suspends`: the caller is an async run method, which suspends until the release instead of blocking its
+    /// thread. It blocks nothing, so it may wait on the main actor too, where a blocked thread could deadlock.
+    mutating func claim(_ method: String, thread: UInt, onMainActor: Bool, suspends: Bool = false) -> ClaimOutcome {
         guard let active = self.claim else {
             if let failure = self.takeDeferredFailure() {
                 return .refused(failure)
@@ -35,12 +38,12 @@ extension Schedule {
             self.autoAdvanceJumps = 0
             return .claimed
         }
-        let fromRunningTask = active.thread == thread || (active.executing == .foreground && onMainActor)
+        let fromRunningTask = active.thread == thread || (!suspends && active.executing == .foreground && onMainActor)
         if fromRunningTask {
             let culprit = active.executing == nil ? nil : self.history.last
             return .refused(self.failure(.reentrantRun(method: method, running: active.method, culprit: culprit)))
         }
-        if onMainActor {
+        if onMainActor && !suspends {
             // Waiting here could deadlock: the other run needs the main actor for its foreground tasks.
             return .refused(self.failure(.concurrentRun(method: method, running: active.method)))
         }
@@ -98,7 +101,7 @@ extension Schedule {
         }
         guard let step = self.next(in: .any, jumpingClockTo: nil) else {
             self.claim = nil
-            return .finished
+            return .finished(woken: self.waiters.isEmpty ? nil : self.waitersToWake())
         }
         return .run(step)
     }
@@ -106,12 +109,15 @@ extension Schedule {
     private mutating func autoDrainRunaway(_ failure: Failure) -> AutoDrainStep {
         self.deferredFailure = failure
         self.claim = nil
-        return .runaway(failure)
+        return .runaway(failure, woken: self.waiters.isEmpty ? nil : self.waitersToWake())
     }
 
     enum AutoDrainStep {
         case run(Step)
-        case finished
-        case runaway(Failure)
+        /// The drain released the claim; `woken`: the waiters its runs and the release woke, to resume after unlocking.
+        case finished(woken: [WaitResumer]?)
+        /// The drain stopped and released the claim, keeping `failure` for the next run method; `woken`: the waiters
+        /// the release woke, among them a `value(of:)` waiting for a task that will not finish now.
+        case runaway(Failure, woken: [WaitResumer]?)
     }
 }

@@ -29,6 +29,8 @@ struct Failure {
         case noTaskToRun(method: String, scope: Schedule.Scope)
         case reentrantRun(method: String, running: String, culprit: RunRecord?)
         case concurrentRun(method: String, running: String)
+        /// An async run method waited `limit` for another thread's run to end, and it did not.
+        case runNotReleased(method: String, running: String, limit: Duration)
         case clockMovedBackwards(method: String, from: Int64, to: Int64)
         case runawayTasks(method: String, maxTasks: Int, ran: Int, firstSequence: UInt64)
         /// An auto-drain ran `ran` tasks in one go, or (`jumps` not `nil`) auto-advance moved the clock that often.

@@ -33,7 +33,9 @@ extension Schedule {
     /// - the tracked tasks' records agree with one another (``TrackedTasks/invariantViolations()``): the failed
     ///   records are the unobserved errors, and `ids` mirrors the records' keys;
     /// - no waiting async drain has had more tasks run for it than its runaway bound left
-    ///   (``WaitingSettles/invariantViolations()``).
+    ///   (``WaitingSettles/invariantViolations()``);
+    /// - no async run method waits for the run's release while no run is claimed: each release wakes them in its
+    ///   critical section.
     ///
     /// - Complexity: As ``checkInvariants()``.
     func invariantViolations() -> [String] {
@@ -61,6 +63,9 @@ extension Schedule {
         self.checkHistory(&violations)
         violations += self.tracked.invariantViolations()
         violations += self.waitingSettles.invariantViolations()
+        if self.claim == nil && self.waiters.contains(waitingFor: .runReleased) {
+            violations.append("an async run method waits for the run's release, but no run is claimed")
+        }
         return violations
     }
 
