@@ -47,24 +47,26 @@ extension ManualDispatcher {
     /// that while another thread runs tasks it suspends until that run ends, instead of blocking a thread or, on
     /// the main actor, refusing: a suspended caller holds no thread that the other run may need.
     ///
-    /// The wait is bounded by `limit` and registers as waiter `id`, which must not be registered now.
+    /// The wait ends at `deadline`, the end of the call's real-time `limit`, and registers as waiter `id`, which
+    /// must not be registered now.
     ///
     /// - Throws: What ``claimRun(_:check:)`` throws, except that it waits where that refuses with
     ///   ``ManualDispatcherError/Kind/concurrentRun``; ``ManualDispatcherError/Kind/concurrentRun`` when the other
-    ///   run still holds the claim at the end of `limit`; `CancellationError` when the calling task is cancelled
-    ///   while it waits.
+    ///   run still holds the claim at `deadline`; `CancellationError` when the calling task is cancelled while it
+    ///   waits.
     @discardableResult
     nonisolated(nonsending) func claimRun(
         _ method: String,
         waiter id: DispatchWaiters<WaitResumer>.ID,
+        until deadline: DispatchTime,
         limit: Duration,
         check: (inout Schedule) -> Failure? = { _ in nil }
     ) async throws -> RunStart {
-        let deadline = Self.deadline(after: limit)
         while true {
             let thread = currentThreadIdentity()
+            let onMainActor = MainActorExecution.isOnMainActor
             let outcome = self.monitor.withLock { schedule in
-                Self.claim(&schedule, method, thread: thread, onMainActor: false, suspends: true, check: check)
+                Self.claim(&schedule, method, thread: thread, onMainActor: onMainActor, suspends: true, check: check)
             }
             switch outcome {
             case .started(let start)?:

@@ -22,7 +22,8 @@ extension ManualDispatcher {
         let limit = limit ?? self.waitLimit
         let id = self.monitor.withLock { $0.waiters.makeID() }
         var targetTime: Int64 = 0
-        let first = try await self.claimRun(method, waiter: id, limit: limit) { schedule in
+        let first = try await self.claimRun(method, waiter: id, until: Self.deadline(after: limit), limit: limit) {
+            schedule in
             targetTime = target(schedule.now)
             guard targetTime < schedule.now else { return nil }
             return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
@@ -31,7 +32,10 @@ extension ManualDispatcher {
         var ran = 0
         var claimed = true
         while true {
-            if !claimed { try await self.claimRun(method, waiter: id, limit: limit) }
+            // Each wait has the whole limit, this one too.
+            if !claimed {
+                try await self.claimRun(method, waiter: id, until: Self.deadline(after: limit), limit: limit)
+            }
             let outcome: SettleOutcome
             do {
                 outcome = try self.settlingPass(

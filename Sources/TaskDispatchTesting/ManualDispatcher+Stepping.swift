@@ -139,7 +139,7 @@ extension ManualDispatcher {
         let deadline = Self.deadline(after: limit)
         let id = self.monitor.withLock { $0.waiters.makeID() }
         while true {
-            try await self.claimRun(method, waiter: id, limit: limit)
+            try await self.claimRun(method, waiter: id, until: deadline, limit: limit)  // within the step's limit
             let taken = self.monitor.withLock { schedule -> (Schedule.Step, [CallSite])? in
                 schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
             }

@@ -200,40 +200,43 @@ extension ManualDispatcher {
         // A task this dispatcher did not start: nothing to wait for but its value.
         guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else { return try await task.value }
         let limit = self.waitLimit
+        let deadline = Self.deadline(after: limit)
         let waiter = self.monitor.withLock { $0.waiters.makeID() }
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
-        switch await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: Self.deadline(after: limit)) {
-        case .conditionMet:
-            // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already had):
-            // report the runaway rather than wait for a task that will not finish.
-            if let runaway = self.monitor.withLock({ schedule -> Failure? in
-                guard !schedule.tracked.hasFinished(id), let runaway = schedule.takeDeferredFailure() else {
-                    return nil
+        while true {
+            switch await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline) {
+            case .conditionMet:
+                // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already
+                // had): report the runaway rather than wait for a task that will not finish.
+                let finished = self.monitor.withLock { schedule -> Result<Bool, ManualDispatcherError> in
+                    if schedule.tracked.hasFinished(id) { return .success(true) }
+                    guard let runaway = schedule.takeDeferredFailure() else { return .success(false) }
+                    schedule.tracked.unclaim(key)
+                    return .failure(ManualDispatcherError(runaway))
                 }
-                schedule.tracked.unclaim(key)
-                return runaway
-            }) {
-                throw ManualDispatcherError(runaway)
-            }
-            return try await task.value  // it has finished: this returns at once
-        case .cancelled:
-            self.monitor.withLock { $0.tracked.unclaim(key) }  // an error it throws later is still reported
-            throw CancellationError()
-        case .timedOut:
-            let failure = self.monitor.withLock { schedule -> Failure? in
-                guard let standing = schedule.tracked.standing(of: id), !schedule.tracked.hasFinished(id) else {
-                    return nil  // it finished as the timer fired
+                if try finished.get() { return try await task.value }  // it has finished: this returns at once
+                // Another call took the runaway's failure first, and the task has not finished: wait on, within the
+                // same limit.
+                continue
+            case .cancelled:
+                self.monitor.withLock { $0.tracked.unclaim(key) }  // an error it throws later is still reported
+                throw CancellationError()
+            case .timedOut:
+                let failure = self.monitor.withLock { schedule -> Failure? in
+                    guard let standing = schedule.tracked.standing(of: id), !schedule.tracked.hasFinished(id) else {
+                        return nil  // it finished as the timer fired
+                    }
+                    schedule.tracked.unclaim(key)  // an error it throws later is still reported
+                    if let runaway = schedule.takeDeferredFailure() { return runaway }
+                    let holding = schedule.mode == .autoAdvance ? schedule.tracked.unsettled : []
+                    return schedule.failure(
+                        .taskNotFinished(
+                            method: "value(of:)", limit: limit, task: standing, mode: schedule.mode, holding: holding)
+                    )
                 }
-                schedule.tracked.unclaim(key)  // an error it throws later is still reported
-                if let runaway = schedule.takeDeferredFailure() { return runaway }
-                let holding = schedule.mode == .autoAdvance ? schedule.tracked.unsettled : []
-                return schedule.failure(
-                    .taskNotFinished(
-                        method: "value(of:)", limit: limit, task: standing, mode: schedule.mode, holding: holding)
-                )
+                guard let failure else { return try await task.value }
+                throw ManualDispatcherError(failure)
             }
-            guard let failure else { return try await task.value }
-            throw ManualDispatcherError(failure)
         }
     }
 

@@ -315,6 +315,45 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: ticker) }
     }
 
+    /// A runaway auto-drain wakes `value(of:)` to report it, but another call may take the failure first. The task
+    /// has not finished then, and `value(of:)` must wait on within its limit, not await the task without a bound.
+    @Test func valueOfWaitsOnWithinItsLimitWhenAnotherCallTookTheRunawayFirst() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoDrain, waitLimit: .milliseconds(300), runawayLimit: 10)
+        let sleeper = dispatcher.startTask(label: "sleeper") { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        // A watchdog: should value(of:) await the task without a bound, cancelling it ends that await, and the
+        // expectations below fail instead of the test hanging.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { sleeper.cancel() }
+        let registered = dispatcher.countingWaiterRegistrations()
+        let waiting = Task { @MainActor in try await dispatcher.value(of: sleeper) }
+        await registered.reach(1)
+        // Hold the main actor, so that value(of:), once woken, cannot run before the failure is taken.
+        let mainHeld = DispatchSemaphore(value: 0)
+        let releaseMain = DispatchSemaphore(value: 0)
+        DispatchQueue.main.async {
+            mainHeld.signal()
+            _ = releaseMain.wait(timeout: .now() + 60)
+        }
+        #expect(mainHeld.wait(timeout: .now() + 60) == .success)
+        let runaway = BackgroundCall {
+            @Sendable func again() { dispatcher.background(label: "again") { again() } }
+            again()  // the auto-drain runs 10 and stops, keeping the failure, and wakes value(of:)
+        }
+        #expect(try runaway.value() != nil)
+        let taken = #expect(throws: ManualDispatcherError.self) { try synchronously { try dispatcher.runNext() } }
+        #expect(taken?.kind == .runawayTasks(limit: 10))
+        releaseMain.signal()
+
+        let error = await #expect(throws: ManualDispatcherError.self) { try await waiting.value }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(300)))
+        #expect(
+            error?.summary.hasPrefix("value(of:) waited 300 ms of real time") == true, "\(String(describing: error))")
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        dispatcher.mode = .manual
+        dispatcher.cancelAllPendingTasks()  // the last "again"
+        try dispatcher.verifyIdle()
+    }
+
     @Test func valueOfIsCancelledWithTheTestThatAwaitsIt() async throws {
         let dispatcher = ManualDispatcher()
         let sleeper = dispatcher.startTask(label: "sleeper") { try await dispatcher.clock.sleep(for: .seconds(4)) }
