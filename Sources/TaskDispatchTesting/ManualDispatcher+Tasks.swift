@@ -208,13 +208,14 @@ extension ManualDispatcher {
             case .conditionMet:
                 // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already
                 // had): report the runaway rather than wait for a task that will not finish.
-                let finished = self.monitor.withLock { schedule -> Result<Bool, ManualDispatcherError> in
-                    if schedule.tracked.hasFinished(id) { return .success(true) }
-                    guard let runaway = schedule.takeDeferredFailure() else { return .success(false) }
+                let (finished, runaway) = self.monitor.withLock { schedule -> (Bool, Failure?) in
+                    if schedule.tracked.hasFinished(id) { return (true, nil) }
+                    guard let runaway = schedule.takeDeferredFailure() else { return (false, nil) }
                     schedule.tracked.unclaim(key)
-                    return .failure(ManualDispatcherError(runaway))
+                    return (false, runaway)
                 }
-                if try finished.get() { return try await task.value }  // it has finished: this returns at once
+                if let runaway { throw ManualDispatcherError(runaway) }
+                if finished { return try await task.value }  // it has finished: this returns at once
                 // Another call took the runaway's failure first, and the task has not finished: wait on, within the
                 // same limit.
                 continue

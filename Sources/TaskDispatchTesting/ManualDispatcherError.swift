@@ -191,7 +191,7 @@ extension ManualDispatcherError {
         case .runNotReleased(let method, let running, let limit):
             return (
                 .concurrentRun,
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time for another thread's run (\(running)) to end, and it is still running. Run tasks from one place at a time, or pass a longer limit"
+                "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or pass a longer limit"
             )
         case .clockMovedBackwards(let method, let from, let to):
             return (

@@ -151,9 +151,9 @@ import Testing
         #expect(error?.kind == .concurrentRun)
         #expect(
             error?.summary
-                == "runUntilIdle(waitingUpTo: 50 ms) waited 50 ms of real time for another thread's run "
-                + "(runNextBackground()) to end, and it is still running. Run tasks from one place at a time, or "
-                + "pass a longer limit"
+                == "runUntilIdle(waitingUpTo: 50 ms) could not run tasks within its limit of 50 ms of real time: another "
+                + "thread's run (runNextBackground()) is still running. Run tasks from one place at a time, or pass a "
+                + "longer limit"
         )
         #expect(dispatcher.waiterCount == 0)
         held.open()

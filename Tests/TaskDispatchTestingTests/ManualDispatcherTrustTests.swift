@@ -318,8 +318,10 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
     /// A runaway auto-drain wakes `value(of:)` to report it, but another call may take the failure first. The task
     /// has not finished then, and `value(of:)` must wait on within its limit, not await the task without a bound.
     @Test func valueOfWaitsOnWithinItsLimitWhenAnotherCallTookTheRunawayFirst() async throws {
-        let dispatcher = ManualDispatcher(mode: .autoDrain, waitLimit: .milliseconds(300), runawayLimit: 10)
+        let dispatcher = ManualDispatcher(mode: .autoDrain, waitLimit: .seconds(1), runawayLimit: 10)
         let sleeper = dispatcher.startTask(label: "sleeper") { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        // The sleep is pending: no late dispatch can start a second auto-drain once the runaway's failure is taken.
+        try await dispatcher.waitForPendingTasks(1)
         // A watchdog: should value(of:) await the task without a bound, cancelling it ends that await, and the
         // expectations below fail instead of the test hanging.
         DispatchQueue.global().asyncAfter(deadline: .now() + 20) { sleeper.cancel() }
@@ -344,9 +346,9 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
         releaseMain.signal()
 
         let error = await #expect(throws: ManualDispatcherError.self) { try await waiting.value }
-        #expect(error?.kind == .waitTimedOut(after: .milliseconds(300)))
+        #expect(error?.kind == .waitTimedOut(after: .seconds(1)))
         #expect(
-            error?.summary.hasPrefix("value(of:) waited 300 ms of real time") == true, "\(String(describing: error))")
+            error?.summary.hasPrefix("value(of:) waited 1 s of real time") == true, "\(String(describing: error))")
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
         dispatcher.mode = .manual
