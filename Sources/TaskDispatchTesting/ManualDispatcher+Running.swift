@@ -30,9 +30,9 @@ extension ManualDispatcher {
         check: (inout Schedule) -> Failure? = { _ in nil }
     ) throws(ManualDispatcherError) -> RunStart {
         let thread = currentThreadIdentity()
-        let onMainActor = MainActorExecution.isOnMainActor
+        let blocksMainActor = MainActorExecution.isOnMainActor
         let outcome = self.monitor.waitForResult({ schedule in
-            Self.claim(&schedule, method, thread: thread, onMainActor: onMainActor, suspends: false, check: check)
+            Self.claim(&schedule, method, thread: thread, blocksMainActor: blocksMainActor, check: check)
         })
         switch outcome {
         case .started(let start):
@@ -63,10 +63,9 @@ extension ManualDispatcher {
         check: (inout Schedule) -> Failure? = { _ in nil }
     ) async throws -> RunStart {
         while true {
-            let thread = currentThreadIdentity()
-            let onMainActor = MainActorExecution.isOnMainActor
+            let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let outcome = self.monitor.withLock { schedule in
-                Self.claim(&schedule, method, thread: thread, onMainActor: onMainActor, suspends: true, check: check)
+                Self.claim(&schedule, method, thread: thread, blocksMainActor: false, check: check)
             }
             switch outcome {
             case .started(let start)?:
@@ -97,11 +96,10 @@ extension ManualDispatcher {
         _ schedule: inout Schedule,
         _ method: String,
         thread: UInt,
-        onMainActor: Bool,
-        suspends: Bool,
+        blocksMainActor: Bool,
         check: (inout Schedule) -> Failure?
     ) -> ClaimResult? {
-        switch schedule.claim(method, thread: thread, onMainActor: onMainActor, suspends: suspends) {
+        switch schedule.claim(method, thread: thread, blocksMainActor: blocksMainActor) {
         case .mustWait:
             return nil
         case .refused(let failure):
@@ -127,7 +125,7 @@ extension ManualDispatcher {
         let (drain, woken) = self.monitor.withLock { schedule -> (Bool, [WaitResumer]?) in
             if let time { schedule.moveClock(to: time) }
             let drain = schedule.release()
-            return (drain, drain || schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
+            return (drain, drain ? nil : schedule.wokenWaiters())  // an auto-drain goes on holding the claim
         }
         if let woken { WaitResumer.resumeAll(woken) }
         if drain {

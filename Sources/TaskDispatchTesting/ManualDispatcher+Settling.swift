@@ -99,7 +99,7 @@ extension ManualDispatcher {
             let (next, woken) = self.monitor.withLock { schedule -> (Schedule.WaitingSettleStep, [WaitResumer]?) in
                 let next = schedule.nextForWaitingSettle()
                 guard case .done = next else { return (next, nil) }
-                return (next, schedule.waiters.isEmpty ? nil : schedule.waitersToWake())
+                return (next, schedule.wokenWaiters())
             }
             switch next {
             case .run(let step):

@@ -260,7 +260,7 @@ extension Monitor where Value == Schedule {
         let (result, woken, drain) = self.withLock { schedule in
             let result = change(&schedule)
             let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
-            return (result, schedule.waiters.isEmpty ? nil : schedule.waitersToWake(), drain)
+            return (result, schedule.wokenWaiters(), drain)
         }
         if let woken { WaitResumer.resumeAll(woken) }
         if drain { self.drainAutomatically() }

@@ -213,6 +213,12 @@ extension Schedule {
     mutating func waitersToWake() -> [WaitResumer] {
         self.waiters.dispatchHappened(self.waitCounts, isFinished: self.tracked.hasFinished)
     }
+
+    /// The schedule changed (a dispatch, a run, a release, a tracked task's step): removes the waiters the change
+    /// satisfies, for the caller to resume after unlocking; `nil` at the cost of one check when nobody waits.
+    mutating func wokenWaiters() -> [WaitResumer]? {
+        self.waiters.isEmpty ? nil : self.waitersToWake()
+    }
 }
 
 extension Schedule {

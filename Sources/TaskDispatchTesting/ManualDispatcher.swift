@@ -220,7 +220,7 @@ public final class ManualDispatcher: TaskDispatcher {
                 // The waiters are woken after the runs, if they still need to be.
                 return (scheduled, .runForWaitingSettle, nil, true)
             }
-            let woken = schedule.waiters.isEmpty ? nil : schedule.waitersToWake()
+            let woken = schedule.wokenWaiters()
             let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
             return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
         }

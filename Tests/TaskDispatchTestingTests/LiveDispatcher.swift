@@ -303,7 +303,7 @@ final class LiveDispatcher: @unchecked Sendable {
                     try await self.dispatcher.clock.sleep(for: duration.duration)
                     continue
                 }
-                // `sleep(for:)` sleeps until the clock's `now` advanced by the duration: the same `now`, since the clock
+                // The virtual clock's `sleep(for:)` sleeps until its `now` advanced by the duration: the same `now`, since it
                 // does not move while this task is unsettled.
                 let (deadline, overflow) = nanoseconds(self.dispatcher.now).addingReportingOverflow(
                     duration.saturatedNanoseconds)

@@ -113,7 +113,7 @@ extension ReferenceScheduler {
             case .background(_, let delay), .mainActor(let delay):
                 self.enqueue(id, after: delay.saturatedNanoseconds)
             case .sleep(let duration):
-                // `sleep(for:)` sleeps until `now` advanced by the duration, saturating.
+                // The virtual clock's `sleep(for:)` sleeps until `now` advanced by the duration, saturating.
                 let (deadline, overflow) = self.now.addingReportingOverflow(duration.saturatedNanoseconds)
                 self.enqueue(
                     id, dueAt: self.mistake == .wakesSleepsAtOnce ? self.now : overflow ? Self.never : deadline)

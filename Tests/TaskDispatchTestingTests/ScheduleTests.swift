@@ -202,35 +202,35 @@ import Testing
 
     @Test func theClaimRefusesReentryAndMakesOtherThreadsWait() {
         var schedule = Schedule(order: .dispatch, historyLimit: 0)
-        let first = schedule.claim("runUntilIdle()", thread: 1, onMainActor: false)
+        let first = schedule.claim("runUntilIdle()", thread: 1, blocksMainActor: false)
         schedule.checkInvariants()
         guard case .claimed = first else {
             Issue.record("the first claim must succeed")
             return
         }
-        guard case .mustWait = schedule.claim("runNext()", thread: 2, onMainActor: false) else {
+        guard case .mustWait = schedule.claim("runNext()", thread: 2, blocksMainActor: false) else {
             Issue.record("another thread must wait")
             return
         }
-        guard case .refused(let reentrant) = schedule.claim("runNext()", thread: 1, onMainActor: false),
+        guard case .refused(let reentrant) = schedule.claim("runNext()", thread: 1, blocksMainActor: false),
             case .reentrantRun = reentrant.misuse
         else {
             Issue.record("the same thread must be refused")
             return
         }
-        guard case .refused(let concurrent) = schedule.claim("runNext()", thread: 3, onMainActor: true),
+        guard case .refused(let concurrent) = schedule.claim("runNext()", thread: 3, blocksMainActor: true),
             case .concurrentRun = concurrent.misuse
         else {
             Issue.record("the main actor must be refused rather than wait")
             return
         }
-        guard case .mustWait = schedule.claim("runNext()", thread: 3, onMainActor: true, suspends: true) else {
+        guard case .mustWait = schedule.claim("runNext()", thread: 3, blocksMainActor: false) else {
             Issue.record("an async caller on the main actor must wait: it suspends rather than blocks")
             return
         }
         guard
             case .refused(let reentrantAsync) = schedule.claim(
-                "runNext()", thread: 1, onMainActor: false, suspends: true),
+                "runNext()", thread: 1, blocksMainActor: false),
             case .reentrantRun = reentrantAsync.misuse
         else {
             Issue.record("an async caller on the thread that holds the claim must be refused")

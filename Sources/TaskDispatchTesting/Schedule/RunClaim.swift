@@ -24,9 +24,11 @@ extension Schedule {
 
     /// Claims the right to run tasks for `method`.
     ///
-    /// `suspends`: the caller is an async run method, which suspends until the release instead of blocking its
-    /// thread. It blocks nothing, so it may wait on the main actor too, where a blocked thread could deadlock.
-    mutating func claim(_ method: String, thread: UInt, onMainActor: Bool, suspends: Bool = false) -> ClaimOutcome {
+    /// `blocksMainActor`: the caller would block the main actor while it waits, as a synchronous run method called on
+    /// the main actor does. Such a call is refused rather than wait, since the other run may need the main actor, and
+    /// during another run's foreground task it can only come from inside that task. An async run method suspends
+    /// instead, blocks nothing, and passes `false` on any actor.
+    mutating func claim(_ method: String, thread: UInt, blocksMainActor: Bool) -> ClaimOutcome {
         guard let active = self.claim else {
             if let failure = self.takeDeferredFailure() {
                 return .refused(failure)
@@ -38,12 +40,12 @@ extension Schedule {
             self.autoAdvanceJumps = 0
             return .claimed
         }
-        let fromRunningTask = active.thread == thread || (!suspends && active.executing == .foreground && onMainActor)
+        let fromRunningTask = active.thread == thread || (active.executing == .foreground && blocksMainActor)
         if fromRunningTask {
             let culprit = active.executing == nil ? nil : self.history.last
             return .refused(self.failure(.reentrantRun(method: method, running: active.method, culprit: culprit)))
         }
-        if onMainActor && !suspends {
+        if blocksMainActor {
             // Waiting here could deadlock: the other run needs the main actor for its foreground tasks.
             return .refused(self.failure(.concurrentRun(method: method, running: active.method)))
         }
@@ -101,7 +103,7 @@ extension Schedule {
         }
         guard let step = self.next(in: .any, jumpingClockTo: nil) else {
             self.claim = nil
-            return .finished(woken: self.waiters.isEmpty ? nil : self.waitersToWake())
+            return .finished(woken: self.wokenWaiters())
         }
         return .run(step)
     }
@@ -109,7 +111,7 @@ extension Schedule {
     private mutating func autoDrainRunaway(_ failure: Failure) -> AutoDrainStep {
         self.deferredFailure = failure
         self.claim = nil
-        return .runaway(failure, woken: self.waiters.isEmpty ? nil : self.waitersToWake())
+        return .runaway(failure, woken: self.wokenWaiters())
     }
 
     enum AutoDrainStep {

@@ -5,7 +5,7 @@ import TaskDispatch
 ///
 /// `ManualDispatcher` is a lock around one of these: it locks, calls one operation, unlocks, and runs the
 /// closure the operation handed out. The operations are ``accept(_:)`` and ``accept(_:dueAt:)``, ``cancel(_:)``,
-/// ``claim(_:thread:onMainActor:)`` and ``release()``, ``next(in:jumpingClockTo:before:)``, ``moveClock(to:)``,
+/// ``claim(_:thread:blocksMainActor:)`` and ``release()``, ``next(in:jumpingClockTo:before:)``, ``moveClock(to:)``,
 /// ``markCurrent()``, ``hasRunnableTask(jumpingClockTo:)``, ``failure(_:)`` and ``snapshot(recentRuns:)``; the
 /// engine's own tests drive them directly, with no threads.
 ///
