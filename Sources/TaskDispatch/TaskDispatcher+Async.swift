@@ -31,7 +31,9 @@ extension TaskDispatcher {
     ///   - work: The work to run in the background.
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
-    ///   work started; with `ManualDispatcher`, its error when the work did not start within its wait limit.
+    ///   work started; with `ManualDispatcher`, its error when the work did not start within its wait limit;
+    ///   ``DroppedWorkError`` when the dispatcher released the work without running it (a decorator that
+    ///   cancelled or dropped it, say).
     nonisolated(nonsending) public func runInBackground<Value: Sendable>(
         priority: BackgroundPriority = .medium,
         after delay: Duration = .zero,
@@ -41,17 +43,16 @@ extension TaskDispatcher {
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let wait = TaskTracking.wait(on: Self.describe("runInBackground", label, CallSite(fileID: fileID, line: line)))
+        let callSite = CallSite(fileID: fileID, line: line)
+        let wait = TaskTracking.wait(on: Self.describe("runInBackground", label, callSite))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
-        var task = DispatchedTask(
-            .background { awaited.finish(Result { try work() }) },
-            label: label,
-            delay: delay,
-            priority: priority,
-            callSite: CallSite(fileID: fileID, line: line)
-        )
-        task.awaiter = awaited
-        return try await self.awaitResult(of: task, through: awaited, binding: wait)
+        return try await self.awaitResult(through: awaited, binding: wait) {
+            let body = AwaitedWork(work, ending: awaited, method: "runInBackground", label: label, callSite: callSite)
+            var task = DispatchedTask(
+                .background { body.run() }, label: label, delay: delay, priority: priority, callSite: callSite)
+            task.awaiter = awaited
+            return task
+        }
     }
 
     /// Runs `work` on the main actor through this dispatcher, and returns its result to the awaiting task.
@@ -82,7 +83,7 @@ extension TaskDispatcher {
     /// - Returns: What `work` returned.
     /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
     ///   work started; with `ManualDispatcher`, its error when the work did not start within its wait limit
-    ///   (see `runInBackground`).
+    ///   (see `runInBackground`); ``DroppedWorkError`` when the dispatcher released the work without running it.
     nonisolated(nonsending) public func runOnMainActor<Value: Sendable>(
         after delay: Duration = .zero,
         label: String? = nil,
@@ -91,16 +92,15 @@ extension TaskDispatcher {
         _ work: @escaping @MainActor @Sendable () throws -> Value
     ) async throws -> Value {
         try Task.checkCancellation()
-        let wait = TaskTracking.wait(on: Self.describe("runOnMainActor", label, CallSite(fileID: fileID, line: line)))
+        let callSite = CallSite(fileID: fileID, line: line)
+        let wait = TaskTracking.wait(on: Self.describe("runOnMainActor", label, callSite))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
-        var task = DispatchedTask(
-            .foreground { awaited.finish(Result { try work() }) },
-            label: label,
-            delay: delay,
-            callSite: CallSite(fileID: fileID, line: line)
-        )
-        task.awaiter = awaited
-        return try await self.awaitResult(of: task, through: awaited, binding: wait)
+        return try await self.awaitResult(through: awaited, binding: wait) {
+            let body = AwaitedWork(work, ending: awaited, method: "runOnMainActor", label: label, callSite: callSite)
+            var task = DispatchedTask(.foreground { body.run() }, label: label, delay: delay, callSite: callSite)
+            task.awaiter = awaited
+            return task
+        }
     }
 
     /// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch, as diagnostics name it (the tracked waits
@@ -109,20 +109,24 @@ extension TaskDispatcher {
         "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
     }
 
-    /// Dispatches `task`, whose closure finishes `awaited`, and suspends until `awaited` is finished or cancelled.
+    /// Dispatches the task that `makeTask` builds, whose closure finishes `awaited`, and suspends until `awaited`
+    /// is finished or cancelled.
     ///
-    /// A tracked task's `wait` is bound in `TaskTracking.dispatchingWait` around the call to ``dispatch(_:)`` only:
-    /// the dispatcher that tracks the task reads it there, through any decorator that forwards synchronously.
+    /// The task is built inside the dispatch, so only the dispatcher holds its closure while the caller waits:
+    /// a closure the dispatcher releases unrun ends the await (see ``AwaitedWork``). A tracked task's `wait` is
+    /// bound in `TaskTracking.dispatchingWait` around the call to ``dispatch(_:)`` only: the dispatcher that
+    /// tracks the task reads it there, through any decorator that forwards synchronously.
     private func awaitResult<Value: Sendable>(
-        of task: DispatchedTask,
         through awaited: AwaitedDispatch<Value>,
         binding wait: (any TaskTrackingWait)?,
-        isolation: isolated (any Actor)? = #isolation
+        isolation: isolated (any Actor)? = #isolation,
+        makeTask: () -> DispatchedTask
     ) async throws -> Value {
         try await withTaskCancellationHandler {
             _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
             return try await withCheckedThrowingContinuation { continuation in
                 awaited.start(continuation) {
+                    let task = makeTask()
                     guard let wait else { return self.dispatch(task) }
                     return TaskTracking.$dispatchingWait.withValue(wait) { self.dispatch(task) }
                 }

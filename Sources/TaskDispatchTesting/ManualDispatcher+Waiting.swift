@@ -146,8 +146,8 @@ extension ManualDispatcher {
                 return (work, schedule.failure(misuse))
             }
             guard let stopped else { return }
-            withExtendedLifetime(stopped.work) {}  // released outside the lock, before the await resumes
-            awaiting.fail(with: ManualDispatcherError(stopped.failure))
+            // The closure is released outside the lock, before the await resumes.
+            awaiting.fail(with: ManualDispatcherError(stopped.failure), releasing: stopped.work)
         }
     }
 

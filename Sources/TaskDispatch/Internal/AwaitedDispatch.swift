@@ -1,12 +1,12 @@
 /// The meeting point of one awaitable dispatch: the awaiting task's continuation, the dispatched task's handle,
 /// and whether the awaiting task was cancelled.
 ///
-/// Three parties may act on it, each on its own thread: the awaiting task (``start(_:dispatch:)``), the
-/// dispatched task when it runs (``finish(_:)``), and the awaiting task's cancellation handler
-/// (``cancel()``). The continuation is taken out under the lock before it is resumed, so it is resumed at most
-/// once; it is resumed at least once because the dispatcher runs the task exactly once unless ``cancel()``'s
-/// call to `TaskHandle.cancel()` returned `true`, and that is the one case in which this type resumes it with
-/// `CancellationError`.
+/// Four parties may act on it, each on its own thread: the awaiting task (``start(_:dispatch:)``), the
+/// dispatched task when it runs (``finish(_:)``), the awaiting task's cancellation handler (``cancel()``), and
+/// the release of the dispatched closure (``workReleased(_:)``, from ``AwaitedWork``). The continuation is taken
+/// out under the lock before it is resumed, so it is resumed at most once. It is resumed at least once: a
+/// closure that does not run is released, and its release ends the await if nothing else did (with
+/// `CancellationError` after ``cancel()``, with ``DroppedWorkError`` otherwise).
 package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     private struct State: Sendable {
         var continuation: CheckedContinuation<Value, any Error>?
@@ -52,19 +52,44 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
 
     /// Resumes the awaiting task with the task's outcome; does nothing if it was resumed already.
     package func finish(_ result: Result<Value, any Error>) {
-        let continuation = self.state.withLock { state in
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        guard let continuation else { return }
-        // Before the resume: once resumed, the task is running again, no longer waiting on the dispatcher.
-        self.trackedWait?.end()
-        continuation.resume(with: result)
+        guard let continuation = self.takeContinuation() else { return }
+        self.resume(continuation, with: result)
     }
 
     /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.
-    package func fail(with error: any Error) {
-        self.finish(.failure(error))
+    /// The await is taken before `work` is released, so the release (see ``AwaitedWork``) does not end it first.
+    package func fail(with error: any Error, releasing work: consuming DispatchedTask.Work) {
+        let continuation = self.takeContinuation()
+        _ = consume work
+        guard let continuation else { return }
+        self.resume(continuation, with: .failure(error))
+    }
+
+    /// The dispatched closure was released (``AwaitedWork``'s `deinit`): if it never finished the await, ends it
+    /// with `CancellationError` when the awaiting task cancelled it, and otherwise with `dropped()`, so the
+    /// awaiting task is not left suspended for ever.
+    package func workReleased(_ dropped: () -> any Error) {
+        let (continuation, isCancelled) = self.state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, state.isCancelled)
+        }
+        guard let continuation else { return }  // it ran, or a cancel or a failure ended the await
+        self.resume(continuation, with: .failure(isCancelled ? CancellationError() : dropped()))
+    }
+
+    /// The continuation, taken so that nothing else resumes it; `nil` if the await has ended.
+    private func takeContinuation() -> CheckedContinuation<Value, any Error>? {
+        self.state.withLock { state in
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+    }
+
+    /// Ends the tracked wait and resumes the awaiting task.
+    private func resume(_ continuation: CheckedContinuation<Value, any Error>, with result: Result<Value, any Error>) {
+        // Before the resume: once resumed, the task is running again, no longer waiting on the dispatcher.
+        self.trackedWait?.end()
+        continuation.resume(with: result)
     }
 
     /// The awaiting task was cancelled: cancels the dispatched task if it has not started, and if that
@@ -77,5 +102,57 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         if let handle, handle.cancel() {
             self.finish(.failure(CancellationError()))
         }
+    }
+}
+
+/// The closure of one awaitable dispatch, as its dispatcher holds it: the caller's work and the await it ends.
+///
+/// The dispatched closure captures this object and nothing else, so this object is the closure's whole context
+/// (no allocation more than a closure capturing the work and the await), and only the dispatcher holds it: the
+/// awaiting task keeps the ``AwaitedDispatch``, not this. When the dispatcher releases the closure without running
+/// it (a decorator that cancels or drops the task, an `Operation` cancelled behind the dispatcher's back), `deinit`
+/// ends the await with ``DroppedWorkError`` instead of leaving the awaiting task suspended for ever. After a run,
+/// or a cancel that ended the await, `deinit` finds the await ended and does nothing.
+package final class AwaitedWork<Value: Sendable, Body: Sendable>: Sendable {
+    private let awaited: AwaitedDispatch<Value>
+    /// The caller's work: `@Sendable () throws -> Value`, or `@MainActor` for a foreground task.
+    fileprivate let body: Body
+    private let method: StaticString
+    private let label: String?
+    private let callSite: CallSite
+
+    package init(
+        _ body: Body, ending awaited: AwaitedDispatch<Value>, method: StaticString, label: String?, callSite: CallSite
+    ) {
+        self.awaited = awaited
+        self.body = body
+        self.method = method
+        self.label = label
+        self.callSite = callSite
+    }
+
+    deinit {
+        self.awaited.workReleased {
+            DroppedWorkError(method: self.method.description, label: self.label, callSite: self.callSite)
+        }
+    }
+
+    /// Ends the await with `result`.
+    fileprivate func finish(_ result: Result<Value, any Error>) {
+        self.awaited.finish(result)
+    }
+}
+
+extension AwaitedWork where Body == @Sendable () throws -> Value {
+    /// Runs the work and ends the await with its outcome.
+    package func run() {
+        self.finish(Result { try self.body() })
+    }
+}
+
+extension AwaitedWork where Body == @MainActor @Sendable () throws -> Value {
+    /// Runs the work on the main actor and ends the await with its outcome.
+    @MainActor package func run() {
+        self.finish(Result { try self.body() })
     }
 }

@@ -44,9 +44,10 @@ package protocol TaskTrackingWait: AnyObject, Sendable {
 ///
 /// When the awaiting code is not one of the dispatcher's own tracked tasks, no drain of that dispatcher waits for
 /// it, and no step of the test may ever come if the test itself is the caller: a test dispatcher bounds the await
-/// in real time, cancels the awaited task if it has not started by then, and ends the await with ``fail(with:)``.
+/// in real time, cancels the awaited task if it has not started by then, and ends the await with ``fail(with:releasing:)``.
 package protocol TaskAwaiter: AnyObject, Sendable {
-    /// Ends the await with `error`. Call it only after cancelling the awaited task succeeded, so that its closure,
-    /// which would end the await too, never runs.
-    func fail(with error: any Error)
+    /// Ends the await with `error`, releasing `work`, the awaited task's closure, once the await can no longer end
+    /// otherwise. Call it only after cancelling the awaited task succeeded, so that the closure, which would end
+    /// the await too, never runs.
+    func fail(with error: any Error, releasing work: consuming DispatchedTask.Work)
 }

@@ -1,0 +1,138 @@
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+// An awaitable dispatch whose work the dispatcher releases without running it: before 1.0 the awaiting task stayed
+// suspended for ever, with no message (a hang until the test's time limit). The release now ends the await with
+// DroppedWorkError, naming the call.
+
+/// A decorator that accepts every task and forwards none: the closure is released inside `dispatch(_:)`.
+private struct DroppingDecorator: TaskDispatcher {
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        TaskHandle(canceller: SpentCanceller())
+    }
+}
+
+/// A decorator that forwards every task and then cancels it through the handle it got back, as a decorator that
+/// coalesces or replaces work might: the closure is released by the dispatcher underneath.
+private struct CancellingDecorator: TaskDispatcher {
+    let base: any TaskDispatcher
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let handle = self.base.dispatch(task)
+        handle.cancel()
+        return handle
+    }
+}
+
+/// Where the cancelling decorator forwards: each base holds the task long enough for the cancel to stop it.
+enum CancelledBase: String, CaseIterable, CustomStringConvertible, Sendable {
+    /// A ManualDispatcher in manual mode: nothing runs until the test says so.
+    case manual
+    /// A QueueDispatcher, with the task delayed by a minute.
+    case queue
+    /// An OperationQueueDispatcher, with the task delayed by a minute.
+    case operationQueue
+
+    var description: String { self.rawValue }
+
+    func makeDispatcher() -> any TaskDispatcher {
+        switch self {
+        case .manual: ManualDispatcher(waitLimit: .seconds(30))
+        case .queue: QueueDispatcher()
+        case .operationQueue: OperationQueueDispatcher()
+        }
+    }
+
+    var delay: Duration { self == .manual ? .zero : .seconds(60) }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct DroppedWorkTests {
+    @Test(arguments: TaskContext.allCases)
+    func anAwaitWhoseWorkADecoratorDropsThrowsDroppedWorkErrorNamingTheCall(_ context: TaskContext) async {
+        let dispatcher = DroppingDecorator()
+        let log = AwaitLog()
+        let line: UInt = #line
+
+        let error = await #expect(throws: DroppedWorkError.self) {
+            switch context {
+            case .background:
+                try await dispatcher.runInBackground(label: "parse", line: line) { log.record("ran") }
+            case .foreground:
+                try await dispatcher.runOnMainActor(label: "parse", line: line) { log.record("ran") }
+            }
+        }
+
+        let method = context == .background ? "runInBackground" : "runOnMainActor"
+        #expect(error == DroppedWorkError(method: method, label: "parse", callSite: CallSite(line: line)))
+        #expect(
+            error?.description
+                == "\(method) \"parse\" (TaskDispatchTests/DroppedWorkTests.swift:\(line)) never ran: its dispatcher released the work without running it, so the await cannot get a result. A decorator that cancels or drops the task, a dispatcher that drops it (DispatcherContract finds one), or a cancelled Operation (OperationQueue.main.cancelAllOperations()) does this; to stop the work, cancel the awaiting task instead, and the call throws CancellationError."
+        )
+        #expect(log.events.isEmpty)
+    }
+
+    @Test(arguments: CancelledBase.allCases, TaskContext.allCases)
+    func anAwaitWhoseTaskADecoratorCancelsThrowsDroppedWorkError(_ base: CancelledBase, _ context: TaskContext)
+        async throws
+    {
+        let underneath = base.makeDispatcher()
+        let dispatcher = CancellingDecorator(base: underneath)
+
+        let error = await #expect(throws: DroppedWorkError.self) {
+            switch context {
+            case .background:
+                try await dispatcher.runInBackground(after: base.delay, label: "load") { 1 }
+            case .foreground:
+                try await dispatcher.runOnMainActor(after: base.delay, label: "load") { 1 }
+            }
+        }
+
+        #expect(error?.label == "load")
+        if let manual = underneath as? ManualDispatcher {
+            #expect(manual.pendingTaskCount == 0)
+            try manual.verifyIdle()  // a cancel asked for through the handle is not an error of the dispatcher's
+        }
+    }
+
+    @Test func cancellingTheAwaitingTaskStillThrowsCancellationError() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(30))
+        let decorated = SignallingDispatcher(base: dispatcher)
+        let awaiting = Task { try await decorated.runInBackground(label: "load") { 1 } }
+        await decorated.dispatched.reach(1)
+
+        awaiting.cancel()
+
+        await #expect(throws: CancellationError.self) { try await awaiting.value }
+        #expect(dispatcher.pendingTaskCount == 0)
+    }
+
+    @Test func aTrackedTaskWhoseAwaitADecoratorDropsFinishesWithTheErrorAndTheDrainSettles() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(30))
+        let decorated = CancellingDecorator(base: dispatcher)
+        let task = dispatcher.startTask(label: "refresh") {
+            try await decorated.runInBackground(label: "load") { 1 }
+        }
+
+        // The drain settles at once (the task is not left waiting on a dispatch that never comes) and reports the
+        // error that nothing awaited yet.
+        let reported = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
+        #expect(reported?.kind == .unobservedTaskError)
+        #expect(reported?.summary.contains("runInBackground \"load\"") == true)
+        #expect(reported?.summary.contains("(DroppedWorkError)") == true)
+        let error = await #expect(throws: DroppedWorkError.self) { try await dispatcher.value(of: task) }
+        #expect(error?.method == "runInBackground")
+        #expect(dispatcher.pendingTaskCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func anAwaitThatRunsIsNotEndedAgainWhenItsClosureIsReleased() async throws {
+        // The closure's release after a run finds the await ended: the value arrives, and nothing else happens.
+        let dispatcher = QueueDispatcher()
+        for round in 0..<200 {
+            let value = try await dispatcher.runInBackground(label: "round \(round)") { round }
+            #expect(value == round)
+        }
+    }
+}
