@@ -121,14 +121,18 @@ public final class ManualDispatcher: TaskDispatcher {
 
     deinit {
         let limit = self.waitLimit
-        let (snapshot, errors, awaits) = self.monitor.withLock { schedule -> (Snapshot?, Failure?, Failure?) in
-            (
+        let (snapshot, errors, awaits, unfinished) = self.monitor.withLock {
+            schedule -> (Snapshot?, Failure?, Failure?, Failure?) in
+            let unfinished = schedule.tracked.unfinished
+            return (
                 schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil,
                 schedule.unobservedErrorsFailure(method: "The dispatcher's release"),
-                schedule.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit)
+                schedule.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
+                // A tracked task does not keep its dispatcher alive: one still running now finishes unchecked.
+                unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
             )
         }
-        guard snapshot != nil || errors != nil || awaits != nil else {
+        guard snapshot != nil || errors != nil || awaits != nil || unfinished != nil else {
             self.registration?.dispatcherReleased(pendingTasksReport: nil)
             return
         }
@@ -146,6 +150,10 @@ public final class ManualDispatcher: TaskDispatcher {
         }
         if let awaits {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(awaits).summary)\n"
+        }
+        if let unfinished {
+            report +=
+                "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(unfinished).summary)\n"
         }
         self.registration?.dispatcherReleased(pendingTasksReport: report)
         writeToStandardError(report)

@@ -9,8 +9,10 @@ public import TaskDispatch
 /// innermost one only.
 ///
 /// The registry holds each dispatcher weakly: it never keeps a dispatcher, or what its pending tasks capture,
-/// alive. A dispatcher released with work left (pending tasks, or an error a tracked task threw that nobody claimed) before the check hands its report to the registry as it
-/// goes, so the most common leak (a local dispatcher that dies with the test's scope) is still reported.
+/// alive. A dispatcher released with work left (pending tasks, tracked tasks still running, or an error a tracked
+/// task threw that nobody claimed) before the check hands its report to the registry as it goes, so the most common
+/// leak (a local dispatcher that dies with the test's scope) is still reported. A tracked task does not keep its
+/// dispatcher alive, so a test that ends while one still runs is reported this way.
 ///
 /// In Swift Testing, the `.verifiesIdleDispatchers` trait of the `TaskDispatchTestingTraits` module does all
 /// of this for you. In XCTest, or anywhere else, wrap the code yourself:

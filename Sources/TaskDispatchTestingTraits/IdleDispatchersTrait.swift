@@ -7,7 +7,8 @@ public import Testing
 /// After the test body ends (returning or throwing), the trait checks every `ManualDispatcher` created during
 /// that test: by the test itself, by its fixtures, or by the code under test. For each one that still holds
 /// work it records an issue with the dispatcher's full `verifyIdle()` error text, at the source location where
-/// the dispatcher was created. A dispatcher released with pending tasks before the end is reported too.
+/// the dispatcher was created. A dispatcher released before the end with work left (pending tasks, tracked tasks
+/// still running, an unclaimed error) is reported too.
 ///
 /// ```swift
 /// import TaskDispatchTestingTraits

@@ -62,6 +62,45 @@ import Testing
         #expect(failure.description.contains("\"orphan\""))
     }
 
+    @Test(.timeLimit(.minutes(1))) func aDispatcherReleasedWhileATrackedTaskRunsLeavesItsReport() async throws {
+        // A tracked task does not keep its dispatcher alive. Before 1.0 the release said nothing, so a test that ended
+        // with the task still running passed the idle check, and the error the task threw later was lost.
+        struct Orphaned: Error {}
+        let registry = ManualDispatcherRegistry()
+        let (gate, opening) = AsyncStream<Void>.makeStream()
+        let (task, line) = try registry.track { () throws -> (Task<Void, any Error>, Int) in
+            let dispatcher = ManualDispatcher()
+            let line = #line + 1
+            let task = dispatcher.startTask(label: "orphan") {
+                for await _ in gate {}  // a wait the dispatcher does not own
+                throw Orphaned()
+            }
+            try dispatcher.runNext()  // its start: from here on the task runs on its own
+            return (task, line)
+        }
+
+        let failure = try #require(registry.idleFailures().first)
+        #expect(failure.wasReleased)
+        #expect(
+            failure.description.contains(
+                "was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): expected every tracked task to have finished, but 1 tracked task did not: \"orphan\" started at TaskDispatchTestingTests/ManualDispatcherRegistryTests.swift:\(line)"
+            ))
+        opening.finish()
+        await #expect(throws: Orphaned.self) { try await task.value }
+    }
+
+    @Test func aDispatcherReleasedAfterItsTrackedTasksFinishedLeavesNoReport() async throws {
+        let registry = ManualDispatcherRegistry()
+        let value = try await registry.track { () async throws -> Int in
+            let dispatcher = ManualDispatcher()
+            let task = dispatcher.startTask(label: "done") { 42 }
+            try await dispatcher.runUntilIdle()
+            return try await dispatcher.value(of: task)
+        }
+        #expect(value == 42)
+        #expect(registry.idleFailures().isEmpty)
+    }
+
     @Test func childTasksAndUnstructuredTasksRegisterWithTheScope() async throws {
         let registry = ManualDispatcherRegistry()
         let dispatchers = await registry.track { () async -> [ManualDispatcher] in

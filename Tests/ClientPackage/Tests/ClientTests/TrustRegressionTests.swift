@@ -403,4 +403,48 @@ private func advanceSynchronously(_ dispatcher: ManualDispatcher, by duration: D
         #expect(reported.summary.contains("which the dispatcher cancelled: runInBackground \"parse\""))
         try dispatcher.verifyIdle()
     }
+
+    /// A decorator that cancels work through the handle it got (one that coalesces requests, say) used to leave the
+    /// awaiting task suspended for ever; the await now ends with `DroppedWorkError`, naming the call.
+    @Test func anAwaitWhoseWorkADecoratorCancelsEndsWithDroppedWorkError() async throws {
+        struct CancellingDecorator: TaskDispatcher {
+            let base: any TaskDispatcher
+            func dispatch(_ task: DispatchedTask) -> TaskHandle {
+                let handle = self.base.dispatch(task)
+                handle.cancel()
+                return handle
+            }
+        }
+        let dispatcher = ManualDispatcher()
+        let line = #line + 1  // inside #expect's closure, the default #line is the macro's line
+        let error = await #expect(throws: DroppedWorkError.self) {
+            try await CancellingDecorator(base: dispatcher).runInBackground(label: "parse") { 42 }
+        }
+        #expect(
+            error
+                == DroppedWorkError(
+                    method: "runInBackground", label: "parse",
+                    callSite: CallSite(
+                        fileID: "ClientTests/TrustRegressionTests.swift", line: UInt(line))))
+        try dispatcher.verifyIdle()
+    }
+
+    /// A dispatcher released while a tracked task still runs used to pass the idle check; its release now reports
+    /// the task, as `verifyIdle()` would have.
+    @Test(.timeLimit(.minutes(1))) func aReleaseWithATrackedTaskStillRunningIsReported() async throws {
+        let registry = ManualDispatcherRegistry()
+        let (gate, opening) = AsyncStream<Void>.makeStream()
+        let task = try registry.track { () throws -> Task<Void, any Error> in
+            let dispatcher = ManualDispatcher()
+            let task = dispatcher.startTask(label: "sync") { for await _ in gate {} }
+            try dispatcher.runNext()
+            return task
+        }
+        let failure = try #require(throws: ManualDispatcherRegistry.IdleFailure.self) { try registry.verifyIdle() }
+        #expect(failure.wasReleased)
+        #expect(failure.description.contains("tracked tasks were still running"))
+        #expect(failure.description.contains("\"sync\""))
+        opening.finish()
+        try await task.value
+    }
 }
