@@ -9,9 +9,13 @@
 /// leaving the awaiting task suspended for ever:
 ///
 /// - a decorator that cancels the task through the handle it got, or drops the task, or a dispatcher that drops it
-///   (``DispatcherContract`` finds such a dispatcher in a test);
-/// - an `Operation` of ``OperationQueueDispatcher`` that something else cancelled, such as
-///   `OperationQueue.main.cancelAllOperations()`.
+///   (`DispatcherContract`, in `TaskDispatchTesting`, finds such a dispatcher in a test);
+/// - an `Operation` of ``OperationQueueDispatcher`` that something else cancelled (`operation.cancel()`, or
+///   `OperationQueue.main.cancelAllOperations()` on Apple platforms).
+///
+/// The await ends when the last reference to the work goes: a decorator that keeps a copy of the task, or a
+/// canceller that holds its closure, keeps the await suspended until it lets go (cancelling the awaiting task
+/// still ends it, with `CancellationError`).
 ///
 /// ```swift
 /// do {

@@ -213,11 +213,19 @@ final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
         self.run()
     }
 
+    /// Also cancels the task when something else cancels the operation (`cancelAllOperations()` on its queue,
+    /// say): the queue will not call ``main()``, so the task releases its closure and stops counting as
+    /// outstanding now, and an awaitable dispatch waiting on it ends (`DroppedWorkError`).
+    override func cancel() {
+        _ = self.cancelIfPending()
+        super.cancel()
+    }
+
     /// Cancels the task if it is still pending, and then its operation, so the queue finishes it without
     /// running it as soon as it would have started it.
     func cancelTask() -> Bool {
         guard self.cancelIfPending() else { return false }
-        self.cancel()
+        super.cancel()
         return true
     }
 }
@@ -248,10 +256,18 @@ final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
         self.run()
     }
 
+    /// Also cancels the task when something else cancels the operation (`cancelAllOperations()` on its queue,
+    /// say): the queue will not call ``main()``, so the task releases its closure and stops counting as
+    /// outstanding now, and an awaitable dispatch waiting on it ends (`DroppedWorkError`).
+    override func cancel() {
+        _ = self.cancelIfPending()
+        super.cancel()
+    }
+
     /// Cancels the task if it is still pending, and then its operation (see ``AtomicTaskOperation``).
     func cancelTask() -> Bool {
         guard self.cancelIfPending() else { return false }
-        self.cancel()
+        super.cancel()
         return true
     }
 }

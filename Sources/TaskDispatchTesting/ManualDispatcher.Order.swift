@@ -11,7 +11,9 @@ extension ManualDispatcher {
         case priority
         /// A seeded random choice among the due tasks: the oldest foreground task or any due background
         /// task, each equally likely. The same seed replays the same order for the same dispatches and
-        /// cancellations; every error message prints it.
+        /// cancellations; every error message prints it. Tracked tasks that run alongside the drain or each other
+        /// make their dispatches in an order the threads decide, so with them a seed replays its choices, not
+        /// always the same history (see <doc:ExploringOrders>).
         ///
         /// ```swift
         /// for seed in 0..<100 as Range<UInt64> {

@@ -121,18 +121,24 @@ public final class ManualDispatcher: TaskDispatcher {
 
     deinit {
         let limit = self.waitLimit
-        let (snapshot, errors, awaits, unfinished) = self.monitor.withLock {
+        // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
+        let releasing = TrackedTaskScope.current.flatMap { $0.monitor === self.monitor ? $0.id : nil }
+        let (snapshot, errors, awaits, running) = self.monitor.withLock {
             schedule -> (Snapshot?, Failure?, Failure?, Failure?) in
-            let unfinished = schedule.tracked.unfinished
+            // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
+            // which the pending report would list with its start or its wait).
+            let running = schedule.pendingCount > 0 ? [] : schedule.tracked.unfinished(excluding: releasing)
             return (
                 schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil,
                 schedule.unobservedErrorsFailure(method: "The dispatcher's release"),
                 schedule.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
-                // A tracked task does not keep its dispatcher alive: one still running now finishes unchecked.
-                unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
+                running.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: running))
             )
         }
-        guard snapshot != nil || errors != nil || awaits != nil || unfinished != nil else {
+        // A registry checks the running tasks when its check comes, through the schedule they keep alive: by
+        // then they have usually finished, and an error one threw after the release is reported.
+        let checkedLater = running != nil && self.registration != nil
+        guard snapshot != nil || errors != nil || awaits != nil || running != nil else {
             self.registration?.dispatcherReleased(pendingTasksReport: nil)
             return
         }
@@ -151,12 +157,13 @@ public final class ManualDispatcher: TaskDispatcher {
         if let awaits {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(awaits).summary)\n"
         }
-        if let unfinished {
+        if let running, !checkedLater {
             report +=
-                "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(unfinished).summary)\n"
+                "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(running).summary)\n"
         }
-        self.registration?.dispatcherReleased(pendingTasksReport: report)
-        writeToStandardError(report)
+        self.registration?.dispatcherReleased(
+            pendingTasksReport: report.isEmpty ? nil : report, trackedTasks: checkedLater ? self.monitor : nil)
+        if !report.isEmpty { writeToStandardError(report) }
     }
 
     // MARK: - Dispatching

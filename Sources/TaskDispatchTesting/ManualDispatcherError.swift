@@ -135,7 +135,7 @@ extension ManualDispatcherError {
                 case .autoDrain:
                     "In auto-drain, a delayed task or a sleep still waits for the clock: move it with advance(by:), or use mode .autoAdvance"
                 case .autoAdvance where holding.isEmpty:
-                    "Auto-advance moves the clock only while every tracked task is settled; none is unsettled now, so the task awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread)"
+                    "Every tracked task is settled, so auto-advance ran every task it could reach: the task waits for work the clock never reaches (a sleep or a delay past the end of the clock, which no advance reaches), or for a tracked task that waits for it in turn. Cancel it, or sleep for less"
                 case .autoAdvance:
                     "Auto-advance moves the clock only while every tracked task is settled, and these hold it: \(Self.listing(holding)). Each awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread): send that work through the dispatcher, or finish it before this call"
                 }

@@ -133,6 +133,9 @@ extension ManualDispatcherRegistry {
             weak var dispatcher: ManualDispatcher?
             var releasedReport: String?
             var isReleased = false
+            /// The lock and schedule of a dispatcher released while tracked tasks were still running, kept to see
+            /// at the check how they ended; `nil` otherwise.
+            var trackedTasks: Monitor<Schedule>?
         }
 
         let createdAt: CallSite
@@ -147,27 +150,40 @@ extension ManualDispatcherRegistry {
             self.state.withLock { $0.dispatcher = dispatcher }
         }
 
-        /// Records the release of the dispatcher and its pending-tasks report (`nil` when it was idle).
-        func dispatcherReleased(pendingTasksReport report: String?) {
+        /// Records the release of the dispatcher, its report (`nil` when it was idle), and the schedule of the
+        /// tracked tasks it left running, if any, to look at when the check comes.
+        func dispatcherReleased(pendingTasksReport report: String?, trackedTasks: Monitor<Schedule>? = nil) {
             self.state.withLock { state in
                 state.isReleased = true
                 state.releasedReport = report
+                state.trackedTasks = trackedTasks
             }
         }
 
         /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
         var isSettled: Bool {
-            self.state.withLock { $0.isReleased && $0.releasedReport == nil }
+            self.state.withLock { $0.isReleased && $0.releasedReport == nil && $0.trackedTasks == nil }
         }
 
         func idleFailure() -> IdleFailure? {
-            let (dispatcher, report) = self.state.withLock { ($0.dispatcher, $0.releasedReport) }
-            if let report {
+            let (dispatcher, report, trackedTasks) = self.state.withLock {
+                ($0.dispatcher, $0.releasedReport, $0.trackedTasks)
+            }
+            // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
+            let leftRunning = trackedTasks?.withLock { schedule -> Failure? in
+                let unfinished = schedule.tracked.unfinished
+                guard unfinished.isEmpty else { return schedule.failure(.unfinishedTasks(tasks: unfinished)) }
+                return schedule.unobservedErrorsFailure(method: "The check after the dispatcher's release")
+            }
+            if report != nil || leftRunning != nil {
+                let running = leftRunning.map {
+                    "ManualDispatcher was released while tracked tasks were still running: \(ManualDispatcherError($0).summary)\n"
+                }
                 return IdleFailure(
                     createdAt: self.createdAt,
                     wasReleased: true,
                     description:
-                        "ManualDispatcher created at \(self.createdAt) was released with work left before the end of the tracked scope: \(report)"
+                        "ManualDispatcher created at \(self.createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
                 )
             }
             guard let dispatcher else { return nil }

@@ -79,14 +79,47 @@ import Testing
             return (task, line)
         }
 
+        // Checked while the task still runs: the check names it.
         let failure = try #require(registry.idleFailures().first)
         #expect(failure.wasReleased)
         #expect(
             failure.description.contains(
-                "was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): expected every tracked task to have finished, but 1 tracked task did not: \"orphan\" started at TaskDispatchTestingTests/ManualDispatcherRegistryTests.swift:\(line)"
-            ))
+                "was released with work left before the end of the tracked scope: ManualDispatcher was released while tracked tasks were still running: expected every tracked task to have finished, but 1 tracked task did not: \"orphan\" started at TaskDispatchTestingTests/ManualDispatcherRegistryTests.swift:\(line)"
+            ), "\(failure)")
+        // Checked after it threw: the check reports the error, which the release would otherwise have lost.
         opening.finish()
         await #expect(throws: Orphaned.self) { try await task.value }
+        let afterwards = try #require(registry.idleFailures().first)
+        #expect(
+            afterwards.description.contains(
+                "ManualDispatcher was released while tracked tasks were still running: The check after the dispatcher's release found 1 error thrown by tracked tasks that nothing awaited: \"orphan\" started at TaskDispatchTestingTests/ManualDispatcherRegistryTests.swift:\(line) threw Orphaned()"
+            ), "\(afterwards)")
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aReleaseOnTheTrackedTaskThatIsFinishingLeavesNoReport() async throws {
+        // A model the test let go, whose task takes the last reference as it ends: the task is finishing, not left
+        // running.
+        let registry = ManualDispatcherRegistry()
+        let holder = Locked<ManualDispatcher?>(nil)
+        let (gate, opening) = AsyncStream<Void>.makeStream()
+        let task = try registry.track { () throws -> Task<Void, any Error> in
+            let dispatcher = ManualDispatcher()
+            holder.withLock { $0 = dispatcher }
+            let task = dispatcher.startTask(label: "owner") {
+                for await _ in gate {}
+                let last = holder.withLock { held -> ManualDispatcher? in
+                    defer { held = nil }
+                    return held
+                }
+                _ = last  // released as the operation returns, before the task's end is recorded
+            }
+            try dispatcher.runNext()
+            return task
+        }
+        opening.finish()
+        try await task.value
+        #expect(holder.withLock { $0 == nil })
+        #expect(registry.idleFailures().isEmpty)
     }
 
     @Test func aDispatcherReleasedAfterItsTrackedTasksFinishedLeavesNoReport() async throws {

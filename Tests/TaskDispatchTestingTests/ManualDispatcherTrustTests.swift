@@ -419,6 +419,33 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: timer) }
     }
 
+    @Test func valueOfATaskAsleepPastTheEndOfTheClockInAutoAdvanceSaysSo() async throws {
+        // 1.0's first message said the task awaited "something the dispatcher does not control" right after naming
+        // its sleep on the dispatcher's own clock.
+        let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .milliseconds(200))
+        let line = #line + 1
+        let sleeper = dispatcher.startTask(label: "forever") {
+            try await dispatcher.clock.sleep(for: .nanoseconds(Int64.max))
+        }
+
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: sleeper) }
+
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(200)))
+        let summary = error?.summary ?? ""
+        #expect(
+            summary.hasPrefix(
+                "value(of:) waited 200 ms of real time, and the task did not finish: \"forever\" started at TaskDispatchTestingTests/ManualDispatcherTrustTests.swift:\(line): last seen, it awaited a sleep on the dispatcher's clock"
+            ), "\(summary)")
+        #expect(
+            summary.hasSuffix(
+                "Every tracked task is settled, so auto-advance ran every task it could reach: the task waits for work the clock never reaches (a sleep or a delay past the end of the clock, which no advance reaches), or for a tracked task that waits for it in turn. Cancel it, or sleep for less"
+            ), "\(summary)")
+        #expect(!summary.contains("does not control"))
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: sleeper) }
+        try dispatcher.verifyIdle()
+    }
+
     @Test func autoAdvanceDoesNotJumpWhileATrackedTaskIsUnsettled() async throws {
         let dispatcher = ManualDispatcher(mode: .autoAdvance)
         let release = DispatchSemaphore(value: 0)

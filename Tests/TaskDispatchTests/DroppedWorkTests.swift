@@ -1,7 +1,8 @@
 import Foundation
-import TaskDispatch
 import TaskDispatchTesting
 import Testing
+
+@testable import TaskDispatch
 
 // An awaitable dispatch whose work the dispatcher releases without running it: before 1.0 the awaiting task stayed
 // suspended for ever, with no message (a hang until the test's time limit). The release now ends the await with
@@ -48,7 +49,41 @@ enum CancelledBase: String, CaseIterable, CustomStringConvertible, Sendable {
     var delay: Duration { self == .manual ? .zero : .seconds(60) }
 }
 
+/// A decorator over `OperationQueueDispatcher` that cancels each task's `Operation` itself, behind the dispatcher's
+/// back, as `OperationQueue.main.cancelAllOperations()` does on Apple platforms.
+private struct OperationCancellingDecorator: TaskDispatcher {
+    let base = OperationQueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let handle = self.base.dispatch(task)
+        (handle._canceller as? Operation)?.cancel()
+        return handle
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct DroppedWorkTests {
+    @Test(arguments: TaskContext.allCases)
+    func anAwaitWhoseOperationIsCancelledBehindTheDispatchersBackThrowsDroppedWorkError(_ context: TaskContext)
+        async throws
+    {
+        // Delayed, so the operation cannot have run before it is cancelled. Before the fix the cancelled operation
+        // kept its closure (the queue never calls main()), and the await stayed suspended.
+        let dispatcher = OperationCancellingDecorator()
+
+        let error = await #expect(throws: DroppedWorkError.self) {
+            switch context {
+            case .background:
+                try await dispatcher.runInBackground(after: .seconds(60), label: "load") { 1 }
+            case .foreground:
+                try await dispatcher.runOnMainActor(after: .seconds(60), label: "load") { 1 }
+            }
+        }
+
+        #expect(error?.label == "load")
+        // The cancelled background task stopped counting as outstanding at once.
+        #expect(await dispatcher.base.waitForBackgroundTasks(timeout: .zero))
+    }
+
     @Test(arguments: TaskContext.allCases)
     func anAwaitWhoseWorkADecoratorDropsThrowsDroppedWorkErrorNamingTheCall(_ context: TaskContext) async {
         let dispatcher = DroppingDecorator()

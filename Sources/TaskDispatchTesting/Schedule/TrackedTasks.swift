@@ -252,7 +252,12 @@ struct TrackedTasks: Sendable {
 
     /// The tracked tasks that have not finished (failed ones excepted), oldest first.
     var unfinished: [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter { self.records[$0]?.phase != .failed })
+        self.unfinished(excluding: nil)
+    }
+
+    /// ``unfinished``, without task `excluded` (the one a release happens on, which is finishing).
+    func unfinished(excluding excluded: UInt64?) -> [UnsettledTask] {
+        self.describe(self.records.keys.sorted().filter { $0 != excluded && self.records[$0]?.phase != .failed })
     }
 
     /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
