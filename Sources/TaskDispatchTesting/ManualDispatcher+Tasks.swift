@@ -173,11 +173,14 @@ extension ManualDispatcher {
     /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, saying what the task last awaited. In
     /// ``Mode/autoDrain`` and ``Mode/autoAdvance`` the dispatcher runs those steps itself. Inside a tracked task
     /// the await is part of that task's settling (see ``runUntilIdle(waitingUpTo:)``) and is not bounded here.
-    /// A task this dispatcher did not start is simply awaited.
+    /// A task this dispatcher did not start (a plain `Task`, or one another `ManualDispatcher` started) is awaited
+    /// within ``waitLimit`` too: nothing of this dispatcher's can make it finish, so past the limit the call throws
+    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, and the task goes on.
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
-    /// - Throws: What the task threw, or ``ManualDispatcherError`` of kind
+    /// - Throws: What the task threw, `CancellationError` if the calling task is cancelled while it waits for a
+    ///   task this dispatcher did not start, or ``ManualDispatcherError`` of kind
     ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
         -> Success
@@ -197,8 +200,16 @@ extension ManualDispatcher {
             }
             return try await task.value
         }
-        // A task this dispatcher did not start: nothing to wait for but its value.
-        guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else { return try await task.value }
+        // A task this dispatcher did not start (or one that finished cleanly): nothing to wait for but its value,
+        // within the limit, since nothing here can make it finish.
+        guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else {
+            let limit = self.waitLimit
+            if let value = try await BoundedValue.value(of: task, within: Self.deadline(after: limit)) {
+                return value
+            }
+            let failure = self.monitor.withLock { $0.failure(.untrackedTaskNotFinished(limit: limit)) }
+            throw ManualDispatcherError(failure)
+        }
         let limit = self.waitLimit
         let deadline = Self.deadline(after: limit)
         let waiter = self.monitor.withLock { $0.waiters.makeID() }

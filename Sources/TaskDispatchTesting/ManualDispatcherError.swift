@@ -143,6 +143,11 @@ extension ManualDispatcherError {
                 .waitTimedOut(after: limit),
                 "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
             )
+        case .untrackedTaskNotFinished(let limit):
+            return (
+                .waitTimedOut(after: limit),
+                "value(of:) waited \(formatRealTimeLimit(limit)) of real time for a task this dispatcher did not start (a plain Task, or one another ManualDispatcher started), and it did not finish. This dispatcher runs nothing that task waits for: await it with try await task.value, or call value(of:) on the ManualDispatcher that started it"
+            )
         case .awaitNotRun(let what, let limit, let mode, let delayed):
             let advice =
                 switch (mode, delayed) {

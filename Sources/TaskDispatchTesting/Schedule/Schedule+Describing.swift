@@ -61,6 +61,8 @@ struct Failure {
             mode: ManualDispatcher.Mode,
             holding: [TrackedTasks.UnsettledTask]
         )
+        /// `value(of:)`, given a task this dispatcher did not start, waited `limit` of real time for it in vain.
+        case untrackedTaskNotFinished(limit: Duration)
     }
 
     var misuse: Misuse
