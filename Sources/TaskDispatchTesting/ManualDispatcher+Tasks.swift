@@ -175,7 +175,9 @@ extension ManualDispatcher {
     /// the await is part of that task's settling (see ``runUntilIdle(waitingUpTo:)``) and is not bounded here.
     /// A task this dispatcher did not start (a plain `Task`, or one another `ManualDispatcher` started) is awaited
     /// within ``waitLimit`` too: nothing of this dispatcher's can make it finish, so past the limit the call throws
-    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, and the task goes on.
+    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, and the task goes on. (With a `waitLimit` of zero or
+    /// less, which checks once elsewhere, such a task is awaited without a bound: whether it has finished cannot
+    /// be checked without waiting for it.)
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
@@ -200,10 +202,12 @@ extension ManualDispatcher {
             }
             return try await task.value
         }
-        // A task this dispatcher did not start (or one that finished cleanly): nothing to wait for but its value,
-        // within the limit, since nothing here can make it finish.
+        // A task this dispatcher did not start (or one of its own that finished cleanly): nothing to wait for but
+        // its value, within the limit, since nothing here can make it finish. A limit of zero or less cannot check
+        // once whether such a task has finished (a finished one's value would race the limit), so it waits.
         guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else {
             let limit = self.waitLimit
+            guard limit > .zero else { return try await task.value }
             if let value = try await BoundedValue.value(of: task, within: Self.deadline(after: limit)) {
                 return value
             }
