@@ -12,11 +12,13 @@ extension DispatcherContract {
         /// time limit, and none may run twice.
         case exactlyOnce
 
-        /// `dispatch(_:)` never runs the task on the caller's stack.
+        /// `dispatch(_:)` never runs the task on the caller's stack, and does not wait for it.
         ///
-        /// Checked by marking the dispatching code with a task-local value that only code on the caller's stack
-        /// can see, from a background thread and from the main actor; a foreground task dispatched from the main
-        /// actor must also not start before the dispatching code gives the main actor up.
+        /// Checked from a background thread and from the main actor: a task that starts on the dispatching thread
+        /// while its `dispatch(_:)` call is in progress ran on the caller's stack (a task the dispatcher starts
+        /// with `Task { }` runs elsewhere, and passes); a foreground task dispatched from the main actor must also
+        /// not start before the dispatching code gives the main actor up; and a task that waits for its own
+        /// dispatch call to return must not wait in vain.
         case neverInline
 
         /// Foreground tasks run on the main actor, one at a time, in dispatch order among equal delays.
@@ -29,7 +31,8 @@ extension DispatcherContract {
         /// A task never starts before its delay has passed; zero or a negative delay means "as soon as possible".
         ///
         /// Checked on the dispatcher's own clock (real time, or the virtual time of a test dispatcher) with
-        /// delays from 1 to 50 ms in both contexts, and with zero and negative delays, which must still run.
+        /// delays from 1 to 50 ms and one of 1.05 s in both contexts (a dispatcher that drops the whole seconds
+        /// of a delay runs that one early), and with zero and negative delays, which must still run.
         case delayIsLowerBound
 
         /// A cancelled task never runs, and a cancel that races with the start leaves the task fully run or not

@@ -18,6 +18,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case decoratorDropsTheClock
     case decoratorDropsStartTask
     case decoratorDropsTheWait
+    case waitsForTheTask
+    case dropsTheWholeSecondsOfADelay
 
     var description: String { self.rawValue }
 
@@ -35,6 +37,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheClock: .decoratorForwardsTheClock
         case .decoratorDropsStartTask: .decoratorForwardsStartTask
         case .decoratorDropsTheWait: .decoratorKeepsAwaitedWaits
+        case .waitsForTheTask: .neverInline
+        case .dropsTheWholeSecondsOfADelay: .delayIsLowerBound
         }
     }
 
@@ -52,6 +56,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheClock: "put no timer on the ManualDispatcher underneath"
         case .decoratorDropsStartTask: "it is a plain Task"
         case .decoratorDropsTheWait: "did not read as waiting on the ManualDispatcher's own work"
+        case .waitsForTheTask: "for its dispatch call to return, in vain. A dispatch must not wait for its task"
+        case .dropsTheWholeSecondsOfADelay: "before its delay had passed"
         }
     }
 
@@ -68,6 +74,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
 
     func makeDispatcher() -> any TaskDispatcher {
         switch self {
+        case .waitsForTheTask: TaskWaitingDispatcher()
+        case .dropsTheWholeSecondsOfADelay: WholeSecondsDroppingDispatcher()
         case .runsInline: InlineDispatcher()
         case .runsATaskTwice: TwiceDispatcher()
         case .dropsEvery100thTask: DroppingDispatcher()
@@ -97,6 +105,36 @@ struct InlineDispatcher: TaskDispatcher {
         guard case .background(let work) = task.work, !task.isDelayed else { return self.base.dispatch(task) }
         work()
         return TaskHandle(canceller: SpentCanceller())
+    }
+}
+
+/// Runs immediate background work on a thread of its own and waits until it has run before `dispatch` returns: not
+/// on the caller's stack, but the caller is held all the same. Forwards everything else to a `QueueDispatcher`.
+/// (Its own threads, so that the check's wait in vain blocks no thread that other tests share.)
+struct TaskWaitingDispatcher: TaskDispatcher {
+    let base = QueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        guard case .background(let work) = task.work, !task.isDelayed else { return self.base.dispatch(task) }
+        let ran = DispatchSemaphore(value: 0)
+        Thread {
+            work()
+            ran.signal()
+        }.start()
+        ran.wait()
+        return TaskHandle(canceller: SpentCanceller())
+    }
+}
+
+/// Forwards to a `QueueDispatcher` with each delay cut to its fraction of a second: the bug of a conversion that
+/// reads only `components.attoseconds`.
+struct WholeSecondsDroppingDispatcher: TaskDispatcher {
+    let base = QueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        var cut = task
+        cut.delay = Duration(secondsComponent: 0, attosecondsComponent: task.delay.components.attoseconds)
+        return self.base.dispatch(cut)
     }
 }
 
@@ -286,4 +324,20 @@ final class ClaimedCancellations: @unchecked Sendable {
 
     func claim(_ id: UInt64) -> Bool { self.lock.withLock { self.ids.insert(id).inserted } }
     func contains(_ id: UInt64) -> Bool { self.lock.withLock { self.ids.contains(id) } }
+}
+
+/// Runs each immediate task in a `Task { }` (background work in a plain task, foreground work in a main-actor one),
+/// and forwards delayed tasks to a `QueueDispatcher`. It keeps the "never inline" rule: a task never runs on the
+/// caller's stack, though it inherits the caller's task-local values.
+struct TaskHoppingDispatcher: TaskDispatcher {
+    let base = QueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        guard !task.isDelayed else { return self.base.dispatch(task) }
+        switch task.work {
+        case .background(let work): Task { work() }
+        case .foreground(let work): Task { @MainActor in work() }
+        }
+        return TaskHandle(canceller: SpentCanceller())
+    }
 }

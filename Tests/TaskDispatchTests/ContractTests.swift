@@ -60,6 +60,13 @@ import Testing
         #expect(found.description.contains("ContractTests.swift:"), "\(found)")
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aDispatcherThatRunsItsWorkInATaskIsNotInline() async throws {
+        // A `Task { }` inherits the check's task-locals, so 1.0's first check, which marked the dispatch call with one,
+        // called this dispatcher inline although no task ever ran on the caller's stack.
+        try await DispatcherContract.check(rules: [.neverInline]) { .realTime(TaskHoppingDispatcher()) }
+    }
+
     @Test(.timeLimit(.minutes(3)), arguments: [ForwardingDecoratorKind.generic, .rebuilding])
     func aDecoratorOverAManualDispatcherKeepsTheContract(kind: ForwardingDecoratorKind) async throws {
         try await DispatcherContract.check {

@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 
 extension RuleCheck {
@@ -20,21 +21,17 @@ extension RuleCheck {
 
     func checkNeverInline() async throws {
         var indices: [Int] = []
-        InsideDispatch.$isSet.withValue(true) {
-            for _ in 0..<50 { indices.append(self.dispatch(.background).index) }
-            for _ in 0..<50 { indices.append(self.dispatch(.foreground).index) }
-        }
+        for _ in 0..<50 { indices.append(self.dispatch(.background).index) }
+        for _ in 0..<50 { indices.append(self.dispatch(.foreground).index) }
         let fromMainActor = await MainActor.run { () -> [Int] in
             var indices: [Int] = []
-            InsideDispatch.$isSet.withValue(true) {
-                for _ in 0..<10 {
-                    let movedOn = MovedOnFlag()
-                    indices.append(
-                        self.dispatch(.foreground, note: "dispatched from the main actor", movedOn: movedOn).index
-                    )
-                    movedOn.set()
-                    indices.append(self.dispatch(.background, note: "dispatched from the main actor").index)
-                }
+            for _ in 0..<10 {
+                let movedOn = MovedOnFlag()
+                indices.append(
+                    self.dispatch(.foreground, note: "dispatched from the main actor", movedOn: movedOn).index
+                )
+                movedOn.set()
+                indices.append(self.dispatch(.background, note: "dispatched from the main actor").index)
             }
             return indices
         }
@@ -53,6 +50,33 @@ extension RuleCheck {
                 "\(self.log.describe(early.task)) started before the dispatching code on the main actor had moved past its dispatch call"
             )
         }
+        try await self.checkDispatchDoesNotWaitForTheTask()
+    }
+
+    /// A dispatch call that runs its task on another thread and waits for it to end does not run it inline, but
+    /// holds its caller just the same: a caller holding what the task needs (the main actor, a lock) deadlocks. The
+    /// task here waits for its own dispatch call to return; with such a dispatcher it waits in vain. The call is
+    /// made from a queue of its own, so that such a dispatcher blocks no thread of the cooperative pool.
+    private func checkDispatchDoesNotWaitForTheTask() async throws {
+        let patience = Swift.min(Duration.seconds(5), (self.deadline - ContinuousClock.now) / 2)
+        let waitedInVain = LockedValue(false)
+        let index = await withCheckedContinuation { (dispatched: CheckedContinuation<Int, Never>) in
+            DispatchQueue(label: "TaskDispatchTesting.DispatcherContract.dispatchCall").async {
+                let index = self.dispatch(.background, note: "it waits for its dispatch call to return") { call in
+                    guard !call.containsCurrentCode else { return }  // inline: reported above
+                    if !call.waitForReturn(timeout: patience) { waitedInVain.withLock { $0 = true } }
+                }.index
+                dispatched.resume(returning: index)
+            }
+        }
+        // With a dispatcher that waits for the task, the body has given up by the time the call above returned.
+        if waitedInVain.withLock({ $0 }) {
+            throw self.violation(
+                "dispatch(_:) did not return while \(self.log.describe(index)) ran on another thread: the task waited \(patience.millisecondsText) for its dispatch call to return, in vain. A dispatch must not wait for its task: a caller that holds what the task needs (the main actor, a lock) would deadlock"
+            )
+        }
+        try self.letTimePass(.zero)
+        try await self.waitForStarts(of: [index])
     }
 
     // MARK: - Foreground on the main actor, in order
@@ -121,18 +145,23 @@ extension RuleCheck {
     // MARK: - A delay is a lower bound
 
     func checkDelayIsLowerBound() async throws {
+        // Each context's longest delay goes past a whole second, so that a dispatcher that converts only part of a
+        // delay (the fraction of `components`, with the seconds dropped) or loses long timers is caught.
+        var indices = [
+            self.dispatch(.background, delay: Self.wholeSecondDelay).index,
+            self.dispatch(.foreground, delay: Self.wholeSecondDelay).index,
+        ]
         let delays: [Duration] = [
             .milliseconds(-50), .zero, .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
             .milliseconds(50),
         ]
-        var indices: [Int] = []
         for delay in delays {
             for _ in 0..<3 {
                 indices.append(self.dispatch(.background, delay: delay).index)
                 indices.append(self.dispatch(.foreground, delay: delay).index)
             }
         }
-        try self.letTimePass(.milliseconds(50))
+        try self.letTimePass(Self.wholeSecondDelay)
         try await self.waitForStarts(of: indices, reason: " (zero and negative delays mean as soon as possible)")
         let tasks = self.log.tasks
         for run in self.log.runs {
@@ -144,6 +173,9 @@ extension RuleCheck {
             )
         }
     }
+
+    /// The longest delay of the delay rule: past a whole second.
+    static let wholeSecondDelay = Duration.milliseconds(1_050)
 
     // MARK: - Cancellation is all or nothing
 

@@ -1,10 +1,32 @@
+import Dispatch
 import TaskDispatch
 
-/// Set only while a contract check is inside a `dispatch` call. A task-local value is visible to code that runs
-/// synchronously inside `withValue`, and never to a Dispatch or OperationQueue thread, so a task sees it exactly
-/// when the dispatcher ran it on the caller's stack.
-enum InsideDispatch {
-    @TaskLocal static var isSet = false
+/// One `dispatch(_:)` call of the contract check: the thread it was made on, and whether it has returned.
+///
+/// A task that starts on that thread while the call is in progress runs inside the call, on the caller's stack:
+/// the thread is busy with the call until it returns, so nothing else can run there meanwhile. (A task-local
+/// marker would not do: a dispatcher that runs its work in a `Task { }` passes it on, and such a task never runs
+/// on the caller's stack.)
+final class DispatchCall: Sendable {
+    private let thread = currentThreadIdentity()
+    private let state = LockedValue(false)
+    private let returnedSignal = DispatchSemaphore(value: 0)
+
+    /// The call has returned.
+    func returned() {
+        self.state.withLock { $0 = true }
+        self.returnedSignal.signal()
+    }
+
+    /// Whether the current code runs inside the call, on the caller's stack.
+    var containsCurrentCode: Bool {
+        currentThreadIdentity() == self.thread && !self.state.withLock { $0 }
+    }
+
+    /// Blocks until the call has returned, or `timeout` passes; returns whether it returned.
+    func waitForReturn(timeout: Duration) -> Bool {
+        self.returnedSignal.wait(timeout: timeout.dispatchDeadline) == .success
+    }
 }
 
 /// A flag set by the dispatching code right after its `dispatch` call returns. `Sendable` through its lock.
@@ -59,7 +81,7 @@ struct RuleCheck: Sendable {
     ///   - delay: The task's delay.
     ///   - note: A detail for the evidence.
     ///   - movedOn: A flag the dispatching code sets after `dispatch` returns; the task records whether it was set.
-    ///   - body: Extra work the task does after recording its start.
+    ///   - body: Extra work the task does after recording its start; it gets the task's dispatch call.
     /// - Returns: The task's number in the log, and the dispatcher's handle.
     @discardableResult
     func dispatch(
@@ -67,22 +89,23 @@ struct RuleCheck: Sendable {
         delay: Duration = .zero,
         note: String = "",
         movedOn: MovedOnFlag? = nil,
-        body: (@Sendable () -> Void)? = nil
+        body: (@Sendable (DispatchCall) -> Void)? = nil
     ) -> (index: Int, handle: TaskHandle) {
         let log = self.log
         let now = self.subject.now
         let index = log.add(ContractTask(context: context, delay: delay, dispatchTime: now(), note: note))
+        let call = DispatchCall()
         let record: @Sendable () -> Void = {
             log.record(
                 ContractRun(
                     task: index,
                     onMainActor: MainActorExecution.isOnMainActor,
-                    inline: InsideDispatch.isSet,
+                    inline: call.containsCurrentCode,
                     startTime: now(),
                     dispatcherMovedOn: movedOn?.isSet ?? true
                 )
             )
-            body?()
+            body?(call)
         }
         let work: DispatchedTask.Work =
             switch context {
@@ -90,7 +113,9 @@ struct RuleCheck: Sendable {
             case .background: .background { record() }
             }
         let task = DispatchedTask(work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
-        return (index, self.subject.dispatcher.dispatch(task))
+        let handle = self.subject.dispatcher.dispatch(task)
+        call.returned()
+        return (index, handle)
     }
 
     /// Lets `duration` of a driven dispatcher's time pass; nothing for a dispatcher that runs tasks on its own.
