@@ -24,7 +24,8 @@ import Foundation
 ///   in ``backgroundOperationCount``) until a slot frees; the queue then starts it, and it finishes at once
 ///   without running anything. A cancelled delayed task is never added to the queue.
 /// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
-///   work accepted so far; a cancelled task stops counting the moment it is cancelled.
+///   work accepted so far; a cancelled task stops counting the moment it is cancelled, and a task delayed
+///   10^9 seconds (some 31 years) or more, which never runs, does not count.
 ///
 /// The background queue itself is not exposed: changing its width or adding operations to it would bypass
 /// ``maxConcurrentBackgroundTasks`` and the waits above. ``backgroundOperationCount`` reports what it holds.
@@ -110,7 +111,8 @@ public final class OperationQueueDispatcher: TaskDispatcher {
                 OperationQueue.main.addOperation(operation)
             }
         case .background:
-            operation = TaskOperation(task.work, tracker: self.tracker)
+            // A task that never runs is not outstanding work: a shutdown wait would wait for it for ever.
+            operation = TaskOperation(task.work, tracker: task.delay.neverElapses ? nil : self.tracker)
             if task.priority != .medium {
                 operation.qualityOfService = Self.qualityOfService(task.priority)
             }

@@ -89,7 +89,8 @@ public struct QueueDispatcher: TaskDispatcher {
                 #endif
             }
         case .background:
-            state = State(task.work, tracker: self.tracker)
+            // A task that never runs is not outstanding work: a shutdown wait would wait for it for ever.
+            state = State(task.work, tracker: task.delay.neverElapses ? nil : self.tracker)
             if task.isDelayed {
                 let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
@@ -109,8 +110,8 @@ public struct QueueDispatcher: TaskDispatcher {
     /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes: a
     /// graceful shutdown for a command-line tool or a server.
     ///
-    /// Tasks still waiting for their delay count as unfinished; a cancelled task stops counting the moment it is
-    /// cancelled. In async code the compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``,
+    /// Tasks still waiting for their delay count as unfinished, except one delayed 10^9 seconds (some 31 years) or
+    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. In async code the compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``,
     /// which blocks no thread.
     ///
     /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and

@@ -332,6 +332,25 @@ private let expectedWaitLimit = Duration.seconds(60)
         }
     }
 
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases, ExtremeDuration.positive)
+    func aTaskThatNeverRunsDoesNotHoldTheShutdownWait(kind: ProductionDispatcherKind, extreme: ExtremeDuration) async {
+        // Before 1.0 a background task delayed past any deadline counted as outstanding, so a shutdown wait without
+        // a timeout waited for it for ever.
+        let dispatcher = kind.makeDispatcher()
+        let never = dispatcher.background(after: extreme.duration, label: "never") {}
+        let forever = dispatcher.background(after: .seconds(1_000_000_000), label: "31 years") {}
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero))
+        #expect(await onOwnThread { dispatcher.waitForBackgroundTasks(timeout: .zero) })
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: nil))
+        // Just short of that, a task still counts until it runs or is cancelled.
+        let late = dispatcher.background(after: .seconds(999_999_999), label: "late") {}
+        #expect(await !dispatcher.waitForBackgroundTasks(timeout: .zero))
+        #expect(late.cancel())
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero))
+        #expect(never.cancel())
+        #expect(forever.cancel())
+    }
+
     // MARK: - The awaitable dispatches, on all three dispatchers
 
     @Test(.timeLimit(.minutes(1)), arguments: AwaitedDispatcherKind.allCases, ExtremeDuration.positive)

@@ -11,4 +11,10 @@ extension Duration {
         guard seconds > 0 || nanoseconds > 0 else { return .now() }
         return .now() + .seconds(seconds) + .nanoseconds(nanoseconds)
     }
+
+    /// Whether a task delayed this long never runs: the delay is ``realTimeForever`` or more, whose deadline is
+    /// `distantFuture`. Such a task does not count as outstanding background work.
+    package var neverElapses: Bool {
+        self >= .realTimeForever
+    }
 }
