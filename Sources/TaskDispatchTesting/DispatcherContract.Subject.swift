@@ -72,10 +72,14 @@ extension DispatcherContract {
         /// A dispatcher that runs its tasks on its own, in real time, such as `QueueDispatcher` or a decorator
         /// around one.
         ///
+        /// A ``ManualDispatcher`` runs nothing on its own, so one passed here is checked as
+        /// ``manual(_:)`` checks it, driven on its virtual clock (checked in real time, its tasks would never run).
+        ///
         /// - Parameter dispatcher: The dispatcher under test.
-        /// - Returns: A subject measured on `ContinuousClock`.
+        /// - Returns: A subject measured on `ContinuousClock`, or on a `ManualDispatcher`'s virtual clock.
         public static func realTime(_ dispatcher: any TaskDispatcher) -> Subject {
-            Subject(realTime: dispatcher)
+            if let manual = dispatcher as? ManualDispatcher { return .manual(manual) }
+            return Subject(realTime: dispatcher)
         }
 
         /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:)`` on its virtual clock.

@@ -61,6 +61,12 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aManualDispatcherPassedAsRealTimeIsCheckedOnItsVirtualClock() async throws {
+        // It runs nothing on its own: checked in real time, every task "never ran", and the check blamed it.
+        try await DispatcherContract.check(timeLimitPerRule: .seconds(10)) { .realTime(ManualDispatcher()) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aDispatcherThatRunsItsWorkInATaskIsNotInline() async throws {
         // A `Task { }` inherits the check's task-locals, so 1.0's first check, which marked the dispatch call with one,
         // called this dispatcher inline although no task ever ran on the caller's stack.
