@@ -27,28 +27,6 @@ private struct CancellingDecorator: TaskDispatcher {
     }
 }
 
-/// Where the cancelling decorator forwards: each base holds the task long enough for the cancel to stop it.
-enum CancelledBase: String, CaseIterable, CustomStringConvertible, Sendable {
-    /// A ManualDispatcher in manual mode: nothing runs until the test says so.
-    case manual
-    /// A QueueDispatcher, with the task delayed by a minute.
-    case queue
-    /// An OperationQueueDispatcher, with the task delayed by a minute.
-    case operationQueue
-
-    var description: String { self.rawValue }
-
-    func makeDispatcher() -> any TaskDispatcher {
-        switch self {
-        case .manual: ManualDispatcher(waitLimit: .seconds(30))
-        case .queue: QueueDispatcher()
-        case .operationQueue: OperationQueueDispatcher()
-        }
-    }
-
-    var delay: Duration { self == .manual ? .zero : .seconds(60) }
-}
-
 /// A decorator over `OperationQueueDispatcher` that cancels each task's `Operation` itself, behind the dispatcher's
 /// back, as `OperationQueue.main.cancelAllOperations()` does on Apple platforms.
 private struct OperationCancellingDecorator: TaskDispatcher {
@@ -108,27 +86,36 @@ private struct OperationCancellingDecorator: TaskDispatcher {
         #expect(log.events.isEmpty)
     }
 
-    @Test(arguments: CancelledBase.allCases, TaskContext.allCases)
-    func anAwaitWhoseTaskADecoratorCancelsThrowsDroppedWorkError(_ base: CancelledBase, _ context: TaskContext)
+    @Test(arguments: ProductionDispatcherKind.allCases, TaskContext.allCases)
+    func anAwaitWhoseTaskADecoratorCancelsOnAProductionDispatcherThrowsDroppedWorkError(
+        _ kind: ProductionDispatcherKind, _ context: TaskContext
+    ) async throws {
+        // Delayed by a minute, so the task cannot have started before the decorator cancels it.
+        try await Self.expectDropped(
+            through: CancellingDecorator(base: kind.makeDispatcher()), after: .seconds(60), context)
+    }
+
+    @Test(arguments: TaskContext.allCases)
+    func anAwaitWhoseTaskADecoratorCancelsOnAManualDispatcherThrowsDroppedWorkError(_ context: TaskContext)
         async throws
     {
-        let underneath = base.makeDispatcher()
-        let dispatcher = CancellingDecorator(base: underneath)
+        let manual = ManualDispatcher(waitLimit: .seconds(30))  // manual mode: nothing runs until the test says so
+        try await Self.expectDropped(through: CancellingDecorator(base: manual), after: .zero, context)
+        #expect(manual.pendingTaskCount == 0)
+        try manual.verifyIdle()  // a cancel asked for through the handle is not an error of the dispatcher's
+    }
 
+    /// Awaits work of `context` through `dispatcher`, which releases it unrun, and expects `DroppedWorkError`.
+    static func expectDropped(
+        through dispatcher: some TaskDispatcher, after delay: Duration, _ context: TaskContext
+    ) async throws {
         let error = await #expect(throws: DroppedWorkError.self) {
             switch context {
-            case .background:
-                try await dispatcher.runInBackground(after: base.delay, label: "load") { 1 }
-            case .foreground:
-                try await dispatcher.runOnMainActor(after: base.delay, label: "load") { 1 }
+            case .background: try await dispatcher.runInBackground(after: delay, label: "load") { 1 }
+            case .foreground: try await dispatcher.runOnMainActor(after: delay, label: "load") { 1 }
             }
         }
-
         #expect(error?.label == "load")
-        if let manual = underneath as? ManualDispatcher {
-            #expect(manual.pendingTaskCount == 0)
-            try manual.verifyIdle()  // a cancel asked for through the handle is not an error of the dispatcher's
-        }
     }
 
     @Test func cancellingTheAwaitingTaskStillThrowsCancellationError() async throws {
