@@ -37,25 +37,23 @@ func profileTrackedTasks(_ count: Int) throws {
 }
 
 /// `count` tracked tasks from start to finish, each leaving the group in its operation, driven by one `runCurrent()`.
-/// Before it returns (outside the timing) it waits until the dispatcher has recorded every task's end: a
-/// dispatcher released while its tracked tasks still run reports them.
+/// Before it returns (outside the timing) it drains the dispatcher, which waits until every task's end is recorded:
+/// a dispatcher released while its tracked tasks still run reports them.
 ///
 /// - Returns: Nanoseconds per task.
 func trackedTaskThroughput(count: Int, timeout: Double) throws -> Double {
     let dispatcher = ManualDispatcher(historyLimit: 0)
-    var tasks: [Task<Void, any Error>] = []
-    tasks.reserveCapacity(count)
     let nanoseconds = try taskThroughput(count: count, timeout: timeout) { group in
-        tasks.append(dispatcher.startTask { group.leave() })
+        dispatcher.startTask { group.leave() }
     } drive: {
         try dispatcher.runCurrent()
     }
-    let ended = DispatchSemaphore(value: 0)
-    Task { [tasks] in
-        for task in tasks { _ = try? await dispatcher.value(of: task) }
-        ended.signal()
+    let settled = DispatchSemaphore(value: 0)
+    Task {
+        _ = try? await dispatcher.runUntilIdle()
+        settled.signal()
     }
-    guard ended.wait(timeout: .now() + timeout) == .success else {
+    guard settled.wait(timeout: .now() + timeout) == .success else {
         throw BenchmarkError(description: "the tracked tasks' ends were not recorded within \(Int(timeout)) s")
     }
     return nanoseconds
