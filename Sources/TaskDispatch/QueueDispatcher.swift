@@ -30,7 +30,8 @@ public import Dispatch
 /// - Cancelling a task releases its closure at once; the queue's block then finds nothing to run.
 /// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
 ///   work accepted so far, for a graceful shutdown of a command-line tool or server. A cancelled task stops
-///   counting the moment it is cancelled, even if its delay has not passed.
+///   counting the moment it is cancelled, even if its delay has not passed; a task delayed 10^9 seconds (some
+///   31 years) or more, which never runs, does not count.
 ///
 /// It keeps the ``TaskDispatcher`` contract; background tasks on a concurrent queue run concurrently.
 ///
@@ -111,8 +112,8 @@ public struct QueueDispatcher: TaskDispatcher {
     /// graceful shutdown for a command-line tool or a server.
     ///
     /// Tasks still waiting for their delay count as unfinished, except one delayed 10^9 seconds (some 31 years) or
-    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. In async code the compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``,
-    /// which blocks no thread.
+    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. In async code the
+    /// compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``, which blocks no thread.
     ///
     /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
     ///   10^9 seconds (some 31 years) or more waits without a limit.

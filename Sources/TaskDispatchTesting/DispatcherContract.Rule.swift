@@ -14,11 +14,12 @@ extension DispatcherContract {
 
         /// `dispatch(_:)` never runs the task on the caller's stack, and does not wait for it.
         ///
-        /// Checked from a background thread and from the main actor: a task that starts on the dispatching thread
-        /// while its `dispatch(_:)` call is in progress ran on the caller's stack (a task the dispatcher starts
-        /// with `Task { }` runs elsewhere, and passes); a foreground task dispatched from the main actor must also
-        /// not start before the dispatching code gives the main actor up; and a task that waits for its own
-        /// dispatch call to return must not wait in vain.
+        /// Checked from a background thread and from the main actor: a task that starts on a thread while one of
+        /// the check's `dispatch(_:)` calls is in progress there (its own, or a later one) ran on the caller's stack
+        /// (a task the dispatcher starts with `Task { }` runs elsewhere, and passes); a foreground task dispatched
+        /// from the main actor must also not start before the dispatching code gives the main actor up; and a task
+        /// that waits up to 5 s for its own dispatch call to return must not wait in vain (left out when the rule
+        /// has less than 2 s left).
         case neverInline
 
         /// Foreground tasks run on the main actor, one at a time, in dispatch order among equal delays.

@@ -202,12 +202,14 @@ extension ManualDispatcher {
             }
             return try await task.value
         }
-        // A task this dispatcher did not start (or one of its own that finished cleanly): nothing to wait for but
-        // its value, within the limit, since nothing here can make it finish. A limit of zero or less cannot check
-        // once whether such a task has finished (a finished one's value would race the limit), so it waits.
-        guard let id = self.monitor.withLock({ $0.tracked.id(of: key) }) else {
+        // A task this dispatcher did not start: nothing to wait for but its value, within the limit, since nothing
+        // here can make it finish. One of its own that finished (its record gone) gives its value at once. A limit
+        // of zero or less cannot check once whether a task has finished (its value would race the limit), so it
+        // waits.
+        let (tracked, finished) = self.monitor.withLock { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
+        guard let id = tracked else {
             let limit = self.waitLimit
-            guard limit > .zero else { return try await task.value }
+            guard limit > .zero, !finished else { return try await task.value }
             if let value = try await BoundedValue.value(of: task, within: Self.deadline(after: limit)) {
                 return value
             }

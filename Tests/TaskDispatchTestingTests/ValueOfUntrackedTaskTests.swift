@@ -39,6 +39,28 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    @Test func anOwnTaskThatFinishedGivesItsValueEvenToACancelledCaller() async throws {
+        // Its record is gone once it finished cleanly, but the dispatcher still knows it for its own: its value comes
+        // at once, as before the bound, not through the bounded wait a cancellation would end.
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(30))
+        let task = dispatcher.startTask(label: "done") { 7 }
+        try await dispatcher.runUntilIdle()
+        let caller = Task { try await dispatcher.value(of: task) }
+        caller.cancel()
+        #expect(try await caller.value == 7)
+    }
+
+    @Test func anOwnTaskThatFinishedGivesItsValueWhateverTheLimit() async throws {
+        // With the tiniest limit, the bounded wait's timer could beat the finished task's value.
+        for round in 0..<50 {
+            let dispatcher = ManualDispatcher(waitLimit: .nanoseconds(1))
+            let task = dispatcher.startTask(label: "done") { round }
+            _ = try await dispatcher.runNext()  // its start
+            _ = await task.result  // finished, and its record gone
+            #expect(try await dispatcher.value(of: task) == round)
+        }
+    }
+
     @Test func cancellingTheCallerEndsTheWait() async throws {
         let dispatcher = ManualDispatcher(waitLimit: .seconds(30))
         let (gate, opening) = AsyncStream<Void>.makeStream()

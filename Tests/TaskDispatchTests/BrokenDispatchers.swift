@@ -20,6 +20,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case decoratorDropsTheWait
     case waitsForTheTask
     case dropsTheWholeSecondsOfADelay
+    case runsPendingWorkInALaterDispatch
 
     var description: String { self.rawValue }
 
@@ -39,6 +40,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheWait: .decoratorKeepsAwaitedWaits
         case .waitsForTheTask: .neverInline
         case .dropsTheWholeSecondsOfADelay: .delayIsLowerBound
+        case .runsPendingWorkInALaterDispatch: .neverInline
         }
     }
 
@@ -58,6 +60,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheWait: "did not read as waiting on the ManualDispatcher's own work"
         case .waitsForTheTask: "for its dispatch call to return, in vain. A dispatch must not wait for its task"
         case .dropsTheWholeSecondsOfADelay: "before its delay had passed"
+        case .runsPendingWorkInALaterDispatch: "ran inline, inside dispatch(_:)"
         }
     }
 
@@ -76,6 +79,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         switch self {
         case .waitsForTheTask: TaskWaitingDispatcher()
         case .dropsTheWholeSecondsOfADelay: WholeSecondsDroppingDispatcher()
+        case .runsPendingWorkInALaterDispatch: TrampolineDispatcher()
         case .runsInline: InlineDispatcher()
         case .runsATaskTwice: TwiceDispatcher()
         case .dropsEvery100thTask: DroppingDispatcher()
@@ -337,6 +341,31 @@ struct TaskHoppingDispatcher: TaskDispatcher {
         switch task.work {
         case .background(let work): Task { work() }
         case .foreground(let work): Task { @MainActor in work() }
+        }
+        return TaskHandle(canceller: SpentCanceller())
+    }
+}
+
+/// Holds each immediate background task until the next dispatch call, which runs it on its caller's stack before
+/// holding the new one; a timer runs what is left. Forwards everything else to a `QueueDispatcher`.
+final class TrampolineDispatcher: TaskDispatcher, @unchecked Sendable {
+    private let lock = NSLock()
+    private var held: [@Sendable () -> Void] = []
+    private let base = QueueDispatcher()
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        guard case .background(let work) = task.work, !task.isDelayed else { return self.base.dispatch(task) }
+        let previous = self.lock.withLock { () -> [@Sendable () -> Void] in
+            defer { self.held = [work] }
+            return self.held
+        }
+        for held in previous { held() }  // the bug on purpose: inside this call, on the caller's stack
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { [self] in
+            let left = self.lock.withLock { () -> [@Sendable () -> Void] in
+                defer { self.held = [] }
+                return self.held
+            }
+            for held in left { held() }
         }
         return TaskHandle(canceller: SpentCanceller())
     }

@@ -61,6 +61,13 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func theDelayRuleLeavesOutItsWholeSecondDelayWhenTheLimitIsTooShortForIt() async throws {
+        try await DispatcherContract.check(rules: [.delayIsLowerBound], timeLimitPerRule: .seconds(1)) {
+            .realTime(QueueDispatcher())
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aManualDispatcherPassedAsRealTimeIsCheckedOnItsVirtualClock() async throws {
         // It runs nothing on its own: checked in real time, every task "never ran", and the check blamed it.
         try await DispatcherContract.check(timeLimitPerRule: .seconds(10)) { .realTime(ManualDispatcher()) }

@@ -1,26 +1,43 @@
 import Dispatch
 import TaskDispatch
 
-/// One `dispatch(_:)` call of the contract check: the thread it was made on, and whether it has returned.
+/// The `dispatch(_:)` calls of one contract check in progress, by thread.
 ///
-/// A task that starts on that thread while the call is in progress runs inside the call, on the caller's stack:
+/// A task that starts on a thread while one of the check's calls is in progress there runs inside that call, on
+/// the caller's stack (its own call, or a later one, for a dispatcher that runs pending work as it takes new work):
 /// the thread is busy with the call until it returns, so nothing else can run there meanwhile. (A task-local
 /// marker would not do: a dispatcher that runs its work in a `Task { }` passes it on, and such a task never runs
 /// on the caller's stack.)
+final class DispatchCallsInProgress: Sendable {
+    private let depths = LockedValue<[UInt: Int]>([:])
+
+    /// Makes the call `body` on this thread, as one in progress.
+    func call<Result>(_ body: () -> Result) -> Result {
+        let thread = currentThreadIdentity()
+        self.depths.withLock { $0[thread, default: 0] += 1 }
+        defer {
+            self.depths.withLock { depths in
+                depths[thread, default: 1] -= 1
+                if depths[thread] == 0 { depths[thread] = nil }
+            }
+        }
+        return body()
+    }
+
+    /// Whether the current code runs inside one of the calls, on the caller's stack.
+    var containCurrentCode: Bool {
+        let thread = currentThreadIdentity()
+        return self.depths.withLock { $0[thread] != nil }
+    }
+}
+
+/// One `dispatch(_:)` call of the contract check, which a task may wait to see return.
 final class DispatchCall: Sendable {
-    private let thread = currentThreadIdentity()
-    private let state = LockedValue(false)
     private let returnedSignal = DispatchSemaphore(value: 0)
 
     /// The call has returned.
     func returned() {
-        self.state.withLock { $0 = true }
         self.returnedSignal.signal()
-    }
-
-    /// Whether the current code runs inside the call, on the caller's stack.
-    var containsCurrentCode: Bool {
-        currentThreadIdentity() == self.thread && !self.state.withLock { $0 }
     }
 
     /// Blocks until the call has returned, or `timeout` passes; returns whether it returned.
@@ -47,6 +64,8 @@ struct RuleCheck: Sendable {
     let deadline: ContinuousClock.Instant
     let callSite: CallSite
     let log = ContractLog()
+    /// The check's dispatch calls in progress, to tell a task run on the caller's stack.
+    let callsInProgress = DispatchCallsInProgress()
 
     init(rule: DispatcherContract.Rule, subject: DispatcherContract.Subject, timeLimit: Duration, callSite: CallSite) {
         self.rule = rule
@@ -95,12 +114,13 @@ struct RuleCheck: Sendable {
         let now = self.subject.now
         let index = log.add(ContractTask(context: context, delay: delay, dispatchTime: now(), note: note))
         let call = DispatchCall()
+        let callsInProgress = self.callsInProgress
         let record: @Sendable () -> Void = {
             log.record(
                 ContractRun(
                     task: index,
                     onMainActor: MainActorExecution.isOnMainActor,
-                    inline: call.containsCurrentCode,
+                    inline: callsInProgress.containCurrentCode,
                     startTime: now(),
                     dispatcherMovedOn: movedOn?.isSet ?? true
                 )
@@ -113,7 +133,7 @@ struct RuleCheck: Sendable {
             case .background: .background { record() }
             }
         let task = DispatchedTask(work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
-        let handle = self.subject.dispatcher.dispatch(task)
+        let handle = self.callsInProgress.call { self.subject.dispatcher.dispatch(task) }
         call.returned()
         return (index, handle)
     }

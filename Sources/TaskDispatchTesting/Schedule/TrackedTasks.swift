@@ -91,6 +91,13 @@ struct TrackedTasks: Sendable {
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
     private(set) var records: [UInt64: Record] = [:]
+    /// The addresses of the last tasks whose records were dropped as they finished (see ``finishedRecently(_:)``);
+    /// not retained. Empty until the first one finishes.
+    private var recentlyFinished: [UInt] = []
+    /// The slot of ``recentlyFinished`` the next finished task takes.
+    private var recentlyFinishedNext = 0
+    /// How many finished tasks ``recentlyFinished`` remembers.
+    static let recentCapacity = 64
     /// The identity the next ``begin(label:callSite:onMainActor:)`` hands out.
     private(set) var nextID: UInt64 = 1
 
@@ -122,7 +129,10 @@ struct TrackedTasks: Sendable {
 
     /// Notes the task `key` as tracked task `id`, unless it has already finished cleanly.
     mutating func register(_ key: TrackedTaskKey, id: UInt64) {
-        guard let index = self.records.index(forKey: id) else { return }
+        guard let index = self.records.index(forKey: id) else {
+            self.noteFinished(key)  // it finished before its key was known
+            return
+        }
         self.records.values[index].key = key
         self.unindexed.append(id)
         if self.unindexed.count >= 64, self.unindexed.count > 2 * self.records.count {
@@ -355,9 +365,24 @@ struct TrackedTasks: Sendable {
 
     private mutating func forget(at index: Dictionary<UInt64, Record>.Index) {
         let record = self.records.remove(at: index).value
-        if record.isIndexed, let key = record.key {
-            self.keys.removeValue(forKey: key)
+        if let key = record.key {
+            if record.isIndexed { self.keys.removeValue(forKey: key) }
+            self.noteFinished(key)
         }
+    }
+
+    /// Notes that the task of `key` finished and its record is gone, among the last ``recentlyFinished`` holds.
+    private mutating func noteFinished(_ key: TrackedTaskKey) {
+        if self.recentlyFinished.isEmpty { self.recentlyFinished = Array(repeating: 0, count: Self.recentCapacity) }
+        self.recentlyFinished[self.recentlyFinishedNext] = key.address
+        self.recentlyFinishedNext = (self.recentlyFinishedNext + 1) % Self.recentCapacity
+    }
+
+    /// Whether the task of `key` is one of this dispatcher's that finished lately (one of the last
+    /// ``recentCapacity``), its record gone. By address only: a foreign task at the address of a freed one reads
+    /// as finished here, and `value(of:)` then awaits it without its bound, as 0.2 did.
+    func finishedRecently(_ key: TrackedTaskKey) -> Bool {
+        self.recentlyFinished.contains(key.address)
     }
 
     /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
@@ -389,6 +414,11 @@ struct TrackedTaskKey: Hashable, Sendable {
 
     init<Success, Failure>(_ task: Task<Success, Failure>) {
         self.task = unsafeBitCast(task, to: Task<Never, Never>.self)
+    }
+
+    /// The task's address, to recognize it without retaining it.
+    var address: UInt {
+        unsafeBitCast(self.task, to: UInt.self)
     }
 }
 
