@@ -18,7 +18,6 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case decoratorDropsTheClock
     case decoratorDropsStartTask
     case decoratorDropsTheWait
-    case waitsForTheTask
     case dropsTheWholeSecondsOfADelay
     case runsPendingWorkInALaterDispatch
 
@@ -38,7 +37,6 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheClock: .decoratorForwardsTheClock
         case .decoratorDropsStartTask: .decoratorForwardsStartTask
         case .decoratorDropsTheWait: .decoratorKeepsAwaitedWaits
-        case .waitsForTheTask: .neverInline
         case .dropsTheWholeSecondsOfADelay: .delayIsLowerBound
         case .runsPendingWorkInALaterDispatch: .neverInline
         }
@@ -58,7 +56,6 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheClock: "put no timer on the ManualDispatcher underneath"
         case .decoratorDropsStartTask: "it is a plain Task"
         case .decoratorDropsTheWait: "did not read as waiting on the ManualDispatcher's own work"
-        case .waitsForTheTask: "for its dispatch call to return, in vain. A dispatch must not wait for its task"
         case .dropsTheWholeSecondsOfADelay: "before its delay had passed"
         case .runsPendingWorkInALaterDispatch: "ran inline, inside dispatch(_:)"
         }
@@ -77,7 +74,6 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
 
     func makeDispatcher() -> any TaskDispatcher {
         switch self {
-        case .waitsForTheTask: TaskWaitingDispatcher()
         case .dropsTheWholeSecondsOfADelay: WholeSecondsDroppingDispatcher()
         case .runsPendingWorkInALaterDispatch: TrampolineDispatcher()
         case .runsInline: InlineDispatcher()

@@ -61,6 +61,23 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aDispatchThatWaitsForItsTaskBreaksNeverInline() async throws {
+        // Checked on that rule alone: every immediate background dispatch of this dispatcher holds its caller, a
+        // thread of the cooperative pool, until a thread of its own has run the task, and the other rules make
+        // hundreds of them, which would slow the tests running beside this one.
+        let violation = await #expect(throws: DispatcherContractViolation.self) {
+            try await DispatcherContract.check(rules: [.neverInline], timeLimitPerRule: .seconds(10)) {
+                .realTime(TaskWaitingDispatcher())
+            }
+        }
+        let found = try #require(violation)
+        #expect(found.rule == .neverInline, "\(found)")
+        #expect(
+            found.evidence.contains("for its dispatch call to return, in vain. A dispatch must not wait for its task"),
+            "\(found)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func theDelayRuleLeavesOutItsWholeSecondDelayWhenTheLimitIsTooShortForIt() async throws {
         try await DispatcherContract.check(rules: [.delayIsLowerBound], timeLimitPerRule: .seconds(1)) {
             .realTime(QueueDispatcher())

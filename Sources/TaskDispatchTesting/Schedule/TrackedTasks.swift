@@ -91,13 +91,8 @@ struct TrackedTasks: Sendable {
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
     private(set) var records: [UInt64: Record] = [:]
-    /// The addresses of the last tasks whose records were dropped as they finished (see ``finishedRecently(_:)``);
-    /// not retained. Empty until the first one finishes.
-    private var recentlyFinished: [UInt] = []
-    /// The slot of ``recentlyFinished`` the next finished task takes.
-    private var recentlyFinishedNext = 0
-    /// How many finished tasks ``recentlyFinished`` remembers.
-    static let recentCapacity = 64
+    /// The addresses of the last tasks whose records were dropped as they finished (see ``finishedRecently(_:)``).
+    private let recentlyFinished = RecentlyFinished()
     /// The identity the next ``begin(label:callSite:onMainActor:)`` hands out.
     private(set) var nextID: UInt64 = 1
 
@@ -372,15 +367,13 @@ struct TrackedTasks: Sendable {
     }
 
     /// Notes that the task of `key` finished and its record is gone, among the last ``recentlyFinished`` holds.
-    private mutating func noteFinished(_ key: TrackedTaskKey) {
-        if self.recentlyFinished.isEmpty { self.recentlyFinished = Array(repeating: 0, count: Self.recentCapacity) }
-        self.recentlyFinished[self.recentlyFinishedNext] = key.address
-        self.recentlyFinishedNext = (self.recentlyFinishedNext + 1) % Self.recentCapacity
+    private func noteFinished(_ key: TrackedTaskKey) {
+        self.recentlyFinished.note(key.address)
     }
 
     /// Whether the task of `key` is one of this dispatcher's that finished lately (one of the last
-    /// ``recentCapacity``), its record gone. By address only: a foreign task at the address of a freed one reads
-    /// as finished here, and `value(of:)` then awaits it without its bound, as 0.2 did.
+    /// ``RecentlyFinished/capacity``), its record gone. By address only: a foreign task at the address of a freed
+    /// one reads as finished here, and `value(of:)` then awaits it without its bound, as 0.2 did.
     func finishedRecently(_ key: TrackedTaskKey) -> Bool {
         self.recentlyFinished.contains(key.address)
     }
@@ -427,5 +420,25 @@ extension Schedule {
     mutating func unobservedErrorsFailure(method: String) -> Failure? {
         guard !self.tracked.unobserved.isEmpty else { return nil }
         return self.failure(.unobservedTaskErrors(method: method, errors: self.tracked.takeUnobserved()))
+    }
+}
+
+/// The addresses of the last tasks that finished, in a ring; not retained.
+///
+/// A class, so that noting one writes one slot in place, with no copy-on-write check of the value that holds it.
+/// `@unchecked Sendable`: read and written only under the lock of the dispatcher whose ``TrackedTasks`` holds it.
+final class RecentlyFinished: @unchecked Sendable {
+    /// How many finished tasks it remembers.
+    static let capacity = 64
+    private var slots = [UInt](repeating: 0, count: RecentlyFinished.capacity)
+    private var next = 0
+
+    func note(_ address: UInt) {
+        self.slots[self.next] = address
+        self.next = self.next == Self.capacity - 1 ? 0 : self.next + 1
+    }
+
+    func contains(_ address: UInt) -> Bool {
+        self.slots.contains(address)
     }
 }
