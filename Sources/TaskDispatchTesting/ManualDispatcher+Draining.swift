@@ -278,8 +278,10 @@ extension ManualDispatcher {
 
     /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.
     ///
-    /// The condition is checked before the first task and after each task, on the calling thread. When the
-    /// tasks run out, the call returns if the last check held, and throws otherwise.
+    /// The condition is checked before the first task and after each task, on the calling thread, while the call
+    /// holds the run (a run method called from the condition throws ``ManualDispatcherError/Kind/reentrantRun``,
+    /// the first check included). When the tasks run out, the call returns if the last check held, and throws
+    /// otherwise.
     ///
     /// ```swift
     /// try dispatcher.run(until: { service.retryCount == 2 })
@@ -292,10 +294,11 @@ extension ManualDispatcher {
     @discardableResult
     public func run(until condition: () -> Bool) throws(ManualDispatcherError) -> Int {
         let method = "run(until:)"
-        if condition() { return 0 }
         return try withoutActuallyEscaping(condition) { condition throws(ManualDispatcherError) in
             let start = try self.claimRun(method)
             defer { self.endRun() }
+            // Under the claim, as every later check: a run the condition makes is refused the same way each time.
+            if condition() { return 0 }
             var satisfied = false
             let holdingClock = MainActorExecution.isOnMainActor
             let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock) {

@@ -175,6 +175,27 @@ import Testing
         #expect(error.summary.contains("\"again\""))
         dispatcher.cancelAllPendingTasks()
     }
+
+    @Test func aConditionThatRunsTasksIsRefusedFromItsFirstCheck() throws {
+        // 1.0's first run(until:) checked the condition once before it took the run, so a run method called there
+        // ran tasks on the first check and was refused as re-entrant on every later one.
+        let dispatcher = ManualDispatcher()
+        dispatcher.background(label: "a") {}
+        var refusals: [ManualDispatcherError.Kind] = []
+        let error = try #require(throws: ManualDispatcherError.self) {
+            try dispatcher.run(until: {
+                do throws(ManualDispatcherError) {
+                    try dispatcher.runNext()
+                } catch {
+                    refusals.append(error.kind)
+                }
+                return false
+            })
+        }
+        #expect(error.kind == .conditionNotMet)
+        #expect(refusals == [.reentrantRun, .reentrantRun])  // the first check, and the one after "a"
+        #expect(dispatcher.history.map(\.task.label) == ["a"])  // run by run(until:), not by the condition
+    }
 }
 
 @Suite struct ManualDispatcherHistoryTests {
