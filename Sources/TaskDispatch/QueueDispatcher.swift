@@ -90,9 +90,10 @@ public struct QueueDispatcher: TaskDispatcher {
                 #endif
             }
         case .background:
+            let isDelayed = task.isDelayed
             // A task that never runs is not outstanding work: a shutdown wait would wait for it for ever.
-            state = State(task.work, tracker: task.delay.neverElapses ? nil : self.tracker)
-            if task.isDelayed {
+            state = State(task.work, tracker: isDelayed && task.delay.neverElapses ? nil : self.tracker)
+            if isDelayed {
                 let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
             } else if let queue = self.backgroundQueue {

@@ -106,7 +106,7 @@ extension TaskDispatcher {
     /// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch, as diagnostics name it (the tracked waits
     /// here, and a test dispatcher's messages about an await it ended).
     package static func describe(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
-        "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
+        describeAwaitableCall(method, label, callSite)
     }
 
     /// Dispatches the task that `makeTask` builds, whose closure finishes `awaited`, and suspends until `awaited`
@@ -135,4 +135,10 @@ extension TaskDispatcher {
             awaited.cancel()
         }
     }
+}
+
+/// `runInBackground "parse" (Feed.swift:12)`: an awaitable call as every message names it
+/// (`TaskDispatcher.describe`, `DroppedWorkError`).
+func describeAwaitableCall(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
+    "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
 }

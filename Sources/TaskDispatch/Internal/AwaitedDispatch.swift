@@ -136,23 +136,18 @@ package final class AwaitedWork<Value: Sendable, Body: Sendable>: Sendable {
             DroppedWorkError(method: self.method.description, label: self.label, callSite: self.callSite)
         }
     }
-
-    /// Ends the await with `result`.
-    fileprivate func finish(_ result: Result<Value, any Error>) {
-        self.awaited.finish(result)
-    }
 }
 
 extension AwaitedWork where Body == @Sendable () throws -> Value {
     /// Runs the work and ends the await with its outcome.
     package func run() {
-        self.finish(Result { try self.body() })
+        self.awaited.finish(Result { try self.body() })
     }
 }
 
 extension AwaitedWork where Body == @MainActor @Sendable () throws -> Value {
     /// Runs the work on the main actor and ends the await with its outcome.
     @MainActor package func run() {
-        self.finish(Result { try self.body() })
+        self.awaited.finish(Result { try self.body() })
     }
 }

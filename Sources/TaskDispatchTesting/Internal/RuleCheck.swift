@@ -113,7 +113,7 @@ struct RuleCheck: Sendable {
         let log = self.log
         let now = self.subject.now
         let index = log.add(ContractTask(context: context, delay: delay, dispatchTime: now(), note: note))
-        let call = DispatchCall()
+        let call = body.map { _ in DispatchCall() }  // only a task whose body may wait for its call's return
         let callsInProgress = self.callsInProgress
         let record: @Sendable () -> Void = {
             log.record(
@@ -125,7 +125,7 @@ struct RuleCheck: Sendable {
                     dispatcherMovedOn: movedOn?.isSet ?? true
                 )
             )
-            body?(call)
+            if let body, let call { body(call) }
         }
         let work: DispatchedTask.Work =
             switch context {
@@ -134,7 +134,7 @@ struct RuleCheck: Sendable {
             }
         let task = DispatchedTask(work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
         let handle = self.callsInProgress.call { self.subject.dispatcher.dispatch(task) }
-        call.returned()
+        call?.returned()
         return (index, handle)
     }
 

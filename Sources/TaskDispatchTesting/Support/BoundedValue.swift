@@ -8,14 +8,18 @@ import TaskDispatch
 /// A task that has not finished at the deadline is left running; a small task of this type awaits its result
 /// until it ends, and drops it.
 final class BoundedValue<Success: Sendable>: Sendable {
-    private struct State: Sendable {
-        var continuation: CheckedContinuation<Success?, any Error>?
-        /// The outcome that came before the continuation was stored (a cancellation), if any.
-        var early: Result<Success?, any Error>?
-        var isResumed = false
+    private enum State: Sendable {
+        /// Neither the caller's continuation nor an outcome has come.
+        case idle
+        /// The caller waits.
+        case waiting(CheckedContinuation<Success?, any Error>)
+        /// An outcome came before the continuation (a cancellation): ``start(_:)`` resumes with it.
+        case early(Result<Success?, any Error>)
+        /// The caller was resumed, or will be by ``start(_:)``: later outcomes are dropped.
+        case ended
     }
 
-    private let state = LockedValue(State())
+    private let state = LockedValue(State.idle)
 
     /// `task`'s value, or `nil` if it has not finished at `deadline`.
     ///
@@ -35,11 +39,12 @@ final class BoundedValue<Success: Sendable>: Sendable {
 
     private func start(_ continuation: CheckedContinuation<Success?, any Error>) {
         let early = self.state.withLock { state -> Result<Success?, any Error>? in
-            guard let early = state.early else {
-                state.continuation = continuation
+            guard case .early(let outcome) = state else {
+                state = .waiting(continuation)
                 return nil
             }
-            return early
+            state = .ended
+            return outcome
         }
         if let early { continuation.resume(with: early) }
     }
@@ -47,14 +52,16 @@ final class BoundedValue<Success: Sendable>: Sendable {
     /// Resumes the caller with `outcome` if nothing has yet.
     private func resume(with outcome: Result<Success?, any Error>) {
         let continuation = self.state.withLock { state -> CheckedContinuation<Success?, any Error>? in
-            guard !state.isResumed else { return nil }
-            state.isResumed = true
-            guard let continuation = state.continuation else {
-                state.early = outcome  // before the continuation was stored: `start` resumes with it
+            switch state {
+            case .idle:
+                state = .early(outcome)
+                return nil
+            case .waiting(let continuation):
+                state = .ended
+                return continuation
+            case .early, .ended:
                 return nil
             }
-            state.continuation = nil
-            return continuation
         }
         continuation?.resume(with: outcome)
     }
