@@ -79,35 +79,11 @@ extension ManualDispatcher {
         }
         guard let scope = made else { preconditionFailure("the start's dispatch did not accept it") }
         let id = scope.id
-        let isolation = operation.isolation  // nil for a nonisolated operation
-        let task: Task<Success, any Error>
-        if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
-            // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
-            // run, suspend on the gate, and run again); it is held there until `Task.immediate` has returned, even
-            // if another thread runs the start meanwhile. A main-actor operation begins here only when this thread
-            // is on the main actor; otherwise it is enqueued there.
-            if onMainActor {
-                task = Task.immediate { @MainActor in
-                    try await Self.runTracked(scope, operation, isolation: MainActor.shared)
-                }
-            } else {
-                task = Task.immediate {
-                    try await Self.runTracked(scope, operation, isolation: isolation)
-                }
-            }
-        } else if onMainActor {
-            // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
-            // waits for a thread of the global executor, which other work in the process may be holding.
-            task = Task { @MainActor in
-                try await Self.runTracked(scope, operation, isolation: MainActor.shared)
-            }
-        } else if isolation == nil, prefersExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            task = Task(executorPreference: self.taskExecutor) {
-                try await Self.runTracked(scope, operation, isolation: nil)
-            }
-        } else {
-            task = Task { try await Self.runTracked(scope, operation, isolation: isolation) }
+        // The scope is bound around the task's creation, which copies it into the task: bound inside the body, it
+        // would cost the body the executor switches of the async `withValue`, on entry and on return.
+        let task = TaskTracking.$scope.withValue(scope) {
+            self.makeTrackedTask(
+                scope, operation, onMainActor: onMainActor, immediate: immediate, prefersExecutor: prefersExecutor)
         }
         // The task is known by its key from here; a body held on this thread (now off it) may go on.
         let key = TrackedTaskKey(task)
@@ -117,6 +93,65 @@ extension ManualDispatcher {
         }
         if let released { released.continuation.resume(with: released.outcome) }
         return task
+    }
+
+    /// The tracked task itself, begun at once on this thread when `immediate` (see `startTask`'s comments), with
+    /// its body in ``runTracked(_:_:isolation:)``.
+    private func makeTrackedTask<Success: Sendable>(
+        _ scope: TrackedTaskScope,
+        _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
+        onMainActor: Bool,
+        immediate: Bool,
+        prefersExecutor: Bool
+    ) -> Task<Success, any Error> {
+        let isolation = operation.isolation  // nil for a nonisolated operation
+        if isolation == nil, prefersExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            // The package's own tests: every job of the task is a pending task of the dispatcher.
+            return Task(executorPreference: self.taskExecutor) {
+                try await Self.runTracked(scope, operation, isolation: nil)
+            }
+        }
+        // The task, its child tasks and the default actors they enter run their jobs through an executor that counts
+        // them, so the task settles only when no part of it runs (where the runtime has task executors). A
+        // nonisolated task prefers it from its creation. An operation isolated to an actor runs there whatever the
+        // task prefers, and a task preferring another executor would pass through it after each return to the actor:
+        // only its child tasks prefer it (`runTracked`). The task's closure keeps it alive: a runtime may not.
+        var counting: (any Sendable & AnyObject)?
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            counting = TrackedTaskExecutor(scope: scope)
+        }
+        let preferred = isolation == nil ? counting : nil
+        let forChildren = isolation == nil ? nil : counting
+        if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
+            // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
+            // run, suspend on the gate, and run again); it is held there until `Task.immediate` has returned, even
+            // if another thread runs the start meanwhile. A main-actor operation begins here only when this thread
+            // is on the main actor; otherwise it is enqueued there.
+            if onMainActor {
+                return Task.immediate { @MainActor in
+                    try await Self.runTracked(scope, operation, isolation: MainActor.shared, childExecutor: forChildren)
+                }
+            }
+            return Task.immediate(executorPreference: preferred as? any TaskExecutor) {
+                _ = preferred
+                return try await Self.runTracked(scope, operation, isolation: isolation, childExecutor: forChildren)
+            }
+        }
+        if onMainActor {
+            // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
+            // waits for a thread of the global executor, which other work in the process may be holding.
+            return Task { @MainActor in
+                try await Self.runTracked(scope, operation, isolation: MainActor.shared, childExecutor: forChildren)
+            }
+        }
+        if let preferred, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return Task(executorPreference: preferred as? any TaskExecutor) {
+                _ = preferred
+                return try await Self.runTracked(scope, operation, isolation: nil)
+            }
+        }
+        return Task { try await Self.runTracked(scope, operation, isolation: isolation, childExecutor: forChildren) }
     }
 
     /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
@@ -131,7 +166,8 @@ extension ManualDispatcher {
     private static func runTracked<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
-        isolation: isolated (any Actor)?
+        isolation: isolated (any Actor)?,
+        childExecutor: (any Sendable & AnyObject)? = nil
     ) async throws -> Success {
         let monitor = scope.monitor
         let id = scope.id
@@ -143,11 +179,16 @@ extension ManualDispatcher {
             throw error
         }
         do {
-            // The closure names `isolation`, which makes it isolated to it: without that it would be nonisolated,
-            // and the operation's end would hop through the global executor on its way back here.
-            let value = try await TaskTracking.$scope.withValue(scope) {
-                _ = isolation
-                return try await operation()
+            let value: Success
+            if let childExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                // The closure names `isolation`, which isolates it to that actor: a nonisolated closure would pass
+                // through the preferred executor on the operation's return, one more job before the end's record.
+                value = try await withTaskExecutorPreference(childExecutor as? any TaskExecutor, isolation: isolation) {
+                    _ = isolation
+                    return try await operation()
+                }
+            } else {
+                value = try await operation()
             }
             monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
             return value
@@ -274,13 +315,23 @@ extension Monitor where Value == Schedule {
     @discardableResult
     func changeTrackedTasks<Result>(_ change: (inout Schedule) -> Result) -> Result {
         let thread = currentThreadIdentity()
-        let (result, woken, drain) = self.withLock { schedule in
+        let (result, woken, drain, barrier) = self.withLock { schedule in
             let result = change(&schedule)
             let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
-            return (result, schedule.wokenWaiters(), drain)
+            return (result, schedule.wokenWaiters(), drain, schedule.tracked.mainActorBarrierToPost())
         }
         if let woken { WaitResumer.resumeAll(woken) }
+        if let barrier { self.postMainActorBarrier(mark: barrier) }
         if drain { self.drainAutomatically() }
         return result
+    }
+
+    /// Posts a barrier on the main queue (see ``TrackedTasks/awaitsMainActorBarrier``): when it runs, after every
+    /// job enqueued there before it, it notes whether the tracked tasks changed meanwhile, and wakes the calls and
+    /// the auto-advance that wait for the main actor to have nothing more of them to run.
+    func postMainActorBarrier(mark: UInt64) {
+        DispatchQueue.main.async {
+            self.changeTrackedTasks { $0.tracked.mainActorBarrierRan(mark: mark) }
+        }
     }
 }

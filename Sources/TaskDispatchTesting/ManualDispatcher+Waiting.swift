@@ -203,7 +203,8 @@ extension Schedule {
             dueBackground: self.dueBackground,
             delayedForeground: self.waitingForeground,
             delayedBackground: self.waitingBackground,
-            unsettledTasks: self.tracked.unsettledCount,
+            // The main actor counts as one more unsettled task while it may still hold some of them.
+            unsettledTasks: self.tracked.unsettledCount + (self.tracked.awaitsMainActorBarrier ? 1 : 0),
             hasDeferredFailure: self.deferredFailure != nil,
             runClaimed: self.claim != nil
         )

@@ -4,11 +4,11 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// Where a tracked task's body runs: on its operation's own isolation, so the record of its end is made in the same
-/// job as the operation's last step, and a task isolated to an actor (the main actor included) needs no thread of
-/// the global executor to finish.
+/// Where a tracked task's body runs: on its operation's own isolation, so the record of its end is made on the
+/// operation's actor, and a task isolated to an actor (the main actor included) needs no thread of the global
+/// executor to finish.
 @Suite struct TrackedTaskIsolationTests {
-    @Test func anActorIsolatedTaskRecordsItsEndInTheJobThatRanItsLastStep() async throws {
+    @Test func anActorIsolatedTaskRecordsItsEndOnItsActor() async throws {
         guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
         let dispatcher = ManualDispatcher(mode: .autoDrain)
         let counter = ObservedCounter()
@@ -20,8 +20,10 @@ import Testing
         }
         let task = await counter.start(on: dispatcher)
         #expect(try await dispatcher.value(of: task) == 1)
-        // The first job after the return is the one that returned: the task was already recorded as finished.
-        #expect(unfinishedAfterTheLastStep.withLock { $0.first } == 0, "\(unfinishedAfterTheLastStep.withLock { $0 })")
+        // A job of the actor's after the return saw the task recorded as finished: the record was made there. (Not
+        // in the job that returned: the preference for the executor that counts its child tasks' jobs ends after
+        // the operation returns, and the runtime goes through the actor's executor once more for each change.)
+        #expect(unfinishedAfterTheLastStep.withLock { $0.contains(0) }, "\(unfinishedAfterTheLastStep.withLock { $0 })")
         try dispatcher.verifyIdle()
     }
 

@@ -35,6 +35,11 @@ struct TrackedTasks: Sendable {
         /// How many waits on the dispatcher's own work (an awaitable dispatch, a clock sleep) the task, or a child
         /// task of it, is suspended in.
         var ownedWaits = 0
+        /// How many jobs of the task, of its child tasks, or of a default actor one of them entered, are enqueued on
+        /// the task's executor or running there (`TrackedTaskExecutor`): while one is, part of the task runs, so it
+        /// is not settled, whatever else it waits on. Always 0 where tracked tasks have no executor of their own
+        /// (before macOS 15, iOS 18 and the matching releases).
+        var runningJobs = 0
         /// The tracked task whose value this one awaits through `value(of:)`, if any.
         var awaiting: UInt64?
         /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
@@ -108,6 +113,15 @@ struct TrackedTasks: Sendable {
     private(set) var unindexed: [UInt64] = []
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
+    /// How many times the records changed (a task began, started, began or ended a wait, had a job enqueued or run,
+    /// or finished), counting from zero: a main-queue barrier compares it (see ``awaitsMainActorBarrier``).
+    private(set) var changes: UInt64 = 0
+    /// The tracked tasks isolated to the main actor whose operation has begun and not finished.
+    private(set) var runningOnMainActor = 0
+    /// ``changes`` when a barrier on the main queue last ran without a change since it was posted.
+    private var quietAt: UInt64?
+    /// Whether a barrier is posted on the main queue and has not run yet.
+    private var barrierPosted = false
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {
@@ -117,6 +131,7 @@ struct TrackedTasks: Sendable {
     mutating func begin(label: String?, callSite: CallSite, onMainActor: Bool = false) -> UInt64 {
         let id = self.nextID
         self.nextID += 1
+        self.changes &+= 1
         self.records[id] = Record(
             label: label, callSite: callSite, isOnMainActor: onMainActor, phase: .waitingToStart, lastSeen: .created)
         return id
@@ -139,10 +154,13 @@ struct TrackedTasks: Sendable {
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
     mutating func markStarted(_ id: UInt64, at time: Int64) {
+        var onMainActor = false
         self.wake(id) { record in
+            onMainActor = record.isOnMainActor && record.phase == .waitingToStart
             record.phase = .running
             record.lastSeen = .started(at: time)
         }
+        if onMainActor { self.runningOnMainActor += 1 }
     }
 
     /// Task `id`, or a child task of it, is about to suspend until the dispatcher runs `description`.
@@ -159,6 +177,16 @@ struct TrackedTasks: Sendable {
             record.ownedWaits -= 1
             record.lastSeen = .resumed(after: description)
         }
+    }
+
+    /// A job of task `id`, of a child task of it, or of an actor one of them entered, was enqueued on its executor.
+    mutating func jobEnqueued(_ id: UInt64) {
+        self.update(id) { $0.runningJobs += 1 }
+    }
+
+    /// That job has run: the code it ran has suspended or finished.
+    mutating func jobRan(_ id: UInt64) {
+        self.update(id) { $0.runningJobs -= 1 }
     }
 
     /// Task `id` awaits the value of tracked task `other` through `value(of:)` (`nil`: that await ended).
@@ -196,8 +224,9 @@ struct TrackedTasks: Sendable {
 
     // MARK: - Settling
 
-    /// Whether task `id` is settled: finished, failed, waiting for its start, suspended on the dispatcher's own
-    /// work, or awaiting (through `value(of:)`) a tracked task that is settled and not finished.
+    /// Whether task `id` is settled: finished, failed, waiting for its start, or, with no job of it running on its
+    /// executor, suspended on the dispatcher's own work or awaiting (through `value(of:)`) a tracked task that is
+    /// settled and not finished.
     ///
     /// A task whose awaited task has finished is about to resume, so it is not settled until it waits again.
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
@@ -206,6 +235,8 @@ struct TrackedTasks: Sendable {
         case .waitingToStart, .failed:
             return true
         case .running:
+            // A job of it runs, or is about to: a child task that has not reached its first wait yet, say.
+            guard record.runningJobs == 0 else { return false }
             if record.ownedWaits > 0 { return true }
             guard let other = record.awaiting, depth < 64, let awaited = self.records[other],
                 awaited.phase != .failed
@@ -220,6 +251,43 @@ struct TrackedTasks: Sendable {
     ///   it is read when an async call checks its condition or auto-advance considers moving the clock.
     var unsettledCount: Int {
         self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
+    }
+
+    // MARK: - The main actor
+
+    /// Whether the clock must wait for the main actor before it moves, or a drain before it ends: a tracked task
+    /// isolated to the main actor is running, and the records changed since a barrier last went through the main
+    /// queue.
+    ///
+    /// Such a task's jobs run on the main actor, not on the executor that counts the jobs of a tracked task
+    /// (`TrackedTaskExecutor`): when a child task it awaits finishes, say, the task is enqueued there, runnable,
+    /// while its records say it waits. A barrier posted on the main queue runs after every job enqueued there
+    /// before it; if the records did not change meanwhile, the main actor had nothing more of the tasks to run.
+    var awaitsMainActorBarrier: Bool {
+        self.runningOnMainActor > 0 && self.quietAt != self.changes
+    }
+
+    /// The mark to post a barrier on the main queue with, when every tracked task is settled but the main actor may
+    /// still hold some of them (``awaitsMainActorBarrier``), and no barrier is on its way; `nil` otherwise.
+    mutating func mainActorBarrierToPost() -> UInt64? {
+        guard !self.barrierPosted, self.awaitsMainActorBarrier, self.unsettledCount == 0 else { return nil }
+        self.barrierPosted = true
+        return self.changes
+    }
+
+    /// The barrier posted at `mark` went through the main queue.
+    mutating func mainActorBarrierRan(mark: UInt64) {
+        self.barrierPosted = false
+        if self.changes == mark { self.quietAt = mark }
+    }
+
+    /// The running tracked tasks isolated to the main actor, oldest first: what a drain waits for while a barrier
+    /// does not get through the main queue.
+    var runningOnMainActorTasks: [UnsettledTask] {
+        self.describe(
+            self.records.keys.sorted().filter {
+                self.records[$0]?.isOnMainActor == true && self.records[$0]?.phase == .running
+            })
     }
 
     /// The tracked tasks that are not settled, oldest first.
@@ -299,6 +367,10 @@ struct TrackedTasks: Sendable {
         // One lookup, and the record read in place: a copy would retain and release the task it holds, from the
         // thread that runs the task.
         guard let index = self.records.index(forKey: id) else { return }
+        self.changes &+= 1
+        if self.records.values[index].isOnMainActor, self.records.values[index].phase == .running {
+            self.runningOnMainActor -= 1
+        }
         if let error, !(error is CancellationError), !self.records.values[index].claimed {
             self.records.values[index].phase = .failed
             self.records.values[index].error = Self.describe(error)
@@ -391,6 +463,7 @@ struct TrackedTasks: Sendable {
     /// Changes record `id`, if it exists.
     private mutating func update(_ id: UInt64, _ change: (inout Record) -> Void) {
         guard let index = self.records.index(forKey: id) else { return }
+        self.changes &+= 1
         change(&self.records.values[index])  // in place: no copy of the record
     }
 }

@@ -150,14 +150,15 @@ func withTimeout<Value: Sendable>(
 }
 
 @Test @MainActor func timesOutOnTheDispatchersClock() async throws {
-    let dispatcher = ManualDispatcher()
+    let dispatcher = ManualDispatcher(mode: .autoAdvance)
     let task = dispatcher.startTask(label: "load") {
         try await withTimeout(.seconds(5), on: dispatcher) {
             try await dispatcher.runInBackground(after: .seconds(10), label: "slow fetch") { "late" }
         }
     }
-    try await dispatcher.advance(by: .seconds(5))
+    // The clock moves while the test awaits the task, which claims the error.
     await #expect(throws: TimedOut.self) { try await dispatcher.value(of: task) }
+    #expect(dispatcher.now == .seconds(5))  // the slow fetch was cancelled with its child task
     try dispatcher.verifyIdle()
 }
 
