@@ -143,6 +143,11 @@ extension ManualDispatcherError {
                 .waitTimedOut(after: limit),
                 "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
             )
+        case .runFromTrackedTask(let method, let task):
+            return (
+                .reentrantRun,
+                "\(method) was called from inside \(task), which this dispatcher tracks: its drains wait for that task to settle, so the call would wait for itself. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
+            )
         case .untrackedTaskNotFinished(let limit):
             return (
                 .waitTimedOut(after: limit),

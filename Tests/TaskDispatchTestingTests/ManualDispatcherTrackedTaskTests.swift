@@ -183,3 +183,28 @@ private final class RunCounter: Sendable {
     func increment() { self.count.withLock { $0 += 1 } }
     var value: Int { self.count.withLock { $0 } }
 }
+
+/// An async run method called from inside one of the dispatcher's own tracked tasks would wait for that task to
+/// settle: it is refused at once, naming the task, where it used to wait out its limit and blame something foreign.
+@Suite struct RunFromTrackedTaskTests {
+    @Test(arguments: ["runUntilIdle()", "advance(by: 1 s)", "settle()", "runNext()"])
+    func anAsyncRunMethodInsideATrackedTaskIsRefusedAtOnce(method: String) async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
+        let task = dispatcher.startTask(label: "runs tasks") { () async throws -> Void in
+            switch method {
+            case "runUntilIdle()": try await dispatcher.runUntilIdle()
+            case "advance(by: 1 s)": try await dispatcher.advance(by: .seconds(1))
+            case "settle()": try await dispatcher.settle()
+            default: try await dispatcher.runNext()
+            }
+        }
+        try await dispatcher.runNext()  // its start
+        let started = ContinuousClock.now
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: task) }
+        #expect(error?.kind == .reentrantRun)
+        #expect(error?.description.contains("\(method) was called from inside tracked task \"runs tasks\"") == true)
+        #expect(ContinuousClock.now - started < .seconds(30), "refused at once, not after the 60 s limit")
+        try await dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+}

@@ -63,6 +63,9 @@ struct Failure {
         )
         /// `value(of:)`, given a task this dispatcher did not start, waited `limit` of real time for it in vain.
         case untrackedTaskNotFinished(limit: Duration)
+        /// An async run method was called from inside `task`, one of this dispatcher's tracked tasks: its drains
+        /// wait for that task to settle, so it would wait for itself.
+        case runFromTrackedTask(method: String, task: String)
     }
 
     var misuse: Misuse
