@@ -362,7 +362,10 @@ extension ManualDispatcher {
     ///
     /// It runs what is due now, waits until the tracked tasks settle (see ``runUntilIdle(waitingUpTo:)``), then
     /// moves the clock to the next delayed task due at or before the target, and repeats; when none is left, the
-    /// clock shows the target.
+    /// clock shows the target. A call that throws can leave the clock short of the target, where it stopped, with
+    /// later tasks up to the target still pending. A tracked task that throws on the way is
+    /// reported by this call unless the test already awaits it with ``value(of:)``: to expect that error, let
+    /// ``Mode/autoAdvance`` move the clock while the test awaits the task.
     ///
     /// - Parameters:
     ///   - duration: How far to move the clock; zero is ``settle(waitingUpTo:)``.
