@@ -268,7 +268,10 @@ extension ManualDispatcher {
         }
         let (failure, callSites) = self.monitor.withLock { schedule -> (Failure?, [CallSite]) in
             (
-                found == nil ? schedule.failure(.labelNotFound(method: method, label: label, ran: ran)) : nil,
+                found == nil
+                    ? schedule.failure(
+                        .labelNotFound(method: method, label: label, ran: ran, unsettled: schedule.tracked.unsettled))
+                    : nil,
                 schedule.callSites.sites
             )
         }
@@ -308,7 +311,9 @@ extension ManualDispatcher {
             }
             guard satisfied else {
                 throw ManualDispatcherError(
-                    self.monitor.withLock { $0.failure(.conditionNotMet(method: method, ran: ran)) }
+                    self.monitor.withLock {
+                        $0.failure(.conditionNotMet(method: method, ran: ran, unsettled: $0.tracked.unsettled))
+                    }
                 )
             }
             return ran

@@ -238,12 +238,22 @@ extension ManualDispatcherError {
                 .pendingTasks,
                 "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). Drive them to the end with try await dispatcher.runUntilIdle(), cancel them, or fix the code that dispatched them"
             )
-        case .labelNotFound(let method, let label, let ran):
+        case .labelNotFound(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
+            return (
+                .conditionNotMet,
+                "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled)), and may dispatch it later. Let them settle first with try await dispatcher.settle(), then call \(method)"
+            )
+        case .labelNotFound(let method, let label, let ran, _):
             return (
                 .conditionNotMet,
                 "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more. Check the label, and that the code under test dispatched that task"
             )
-        case .conditionNotMet(let method, let ran):
+        case .conditionNotMet(let method, let ran, let unsettled) where !unsettled.isEmpty:
+            return (
+                .conditionNotMet,
+                "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled)), and may change the state later. Let them settle first with try await dispatcher.settle(), then call \(method)"
+            )
+        case .conditionNotMet(let method, let ran, _):
             return (
                 .conditionNotMet,
                 "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
@@ -275,6 +285,11 @@ extension ManualDispatcherError {
     }
 
     /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
+    /// `1 tracked task is still running on its own executor, which this synchronous call cannot wait for: …`.
+    private static func stillRunning(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
+        "\(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which this synchronous call cannot wait for: \(Self.listing(tasks))"
+    }
+
     private static func listing(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
         tasks.map { task in
             let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""

@@ -208,3 +208,44 @@ private final class RunCounter: Sendable {
         try dispatcher.verifyIdle()
     }
 }
+
+/// `run(untilTaskLabeled:)` and `run(until:)` run out of tasks while a tracked task still runs on its own: the
+/// error names that task, which may dispatch the labeled task later, instead of only blaming the label.
+@Suite struct RunUntilWithRunningTrackedTaskTests {
+    private final class Resumption: @unchecked Sendable {
+        private let lock = Locked<CheckedContinuation<Void, Never>?>(nil)
+        func park(_ continuation: CheckedContinuation<Void, Never>) { self.lock.withLock { $0 = continuation } }
+        func resume() { self.lock.withLock { $0.take() }?.resume() }
+    }
+
+    @Test(arguments: [true, false])
+    func theErrorNamesTheTrackedTaskStillRunning(byLabel: Bool) async throws {
+        let dispatcher = ManualDispatcher()
+        let resumption = Resumption()
+        let (parked, parking) = AsyncStream<Void>.makeStream()
+        let task = dispatcher.startTask(label: "load") { () async throws -> Void in
+            // Something the dispatcher does not control, which the test resumes below.
+            await withCheckedContinuation { continuation in
+                resumption.park(continuation)
+                parking.yield()
+            }
+            dispatcher.foreground(label: "deliver") {}
+        }
+        try await dispatcher.runNext()  // its start
+        for await _ in parked { break }
+        let error = #expect(throws: ManualDispatcherError.self) {
+            if byLabel {
+                try dispatcher.run(untilTaskLabeled: "deliver")
+            } else {
+                try dispatcher.run(until: { false })
+            }
+        }
+        #expect(error?.kind == .conditionNotMet)
+        #expect(error?.description.contains("1 tracked task is still running on its own executor") == true)
+        #expect(error?.description.contains("\"load\"") == true)
+        resumption.resume()
+        try await dispatcher.value(of: task)
+        try await dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+}

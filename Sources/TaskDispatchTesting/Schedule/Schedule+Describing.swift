@@ -37,8 +37,9 @@ struct Failure {
         case autoDrainRunaway(ran: Int, jumps: Int?)
         /// `unfinished`: tracked tasks that have not finished either, often the ones whose sleeps are pending.
         case pendingTasks(unfinished: [TrackedTasks.UnsettledTask])
-        case labelNotFound(method: String, label: String, ran: Int)
-        case conditionNotMet(method: String, ran: Int)
+        /// `unsettled`: the tracked tasks still running on their own when the tasks ran out, which may dispatch it.
+        case labelNotFound(method: String, label: String, ran: Int, unsettled: [TrackedTasks.UnsettledTask])
+        case conditionNotMet(method: String, ran: Int, unsettled: [TrackedTasks.UnsettledTask])
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
         case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])
