@@ -101,7 +101,7 @@ extension ManualDispatcherError {
         case .tasksNotSettled(let method, let limit?, let tasks):
             return (
                 .unsettledTasks(after: limit),
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
             )
         case .tasksNotSettled(let method, nil, let tasks):
             return (
