@@ -30,7 +30,10 @@ public import Testing
 /// is scoped by a task-local value (through `ManualDispatcherRegistry`), so tests that run in parallel never
 /// see each other's dispatchers, and a dispatcher created in a child task or a `Task {}` of the test counts
 /// for that test. A dispatcher created on a thread the test does not own (a Dispatch queue, a detached task)
-/// is not tracked.
+/// is not tracked. A dispatcher belongs to the one test that created it: one kept in a `static let` or another
+/// shared place, created by whichever test touches it first, is checked at the end of that test only, and the
+/// work other tests leave in it is not. Create a dispatcher in each test (or in the suite's `init`, which
+/// Swift Testing runs for each test).
 ///
 /// ## Random order
 ///
