@@ -74,11 +74,7 @@ extension ManualDispatcher {
                     throw CancellationError()
                 case .timedOut:
                     let failure = self.monitor.withLock { schedule -> Failure? in
-                        var unsettled = schedule.tracked.unsettled
-                        // Settled, but the main actor did not get through to the barrier within the limit.
-                        if unsettled.isEmpty, schedule.tracked.awaitsMainActorBarrier {
-                            unsettled = schedule.tracked.runningOnMainActorTasks
-                        }
+                        let unsettled = schedule.tracked.unsettled
                         guard !unsettled.isEmpty else { return nil }  // settled as the timer fired
                         return schedule.failure(.tasksNotSettled(method: method, limit: limit, tasks: unsettled))
                     }
@@ -145,14 +141,7 @@ extension ManualDispatcher {
                 continue
             }
             if jump { return .idle }
-            let (settled, barrier) = self.monitor.withLock { schedule -> (Bool, UInt64?) in
-                guard schedule.tracked.unsettledCount == 0 else { return (false, nil) }
-                // Settled as far as the records go; a task on the main actor may still have a job enqueued there.
-                guard schedule.tracked.awaitsMainActorBarrier else { return (true, nil) }
-                return (false, schedule.tracked.mainActorBarrierToPost())
-            }
-            if let barrier { self.monitor.postMainActorBarrier(mark: barrier) }
-            guard settled else { return .unsettled }
+            guard self.monitor.withLock({ $0.tracked.unsettledCount == 0 }) else { return .unsettled }
             jump = true
         }
     }

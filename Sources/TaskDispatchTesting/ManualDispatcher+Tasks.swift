@@ -111,17 +111,26 @@ extension ManualDispatcher {
                 try await Self.runTracked(scope, operation, isolation: nil)
             }
         }
-        // The task, its child tasks and the default actors they enter run their jobs through an executor that counts
-        // them, so the task settles only when no part of it runs (where the runtime has task executors). A
-        // nonisolated task prefers it from its creation. An operation isolated to an actor runs there whatever the
-        // task prefers, and a task preferring another executor would pass through it after each return to the actor:
-        // only its child tasks prefer it (`runTracked`). The task's closure keeps it alive: a runtime may not.
-        var counting: (any Sendable & AnyObject)?
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            counting = TrackedTaskExecutor(scope: scope)
+        // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
+        // that counts them, so the task settles only when no part of it runs (where the runtime has task
+        // executors). A task isolated to an actor has none: with a preference, the runtime sends it through its
+        // actor's executor again at each call that takes an isolation, so a main-actor task would give up the main
+        // actor there, which it does not do in production. The task's closure keeps the executor alive: a runtime
+        // may not.
+        if isolation == nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            let counting = TrackedTaskExecutor(scope: scope)
+            if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                // Begun on this thread up to its gate, as below.
+                return Task.immediate(executorPreference: counting) {
+                    _ = counting
+                    return try await Self.runTracked(scope, operation, isolation: nil)
+                }
+            }
+            return Task(executorPreference: counting) {
+                _ = counting
+                return try await Self.runTracked(scope, operation, isolation: nil)
+            }
         }
-        let preferred = isolation == nil ? counting : nil
-        let forChildren = isolation == nil ? nil : counting
         if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
             // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
@@ -130,28 +139,17 @@ extension ManualDispatcher {
             // is on the main actor; otherwise it is enqueued there.
             if onMainActor {
                 return Task.immediate { @MainActor in
-                    try await Self.runTracked(scope, operation, isolation: MainActor.shared, childExecutor: forChildren)
+                    try await Self.runTracked(scope, operation, isolation: MainActor.shared)
                 }
             }
-            return Task.immediate(executorPreference: preferred as? any TaskExecutor) {
-                _ = preferred
-                return try await Self.runTracked(scope, operation, isolation: isolation, childExecutor: forChildren)
-            }
+            return Task.immediate { try await Self.runTracked(scope, operation, isolation: isolation) }
         }
         if onMainActor {
             // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
             // waits for a thread of the global executor, which other work in the process may be holding.
-            return Task { @MainActor in
-                try await Self.runTracked(scope, operation, isolation: MainActor.shared, childExecutor: forChildren)
-            }
+            return Task { @MainActor in try await Self.runTracked(scope, operation, isolation: MainActor.shared) }
         }
-        if let preferred, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            return Task(executorPreference: preferred as? any TaskExecutor) {
-                _ = preferred
-                return try await Self.runTracked(scope, operation, isolation: nil)
-            }
-        }
-        return Task { try await Self.runTracked(scope, operation, isolation: isolation, childExecutor: forChildren) }
+        return Task { try await Self.runTracked(scope, operation, isolation: isolation) }
     }
 
     /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
@@ -166,8 +164,7 @@ extension ManualDispatcher {
     private static func runTracked<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
-        isolation: isolated (any Actor)?,
-        childExecutor: (any Sendable & AnyObject)? = nil
+        isolation: isolated (any Actor)?
     ) async throws -> Success {
         let monitor = scope.monitor
         let id = scope.id
@@ -179,17 +176,7 @@ extension ManualDispatcher {
             throw error
         }
         do {
-            let value: Success
-            if let childExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-                // The closure names `isolation`, which isolates it to that actor: a nonisolated closure would pass
-                // through the preferred executor on the operation's return, one more job before the end's record.
-                value = try await withTaskExecutorPreference(childExecutor as? any TaskExecutor, isolation: isolation) {
-                    _ = isolation
-                    return try await operation()
-                }
-            } else {
-                value = try await operation()
-            }
+            let value = try await operation()
             monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
             return value
         } catch {
@@ -315,23 +302,13 @@ extension Monitor where Value == Schedule {
     @discardableResult
     func changeTrackedTasks<Result>(_ change: (inout Schedule) -> Result) -> Result {
         let thread = currentThreadIdentity()
-        let (result, woken, drain, barrier) = self.withLock { schedule in
+        let (result, woken, drain) = self.withLock { schedule in
             let result = change(&schedule)
             let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
-            return (result, schedule.wokenWaiters(), drain, schedule.tracked.mainActorBarrierToPost())
+            return (result, schedule.wokenWaiters(), drain)
         }
         if let woken { WaitResumer.resumeAll(woken) }
-        if let barrier { self.postMainActorBarrier(mark: barrier) }
         if drain { self.drainAutomatically() }
         return result
-    }
-
-    /// Posts a barrier on the main queue (see ``TrackedTasks/awaitsMainActorBarrier``): when it runs, after every
-    /// job enqueued there before it, it notes whether the tracked tasks changed meanwhile, and wakes the calls and
-    /// the auto-advance that wait for the main actor to have nothing more of them to run.
-    func postMainActorBarrier(mark: UInt64) {
-        DispatchQueue.main.async {
-            self.changeTrackedTasks { $0.tracked.mainActorBarrierRan(mark: mark) }
-        }
     }
 }

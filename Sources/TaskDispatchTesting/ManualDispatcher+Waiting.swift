@@ -203,8 +203,7 @@ extension Schedule {
             dueBackground: self.dueBackground,
             delayedForeground: self.waitingForeground,
             delayedBackground: self.waitingBackground,
-            // The main actor counts as one more unsettled task while it may still hold some of them.
-            unsettledTasks: self.tracked.unsettledCount + (self.tracked.awaitsMainActorBarrier ? 1 : 0),
+            unsettledTasks: self.tracked.unsettledCount,
             hasDeferredFailure: self.deferredFailure != nil,
             runClaimed: self.claim != nil
         )

@@ -216,7 +216,6 @@ public final class ManualDispatcher: TaskDispatcher {
         describedAs what: @autoclosure () -> String = "",
         _ accept: (inout Schedule) -> ScheduledTask
     ) -> TaskHandle {
-        var barrier: UInt64?
         let (scheduled, then, woken, byTrackedTask) = self.monitor.withLock {
             schedule -> (ScheduledTask, AfterRecord, [WaitResumer]?, Bool) in
             let scheduled = accept(&schedule)
@@ -238,12 +237,9 @@ public final class ManualDispatcher: TaskDispatcher {
             }
             let woken = schedule.wokenWaiters()
             let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
-            // A wait recorded may have settled a task on the main actor, which only a barrier can confirm.
-            if byTrackedTask { barrier = schedule.tracked.mainActorBarrierToPost() }
             return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
         }
         if let woken { WaitResumer.resumeAll(woken) }
-        if let barrier { self.monitor.postMainActorBarrier(mark: barrier) }
         switch then {
         case .nothing: break
         case .drain: self.drainAutomatically()

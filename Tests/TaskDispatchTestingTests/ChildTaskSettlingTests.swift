@@ -2,8 +2,9 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// Tracked tasks whose child tasks (`async let`, task groups) run at the same time: the drains move the clock only
-/// when no part of the task runs, so a child that has not reached its first wait yet is not skipped past.
+/// Nonisolated tracked tasks whose child tasks (`async let`, task groups) run at the same time: the drains move the
+/// clock only when no part of the task runs, so a child that has not reached its first wait yet is not skipped past.
+/// From a main-actor test, the operations are `@concurrent`, as the recipes article advises for a race.
 ///
 /// Each case repeats: before the tracked task's jobs were counted, a sibling that started after another had waited
 /// read a later time in most runs, but not in all.
@@ -11,8 +12,9 @@ import Testing
     private struct TimedOut: Error {}
 
     /// The operation's value, or `TimedOut` when the dispatcher's clock passes `limit` first: a task group racing
-    /// the operation against a sleep, as the recipes article writes it.
-    private static func withTimeout<Value: Sendable>(
+    /// the operation against a sleep, as the recipes article writes it. Off the main actor, as a free function is:
+    /// a member of this main-actor suite would otherwise run the group on the main actor.
+    @concurrent private nonisolated static func withTimeout<Value: Sendable>(
         _ limit: Duration,
         on dispatcher: any TaskDispatcher,
         _ operation: @escaping @Sendable () async throws -> Value
@@ -34,7 +36,7 @@ import Testing
     @Test func aTimeoutRacedInATaskGroupWinsAtItsTimeInAutoAdvance() async throws {
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher(mode: .autoAdvance)
-            let task = dispatcher.startTask(label: "load") {
+            let task = dispatcher.startTask(label: "load") { @concurrent in
                 try await Self.withTimeout(.seconds(5), on: dispatcher) {
                     try await dispatcher.runInBackground(after: .seconds(10), label: "slow fetch") { "late" }
                 }
@@ -51,7 +53,7 @@ import Testing
     @Test func aTimeoutRacedInATaskGroupWinsWhenTheTestAdvancesToIt() async throws {
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher()
-            let task = dispatcher.startTask(label: "load") {
+            let task = dispatcher.startTask(label: "load") { @concurrent in
                 try await Self.withTimeout(.seconds(5), on: dispatcher) {
                     try await dispatcher.runInBackground(after: .seconds(10), label: "slow fetch") { "late" }
                 }
@@ -71,7 +73,7 @@ import Testing
     @Test func theWorkWinsARaceItFinishesFirst() async throws {
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher(mode: .autoAdvance)
-            let task = dispatcher.startTask(label: "load") {
+            let task = dispatcher.startTask(label: "load") { @concurrent in
                 try await Self.withTimeout(.seconds(5), on: dispatcher) {
                     try await dispatcher.runInBackground(after: .seconds(2), label: "fetch") { "in time" }
                 }
@@ -86,7 +88,7 @@ import Testing
     @Test func asyncLetChildrenEachRunAtTheirOwnTime() async throws {
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher()
-            let task = dispatcher.startTask(label: "dashboard") { () async throws -> [String] in
+            let task = dispatcher.startTask(label: "dashboard") { @concurrent () async throws -> [String] in
                 @Sendable func step(_ name: String, after delay: Duration) async throws -> String {
                     try await dispatcher.clock.sleep(for: delay)
                     return try await dispatcher.runInBackground(label: name) { name }

@@ -4,11 +4,11 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-/// Where a tracked task's body runs: on its operation's own isolation, so the record of its end is made on the
-/// operation's actor, and a task isolated to an actor (the main actor included) needs no thread of the global
-/// executor to finish.
+/// Where a tracked task's body runs: on its operation's own isolation, so the record of its end is made in the same
+/// job as the operation's last step, and a task isolated to an actor (the main actor included) needs no thread of
+/// the global executor to finish.
 @Suite struct TrackedTaskIsolationTests {
-    @Test func anActorIsolatedTaskRecordsItsEndOnItsActor() async throws {
+    @Test func anActorIsolatedTaskRecordsItsEndInTheJobThatRanItsLastStep() async throws {
         guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
         let dispatcher = ManualDispatcher(mode: .autoDrain)
         let counter = ObservedCounter()
@@ -20,11 +20,20 @@ import Testing
         }
         let task = await counter.start(on: dispatcher)
         #expect(try await dispatcher.value(of: task) == 1)
-        // A job of the actor's after the return saw the task recorded as finished: the record was made there. (Not
-        // in the job that returned: the preference for the executor that counts its child tasks' jobs ends after
-        // the operation returns, and the runtime goes through the actor's executor once more for each change.)
-        #expect(unfinishedAfterTheLastStep.withLock { $0.contains(0) }, "\(unfinishedAfterTheLastStep.withLock { $0 })")
+        // The first job after the return is the one that returned: the task was already recorded as finished.
+        #expect(unfinishedAfterTheLastStep.withLock { $0.first } == 0, "\(unfinishedAfterTheLastStep.withLock { $0 })")
         try dispatcher.verifyIdle()
+    }
+
+    /// A main-actor tracked task keeps the main actor across a call that takes an isolation, as a plain
+    /// `Task { @MainActor in }` does: a task executor preference would make the runtime send it through the main
+    /// queue again there, behind a block enqueued just before.
+    @Test func aMainActorTaskKeepsTheMainActorAcrossACallThatTakesAnIsolation() async throws {
+        let plain = await Task { @MainActor in await mainQueueRanDuringAnIsolatedCall() }.value
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let tracked = dispatcher.startTask(label: "ui") { @MainActor in await mainQueueRanDuringAnIsolatedCall() }
+        #expect(plain == false)
+        #expect(try await dispatcher.value(of: tracked) == false)
     }
 
     @Test func theAwaitableDispatchesAndTheAsyncDrainsRunOnTheCallersIsolation() async throws {
@@ -191,4 +200,16 @@ private func nonisolatedOperation<Value: Sendable>(_ body: @escaping @Sendable (
     -> @Sendable () async -> Value
 {
     { body() }
+}
+
+/// Takes its caller's isolation, as `withTaskGroup` and `withCheckedContinuation` do.
+private func takesTheCallersIsolation(isolation: isolated (any Actor)? = #isolation) async { _ = isolation }
+
+/// Whether a block enqueued on the main queue ran while the main actor called a function that takes its isolation:
+/// only if the call gave up the main actor.
+@MainActor private func mainQueueRanDuringAnIsolatedCall() async -> Bool {
+    let ran = LockedBox(false)
+    DispatchQueue.main.async { ran.withLock { $0 = true } }
+    await takesTheCallersIsolation()
+    return ran.withLock { $0 }
 }

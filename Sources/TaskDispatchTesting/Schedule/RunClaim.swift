@@ -69,8 +69,7 @@ extension Schedule {
     /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
     /// delayed task can fall due, and the jumps since the test's last call are within the runaway limit.
     mutating func canAutoAdvance() -> Bool {
-        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
-            self.tracked.unsettledCount == 0, !self.tracked.awaitsMainActorBarrier
+        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask, self.tracked.unsettledCount == 0
         else { return false }
         return self.nextWaitingDueTime() != nil
     }

@@ -15,8 +15,7 @@ extension TrackedTasks {
     /// `keys` and the indexed records' keys mirror each other, and a registered record not indexed yet is listed in
     /// `unindexed`, so `value(of:)` can still find it; no two records share a key; the identities listed in `unindexed`
     /// are distinct; every identity lies below `nextID`, and an awaited task is never the task itself; no record
-    /// counts fewer than zero running jobs; `runningOnMainActor` counts exactly the running records isolated to the
-    /// main actor.
+    /// counts fewer than zero running jobs.
     ///
     /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
     /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
@@ -50,11 +49,6 @@ extension TrackedTasks {
             if record.key != nil, !record.isIndexed, !unindexed.contains(id) {
                 violations.append("tracked task \(id) is registered but neither indexed nor listed to be")
             }
-        }
-        let onMainActor = self.records.values.count { $0.isOnMainActor && $0.phase == .running }
-        if onMainActor != self.runningOnMainActor {
-            violations.append(
-                "\(onMainActor) running tracked tasks are on the main actor, but \(self.runningOnMainActor) are counted")
         }
         let keyed = self.records.values.compactMap(\.key)
         if Set(keyed).count != keyed.count {

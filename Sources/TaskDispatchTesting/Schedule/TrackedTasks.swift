@@ -37,8 +37,9 @@ struct TrackedTasks: Sendable {
         var ownedWaits = 0
         /// How many jobs of the task, of its child tasks, or of a default actor one of them entered, are enqueued on
         /// the task's executor or running there (`TrackedTaskExecutor`): while one is, part of the task runs, so it
-        /// is not settled, whatever else it waits on. Always 0 where tracked tasks have no executor of their own
-        /// (before macOS 15, iOS 18 and the matching releases).
+        /// is not settled, whatever else it waits on. Always 0 for a task isolated to an actor (the main actor
+        /// included), and where the runtime has no task executors (before macOS 15, iOS 18 and the matching
+        /// releases): those tasks have no executor of their own.
         var runningJobs = 0
         /// The tracked task whose value this one awaits through `value(of:)`, if any.
         var awaiting: UInt64?
@@ -113,15 +114,6 @@ struct TrackedTasks: Sendable {
     private(set) var unindexed: [UInt64] = []
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
-    /// How many times the records changed (a task began, started, began or ended a wait, had a job enqueued or run,
-    /// or finished), counting from zero: a main-queue barrier compares it (see ``awaitsMainActorBarrier``).
-    private(set) var changes: UInt64 = 0
-    /// The tracked tasks isolated to the main actor whose operation has begun and not finished.
-    private(set) var runningOnMainActor = 0
-    /// ``changes`` when a barrier on the main queue last ran without a change since it was posted.
-    private var quietAt: UInt64?
-    /// Whether a barrier is posted on the main queue and has not run yet.
-    private var barrierPosted = false
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {
@@ -131,7 +123,6 @@ struct TrackedTasks: Sendable {
     mutating func begin(label: String?, callSite: CallSite, onMainActor: Bool = false) -> UInt64 {
         let id = self.nextID
         self.nextID += 1
-        self.changes &+= 1
         self.records[id] = Record(
             label: label, callSite: callSite, isOnMainActor: onMainActor, phase: .waitingToStart, lastSeen: .created)
         return id
@@ -154,13 +145,10 @@ struct TrackedTasks: Sendable {
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
     mutating func markStarted(_ id: UInt64, at time: Int64) {
-        var onMainActor = false
         self.wake(id) { record in
-            onMainActor = record.isOnMainActor && record.phase == .waitingToStart
             record.phase = .running
             record.lastSeen = .started(at: time)
         }
-        if onMainActor { self.runningOnMainActor += 1 }
     }
 
     /// Task `id`, or a child task of it, is about to suspend until the dispatcher runs `description`.
@@ -253,43 +241,6 @@ struct TrackedTasks: Sendable {
         self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
     }
 
-    // MARK: - The main actor
-
-    /// Whether the clock must wait for the main actor before it moves, or a drain before it ends: a tracked task
-    /// isolated to the main actor is running, and the records changed since a barrier last went through the main
-    /// queue.
-    ///
-    /// Such a task's jobs run on the main actor, not on the executor that counts the jobs of a tracked task
-    /// (`TrackedTaskExecutor`): when a child task it awaits finishes, say, the task is enqueued there, runnable,
-    /// while its records say it waits. A barrier posted on the main queue runs after every job enqueued there
-    /// before it; if the records did not change meanwhile, the main actor had nothing more of the tasks to run.
-    var awaitsMainActorBarrier: Bool {
-        self.runningOnMainActor > 0 && self.quietAt != self.changes
-    }
-
-    /// The mark to post a barrier on the main queue with, when every tracked task is settled but the main actor may
-    /// still hold some of them (``awaitsMainActorBarrier``), and no barrier is on its way; `nil` otherwise.
-    mutating func mainActorBarrierToPost() -> UInt64? {
-        guard !self.barrierPosted, self.awaitsMainActorBarrier, self.unsettledCount == 0 else { return nil }
-        self.barrierPosted = true
-        return self.changes
-    }
-
-    /// The barrier posted at `mark` went through the main queue.
-    mutating func mainActorBarrierRan(mark: UInt64) {
-        self.barrierPosted = false
-        if self.changes == mark { self.quietAt = mark }
-    }
-
-    /// The running tracked tasks isolated to the main actor, oldest first: what a drain waits for while a barrier
-    /// does not get through the main queue.
-    var runningOnMainActorTasks: [UnsettledTask] {
-        self.describe(
-            self.records.keys.sorted().filter {
-                self.records[$0]?.isOnMainActor == true && self.records[$0]?.phase == .running
-            })
-    }
-
     /// The tracked tasks that are not settled, oldest first.
     var unsettled: [UnsettledTask] {
         self.describe(self.records.keys.sorted().filter { !self.isSettled($0) })
@@ -367,10 +318,6 @@ struct TrackedTasks: Sendable {
         // One lookup, and the record read in place: a copy would retain and release the task it holds, from the
         // thread that runs the task.
         guard let index = self.records.index(forKey: id) else { return }
-        self.changes &+= 1
-        if self.records.values[index].isOnMainActor, self.records.values[index].phase == .running {
-            self.runningOnMainActor -= 1
-        }
         if let error, !(error is CancellationError), !self.records.values[index].claimed {
             self.records.values[index].phase = .failed
             self.records.values[index].error = Self.describe(error)
@@ -463,7 +410,6 @@ struct TrackedTasks: Sendable {
     /// Changes record `id`, if it exists.
     private mutating func update(_ id: UInt64, _ change: (inout Record) -> Void) {
         guard let index = self.records.index(forKey: id) else { return }
-        self.changes &+= 1
         change(&self.records.values[index])  // in place: no copy of the record
     }
 }

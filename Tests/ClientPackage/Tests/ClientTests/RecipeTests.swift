@@ -151,7 +151,7 @@ func withTimeout<Value: Sendable>(
 
 @Test @MainActor func timesOutOnTheDispatchersClock() async throws {
     let dispatcher = ManualDispatcher(mode: .autoAdvance)
-    let task = dispatcher.startTask(label: "load") {
+    let task = dispatcher.startTask(label: "load") { @concurrent in  // off the main actor: see below
         try await withTimeout(.seconds(5), on: dispatcher) {
             try await dispatcher.runInBackground(after: .seconds(10), label: "slow fetch") { "late" }
         }
