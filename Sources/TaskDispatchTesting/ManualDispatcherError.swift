@@ -284,12 +284,12 @@ extension ManualDispatcherError {
         }
     }
 
-    /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
     /// `1 tracked task is still running on its own executor, which this synchronous call cannot wait for: …`.
     private static func stillRunning(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
         "\(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which this synchronous call cannot wait for: \(Self.listing(tasks))"
     }
 
+    /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
     private static func listing(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
         tasks.map { task in
             let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""
