@@ -369,7 +369,7 @@ extension ManualDispatcher {
     /// moves the clock to the next delayed task due at or before the target, and repeats; when none is left, the
     /// clock shows the target. A call that throws can leave the clock short of the target, where it stopped, with
     /// later tasks up to the target still pending. A tracked task that throws on the way is
-    /// reported by this call unless the test already awaits it with ``value(of:)``: to expect that error, let
+    /// reported by this call unless the test already awaits it with ``value(of:)-(Task<Success,Error>)``: to expect that error, let
     /// ``Mode/autoAdvance`` move the clock while the test awaits the task.
     ///
     /// - Parameters:

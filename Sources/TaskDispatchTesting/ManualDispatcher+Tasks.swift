@@ -40,7 +40,7 @@ extension ManualDispatcher {
     ///   (anything but `CancellationError`), the error is kept, and the first run method or ``verifyIdle()``
     ///   called after that throws ``ManualDispatcherError/Kind/unobservedTaskError`` naming the task's label,
     ///   call site and error, once. A test claims the error, and so expects it, by awaiting the task with
-    ///   ``value(of:)`` (before or after it finished, as long as no check has reported it yet). Awaiting
+    ///   ``value(of:)-(Task<Success,Error>)`` (before or after it finished, as long as no check has reported it yet). Awaiting
     ///   `task.value` directly does not claim it: the dispatcher cannot see that await.
     ///
     /// - Parameters:
@@ -214,6 +214,38 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
         -> Success
+    {
+        try await self.boundedValue(of: task)
+    }
+
+    /// Awaits a task that cannot throw, within ``waitLimit``: a plain `Task { await … }` of the test's or of the code
+    /// under test, which `await task.value` would wait for without a bound.
+    ///
+    /// ```swift
+    /// let loading = Task { await service.loadProfile() }    // the service dispatches to `dispatcher`
+    /// try await dispatcher.runUntilIdle()
+    /// let profile = try await dispatcher.value(of: loading)  // throws waitTimedOut if it never finishes
+    /// ```
+    ///
+    /// Such a task is never one this dispatcher tracks (``startTask(label:callSite:operation:)`` returns a throwing
+    /// task), so the call waits as ``value(of:)-(Task<Success,Error>)`` does for a task it did not start: within
+    /// ``waitLimit`` of real time, after which it throws ``ManualDispatcherError/Kind/waitTimedOut(after:)`` and the
+    /// task goes on; without a bound inside a tracked task, or with a `waitLimit` of zero or less.
+    ///
+    /// - Parameter task: The task to await.
+    /// - Returns: The task's value.
+    /// - Throws: `CancellationError` if the calling task is cancelled while it waits, or ``ManualDispatcherError`` of
+    ///   kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
+    nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, Never>) async throws -> Success
+    {
+        try await self.boundedValue(of: task)
+    }
+
+    /// ``value(of:)-(Task<Success,Error>)`` for a task of either kind.
+    nonisolated(nonsending) private func boundedValue<Success: Sendable, TaskFailure>(
+        of task: Task<Success, TaskFailure>
+    )
+        async throws -> Success
     {
         let key = TrackedTaskKey(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.

@@ -45,7 +45,7 @@ extension ManualDispatcher {
         /// Because the dispatcher moves the clock on its own, a call that stops at a point in time means little
         /// here: ``ManualDispatcher/settle(waitingUpTo:)`` and ``ManualDispatcher/advance(by:waitingUpTo:)`` return
         /// once their own target is settled, and the dispatcher may then jump on and wake more tasks while the test
-        /// checks. Check the end state after ``ManualDispatcher/value(of:)`` or
+        /// checks. Check the end state after ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` or
         /// ``ManualDispatcher/runUntilIdle(waitingUpTo:)``, which return only when nothing can fall due any more; to
         /// check a state in between, use ``manual``.
         case autoAdvance

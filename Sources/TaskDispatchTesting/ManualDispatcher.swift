@@ -74,7 +74,7 @@ public final class ManualDispatcher: TaskDispatcher {
     /// The runaway limit a dispatcher has unless its initializer says otherwise.
     static let defaultRunawayLimit = 100_000
 
-    /// The longest real time an async step, drain or ``value(of:)`` waits for the code under test to do something
+    /// The longest real time an async step, drain or ``value(of:)-(Task<Success,Error>)`` waits for the code under test to do something
     /// before it throws; set when the dispatcher is created (see <doc:Limits>).
     ///
     /// Only a failing test ever spends it: a passing call is woken by the event it waits for.

@@ -33,13 +33,13 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
         /// An async step or wait reached its real-time limit before the work it waited for was dispatched,
-        /// ``ManualDispatcher/value(of:)`` before the task it awaited finished, or an await from outside the tracked
+        /// ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` before the task it awaited finished, or an await from outside the tracked
         /// tasks (`runInBackground`, `runOnMainActor`, a sleep on ``ManualDispatcher/clock``) before its task ran,
         /// which the dispatcher then cancelled; ``ManualDispatcher/verifyIdle()`` reports such awaits once more (see
         /// <doc:Limits>).
         case waitTimedOut(after: Duration)
         /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that the test
-        /// did not await through ``ManualDispatcher/value(of:)``; in production that error would vanish.
+        /// did not await through ``ManualDispatcher/value(of:)-(Task<Success,Error>)``; in production that error would vanish.
         case unobservedTaskError
         /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does
         /// not control; or a synchronous drain (`after` is zero) ended with tracked tasks still running, which only

@@ -77,3 +77,29 @@ import Testing
         #expect(try await never.value == 1)
     }
 }
+
+/// `value(of:)` for a task that cannot throw: bounded by the wait limit as for any task the dispatcher did not
+/// start, where `await task.value` would wait without a bound.
+@Suite struct ValueOfNonThrowingTaskTests {
+    @Test func aNonThrowingTaskThatFinishesGivesItsValue() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = Task { () async -> Int in
+            (try? await dispatcher.runInBackground(label: "compute") { 42 }) ?? -1
+        }
+        try await dispatcher.runNextBackground()
+        #expect(try await dispatcher.value(of: task) == 42)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aNonThrowingTaskThatNeverFinishesTimesOutWithinTheLimit() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(300))
+        let (never, _) = AsyncStream<Int>.makeStream()
+        let task = Task { () async -> Int in
+            for await value in never { return value }  // nothing ever yields
+            return -1
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: task) }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(300)))
+        task.cancel()
+    }
+}

@@ -24,12 +24,12 @@ final class BoundedValue<Success: Sendable>: Sendable {
     /// `task`'s value, or `nil` if it has not finished at `deadline`.
     ///
     /// - Throws: What `task` threw, or `CancellationError` if the caller is cancelled first.
-    static func value(of task: Task<Success, any Error>, within deadline: DispatchTime) async throws -> Success? {
+    static func value<Failure>(of task: Task<Success, Failure>, within deadline: DispatchTime) async throws -> Success? {
         let race = BoundedValue()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 race.start(continuation)
-                Task { race.resume(with: await task.result.map { Optional($0) }) }
+                Task { race.resume(with: await task.result.map { Optional($0) }.mapError { $0 as any Error }) }
                 DispatchQueue.global().asyncAfter(deadline: deadline) { race.resume(with: .success(nil)) }
             }
         } onCancel: {

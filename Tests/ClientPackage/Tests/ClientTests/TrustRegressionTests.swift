@@ -448,3 +448,51 @@ private func advanceSynchronously(_ dispatcher: ManualDispatcher, by duration: D
         try await task.value
     }
 }
+
+/// The eighth pass of issue 19, from outside: a race of child tasks in a nonisolated tracked task, an async run method
+/// inside a tracked task, and a plain non-throwing task awaited within the wait limit.
+@Suite struct ChildTaskAndAwaitRegressionTests {
+    struct TimedOut: Error {}
+
+    @Test @MainActor func aTimeoutRacedInATaskGroupWinsAtItsTimeEveryTime() async throws {
+        for _ in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            let task = dispatcher.startTask(label: "load") { @concurrent () async throws -> String in
+                try await withThrowingTaskGroup(of: String.self) { group in
+                    group.addTask {
+                        try await dispatcher.runInBackground(after: .seconds(10), label: "slow fetch") { "late" }
+                    }
+                    group.addTask {
+                        try await dispatcher.clock.sleep(for: .seconds(5))
+                        throw TimedOut()
+                    }
+                    defer { group.cancelAll() }
+                    guard let first = try await group.next() else { throw CancellationError() }
+                    return first
+                }
+            }
+            await #expect(throws: TimedOut.self) { try await dispatcher.value(of: task) }
+            #expect(dispatcher.now == .seconds(5))
+        }
+    }
+
+    @Test func anAsyncDrainInsideATrackedTaskIsRefusedAtOnce() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "drains") { try await dispatcher.runUntilIdle() }
+        try await dispatcher.runNext()
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: task) }
+        #expect(error?.kind == .reentrantRun)
+    }
+
+    @Test func aPlainNonThrowingTaskIsAwaitedWithinTheWaitLimit() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(300))
+        let (never, _) = AsyncStream<Int>.makeStream()
+        let task = Task { () async -> Int in
+            for await value in never { return value }
+            return -1
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: task) }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(300)))
+        task.cancel()
+    }
+}
