@@ -24,7 +24,8 @@ final class BoundedValue<Success: Sendable>: Sendable {
     /// `task`'s value, or `nil` if it has not finished at `deadline`.
     ///
     /// - Throws: What `task` threw, or `CancellationError` if the caller is cancelled first.
-    static func value<Failure>(of task: Task<Success, Failure>, within deadline: DispatchTime) async throws -> Success? {
+    static func value<Failure>(of task: Task<Success, Failure>, within deadline: DispatchTime) async throws -> Success?
+    {
         let race = BoundedValue()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
