@@ -250,15 +250,17 @@ extension ManualDispatcher {
         let key = TrackedTaskKey(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
         let caller = TrackedTaskScope.current.flatMap { $0.monitor === self.monitor ? $0.id : nil }
-        let waiting = self.monitor.changeTrackedTasks { schedule -> UInt64? in
+        let waiting = self.monitor.changeTrackedTasks { schedule -> (caller: UInt64, awaited: UInt64)? in
             schedule.tracked.claim(key)
             guard let caller, let awaited = schedule.tracked.id(of: key) else { return nil }
-            schedule.tracked.setAwaiting(caller, awaited)
-            return caller
+            schedule.tracked.beginAwaiting(caller, awaited)
+            return (caller, awaited)
         }
         guard caller == nil else {
             defer {
-                if let waiting { self.monitor.changeTrackedTasks { $0.tracked.setAwaiting(waiting, nil) } }
+                if let waiting {
+                    self.monitor.changeTrackedTasks { $0.tracked.endAwaiting(waiting.caller, waiting.awaited) }
+                }
             }
             return try await task.value
         }

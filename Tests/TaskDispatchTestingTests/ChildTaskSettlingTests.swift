@@ -159,4 +159,31 @@ import Testing
             #expect(steps.map(\.startTime) == [.seconds(1), .seconds(2), .seconds(3)], "run \(run)")
         }
     }
+
+    /// Two children await two tracked tasks' values at once with `value(of:)`: both awaits are recorded, so the
+    /// task settles while both wait, and the end of the first does not hide the second (before, the second drain
+    /// read the task as unsettled and waited out its limit).
+    @Test(arguments: [false, true])
+    func twoChildrenAwaitTwoTrackedTasksAtOnce(autoAdvance: Bool) async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: autoAdvance ? .autoAdvance : .manual, waitLimit: .seconds(60))
+            let first = dispatcher.startTask(label: "first") { () async throws -> Int in
+                try await dispatcher.clock.sleep(for: .seconds(1))
+                return 1
+            }
+            let second = dispatcher.startTask(label: "second") { () async throws -> Int in
+                try await dispatcher.clock.sleep(for: .seconds(2))
+                return 2
+            }
+            let both = dispatcher.startTask(label: "both") { () async throws -> Int in
+                async let one = dispatcher.value(of: first)
+                async let two = dispatcher.value(of: second)
+                return try await one + two
+            }
+            if !autoAdvance { try await dispatcher.runUntilIdle() }
+            #expect(try await dispatcher.value(of: both) == 3, "run \(run)")
+            #expect(dispatcher.now == .seconds(2), "run \(run)")
+            try dispatcher.verifyIdle()
+        }
+    }
 }

@@ -73,7 +73,7 @@ private struct Failure: Error {}
         tracked.checkInvariants()
         tracked.markStarted(outer, at: 0)
         tracked.checkInvariants()
-        tracked.setAwaiting(outer, inner)
+        tracked.beginAwaiting(outer, inner)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 2)  // both run: the inner one has not waited on anything yet
         tracked.ownedWaitBegan(inner, on: "a sleep")
@@ -86,11 +86,42 @@ private struct Failure: Error {}
         // The inner one has finished, so the outer one is about to resume: not settled.
         #expect(tracked.unsettledCount == 1)
         #expect(tracked.unsettled.first?.awaiting == "a tracked task that has finished (its value is on its way)")
-        tracked.setAwaiting(outer, nil)
+        tracked.endAwaiting(outer, inner)
         tracked.checkInvariants()
         tracked.finish(outer, error: nil)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
+    }
+
+    /// Two children of one task await two tracked tasks' values at once: the task is settled while both awaited
+    /// tasks are, and the end of one await leaves the other recorded.
+    @Test func twoAwaitsAtOnceAreBothRecorded() {
+        var tracked = TrackedTasks()
+        let first = tracked.begin(label: "first", callSite: Self.site)
+        let second = tracked.begin(label: "second", callSite: Self.site)
+        let parent = tracked.begin(label: "parent", callSite: Self.site)
+        for id in [first, second, parent] { tracked.markStarted(id, at: 0) }
+        tracked.ownedWaitBegan(first, on: "a sleep")
+        tracked.ownedWaitBegan(second, on: "a sleep")
+        tracked.beginAwaiting(parent, first)
+        tracked.beginAwaiting(parent, second)
+        tracked.checkInvariants()
+        #expect(tracked.unsettledCount == 0)
+        // The first finishes and its await ends; the second still sleeps, and the parent still awaits it.
+        tracked.ownedWaitEnded(first, on: "a sleep")
+        tracked.finish(first, error: nil)
+        tracked.endAwaiting(parent, first)
+        tracked.checkInvariants()
+        #expect(tracked.unsettledCount == 0)
+        #expect(tracked.isSettled(parent))
+        // The second finishes: the parent is about to resume.
+        tracked.ownedWaitEnded(second, on: "a sleep")
+        tracked.finish(second, error: nil)
+        #expect(!tracked.isSettled(parent))
+        tracked.endAwaiting(parent, second)
+        tracked.finish(parent, error: nil)
+        tracked.checkInvariants()
+        #expect(tracked.unfinishedCount == 0)
     }
 
     @Test func aTaskCancelledBeforeItsStartIsForgottenWithoutCounting() {

@@ -34,7 +34,7 @@ extension TrackedTasks {
             if id == 0 || id >= self.nextID {
                 violations.append("tracked task \(id) lies outside the identities handed out (1..<\(self.nextID))")
             }
-            if record.awaiting == id {
+            if record.awaiting.contains(id) {
                 violations.append("tracked task \(id) awaits its own value")
             }
             if record.runningJobs < 0 {

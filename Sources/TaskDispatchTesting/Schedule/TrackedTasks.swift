@@ -41,8 +41,9 @@ struct TrackedTasks: Sendable {
         /// included), and where the runtime has no task executors (before macOS 15, iOS 18 and the matching
         /// releases): those tasks have no executor of their own.
         var runningJobs = 0
-        /// The tracked task whose value this one awaits through `value(of:)`, if any.
-        var awaiting: UInt64?
+        /// The tracked tasks whose value this one, or a child task of it, awaits through `value(of:)`: one entry an
+        /// await, so two children awaiting at once are both seen.
+        var awaiting: [UInt64] = []
         /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
         var lastSeen: Event
         /// The value of ``TrackedTasks/wakeups`` when the task was last woken.
@@ -177,12 +178,20 @@ struct TrackedTasks: Sendable {
         self.update(id) { $0.runningJobs -= 1 }
     }
 
-    /// Task `id` awaits the value of tracked task `other` through `value(of:)` (`nil`: that await ended).
-    mutating func setAwaiting(_ id: UInt64, _ other: UInt64?) {
-        let seen = other.map { Event.awaitedValue(of: self.name($0)) } ?? .gotValue
+    /// Task `id`, or a child task of it, began to await the value of tracked task `other` through `value(of:)`.
+    mutating func beginAwaiting(_ id: UInt64, _ other: UInt64) {
+        let seen = Event.awaitedValue(of: self.name(other))
         self.update(id) { record in
-            record.awaiting = other
+            record.awaiting.append(other)
             record.lastSeen = seen
+        }
+    }
+
+    /// One await of task `id` on the value of `other`, which ``beginAwaiting(_:_:)`` recorded, ended.
+    mutating func endAwaiting(_ id: UInt64, _ other: UInt64) {
+        self.update(id) { record in
+            if let index = record.awaiting.firstIndex(of: other) { record.awaiting.remove(at: index) }
+            record.lastSeen = .gotValue
         }
     }
 
@@ -226,10 +235,12 @@ struct TrackedTasks: Sendable {
             // A job of it runs, or is about to: a child task that has not reached its first wait yet, say.
             guard record.runningJobs == 0 else { return false }
             if record.ownedWaits > 0 { return true }
-            guard let other = record.awaiting, depth < 64, let awaited = self.records[other],
-                awaited.phase != .failed
-            else { return false }
-            return self.isSettled(other, depth: depth + 1)
+            // Every value it awaits is of a task that is settled and has not finished (or failed: then it resumes).
+            guard !record.awaiting.isEmpty, depth < 64 else { return false }
+            return record.awaiting.allSatisfy { other in
+                guard let awaited = self.records[other], awaited.phase != .failed else { return false }
+                return self.isSettled(other, depth: depth + 1)
+            }
         }
     }
 
@@ -263,10 +274,10 @@ struct TrackedTasks: Sendable {
     /// `value(of:)`) another tracked task that is unsettled on its own executor.
     private func needsMainActor(_ id: UInt64) -> Bool {
         guard let record = self.records[id], record.isOnMainActor, !self.isSettled(id) else { return false }
-        guard let other = record.awaiting, let awaited = self.records[other], awaited.phase != .failed else {
-            return true
-        }
-        return false
+        let merelyAwaiting =
+            !record.awaiting.isEmpty
+            && record.awaiting.allSatisfy { self.records[$0].map { $0.phase != .failed } ?? false }
+        return !merelyAwaiting
     }
 
     /// The unfinished tracked tasks woken after ``wakeups`` read `mark`, oldest first.
@@ -296,13 +307,15 @@ struct TrackedTasks: Sendable {
                 label: record.label,
                 callSite: record.callSite,
                 lastSeen: record.lastSeen.description,
-                awaiting: record.awaiting.map { other in
-                    self.records[other] == nil
-                        ? "a tracked task that has finished (its value is on its way)"
-                        : self.isSettled(other)
-                            ? "\(self.name(other)), which is settled: last seen, \(self.records[other]?.lastSeen.description ?? "finished")"
-                            : "\(self.name(other)), which has not settled either"
-                }
+                awaiting: record.awaiting.isEmpty
+                    ? nil
+                    : record.awaiting.map { other in
+                        self.records[other] == nil
+                            ? "a tracked task that has finished (its value is on its way)"
+                            : self.isSettled(other)
+                                ? "\(self.name(other)), which is settled: last seen, \(self.records[other]?.lastSeen.description ?? "finished")"
+                                : "\(self.name(other)), which has not settled either"
+                    }.joined(separator: "; and it awaits ")
             )
         }
     }
