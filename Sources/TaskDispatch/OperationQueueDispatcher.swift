@@ -111,14 +111,12 @@ public final class OperationQueueDispatcher: TaskDispatcher {
                 OperationQueue.main.addOperation(operation)
             }
         case .background:
-            let isDelayed = task.isDelayed
-            // A task that never runs is not outstanding work: a shutdown wait would wait for it for ever.
-            operation = TaskOperation(task.work, tracker: isDelayed && task.delay.neverElapses ? nil : self.tracker)
+            operation = TaskOperation(task.work, tracker: task.neverRuns ? nil : self.tracker)
             if task.priority != .medium {
                 operation.qualityOfService = Self.qualityOfService(task.priority)
             }
             let queue = self.backgroundQueue
-            if isDelayed {
+            if task.isDelayed {
                 DispatchQueue.global().asyncAfter(deadline: task.delay.dispatchDeadline) {
                     guard !operation.isTaskCancelled else { return }
                     queue.addOperation(operation)

@@ -90,10 +90,8 @@ public struct QueueDispatcher: TaskDispatcher {
                 #endif
             }
         case .background:
-            let isDelayed = task.isDelayed
-            // A task that never runs is not outstanding work: a shutdown wait would wait for it for ever.
-            state = State(task.work, tracker: isDelayed && task.delay.neverElapses ? nil : self.tracker)
-            if isDelayed {
+            state = State(task.work, tracker: task.neverRuns ? nil : self.tracker)
+            if task.isDelayed {
                 let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
             } else if let queue = self.backgroundQueue {

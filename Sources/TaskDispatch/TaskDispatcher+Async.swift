@@ -44,7 +44,7 @@ extension TaskDispatcher {
     ) async throws -> Value {
         try Task.checkCancellation()
         let callSite = CallSite(fileID: fileID, line: line)
-        let wait = TaskTracking.wait(on: Self.describe("runInBackground", label, callSite))
+        let wait = TaskTracking.wait(on: describeAwaitableCall("runInBackground", label, callSite))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         return try await self.awaitResult(through: awaited, binding: wait) {
             let body = AwaitedWork(work, ending: awaited, method: "runInBackground", label: label, callSite: callSite)
@@ -93,7 +93,7 @@ extension TaskDispatcher {
     ) async throws -> Value {
         try Task.checkCancellation()
         let callSite = CallSite(fileID: fileID, line: line)
-        let wait = TaskTracking.wait(on: Self.describe("runOnMainActor", label, callSite))
+        let wait = TaskTracking.wait(on: describeAwaitableCall("runOnMainActor", label, callSite))
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         return try await self.awaitResult(through: awaited, binding: wait) {
             let body = AwaitedWork(work, ending: awaited, method: "runOnMainActor", label: label, callSite: callSite)
@@ -101,12 +101,6 @@ extension TaskDispatcher {
             task.awaiter = awaited
             return task
         }
-    }
-
-    /// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch, as diagnostics name it (the tracked waits
-    /// here, and a test dispatcher's messages about an await it ended).
-    package static func describe(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
-        describeAwaitableCall(method, label, callSite)
     }
 
     /// Dispatches the task that `makeTask` builds, whose closure finishes `awaited`, and suspends until `awaited`
@@ -137,8 +131,8 @@ extension TaskDispatcher {
     }
 }
 
-/// `runInBackground "parse" (Feed.swift:12)`: an awaitable call as every message names it
-/// (`TaskDispatcher.describe`, `DroppedWorkError`).
-func describeAwaitableCall(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
+/// `runInBackground "parse" (Feed.swift:12)`: an awaitable dispatch as every message names it (the tracked waits,
+/// `DroppedWorkError`, and a test dispatcher's messages about an await it ended).
+package func describeAwaitableCall(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
     "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
 }

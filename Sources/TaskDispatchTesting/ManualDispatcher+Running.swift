@@ -65,9 +65,10 @@ extension ManualDispatcher {
         // From inside one of this dispatcher's tracked tasks, the run would wait for that task to settle: refused at
         // once, where it would otherwise wait out its limit and blame something foreign.
         if let scope = TrackedTaskScope.current, scope.monitor === self.monitor {
-            let task = "tracked task \(scope.label.map { "\"\($0)\"" } ?? "(no label)") (\(scope.callSite))"
             throw ManualDispatcherError(
-                self.monitor.withLock { $0.failure(.runFromTrackedTask(method: method, task: task)) })
+                self.monitor.withLock {
+                    $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id)))
+                })
         }
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere

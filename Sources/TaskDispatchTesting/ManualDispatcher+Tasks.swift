@@ -113,24 +113,10 @@ extension ManualDispatcher {
         }
         // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
         // that counts them, so the task settles only when no part of it runs (where the runtime has task
-        // executors). A task isolated to an actor has none: with a preference, the runtime sends it through its
-        // actor's executor again at each call that takes an isolation, so a main-actor task would give up the main
-        // actor there, which it does not do in production. The task's closure keeps the executor alive: a runtime
-        // may not.
-        if isolation == nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            let counting = TrackedTaskExecutor(scope: scope)
-            if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                // Begun on this thread up to its gate, as below.
-                return Task.immediate(executorPreference: counting) {
-                    _ = counting
-                    return try await Self.runTracked(scope, operation, isolation: nil)
-                }
-            }
-            return Task(executorPreference: counting) {
-                _ = counting
-                return try await Self.runTracked(scope, operation, isolation: nil)
-            }
-        }
+        // executors). A task isolated to an actor has none (a `nil` preference): with one, the runtime sends it
+        // through its actor's executor again at each call that takes an isolation, so a main-actor task would give up
+        // the main actor there, which it does not do in production. The task's closure keeps the executor alive: a
+        // runtime may not.
         if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
             // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
@@ -142,12 +128,23 @@ extension ManualDispatcher {
                     try await Self.runTracked(scope, operation, isolation: MainActor.shared)
                 }
             }
-            return Task.immediate { try await Self.runTracked(scope, operation, isolation: isolation) }
+            let counting = isolation == nil ? TrackedTaskExecutor(scope: scope) : nil
+            return Task.immediate(executorPreference: counting) {
+                _ = counting
+                return try await Self.runTracked(scope, operation, isolation: isolation)
+            }
         }
         if onMainActor {
             // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
             // waits for a thread of the global executor, which other work in the process may be holding.
             return Task { @MainActor in try await Self.runTracked(scope, operation, isolation: MainActor.shared) }
+        }
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            let counting = isolation == nil ? TrackedTaskExecutor(scope: scope) : nil
+            return Task(executorPreference: counting) {
+                _ = counting
+                return try await Self.runTracked(scope, operation, isolation: isolation)
+            }
         }
         return Task { try await Self.runTracked(scope, operation, isolation: isolation) }
     }

@@ -180,7 +180,7 @@ public final class ManualDispatcher: TaskDispatcher {
         return self.record(
             nil,
             awaitedBy: awaiter,
-            describedAs: Self.describe(
+            describedAs: describeAwaitableCall(
                 task.context == .foreground ? "runOnMainActor" : "runInBackground", task.label, task.callSite)
         ) { $0.accept(task) }
     }

@@ -106,7 +106,7 @@ extension ManualDispatcherError {
         case .tasksNotSettled(let method, nil, let tasks):
             return (
                 .unsettledTasks(after: .zero),
-                "\(method) ran every due task, but \(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which a synchronous drain cannot wait for: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
+                "\(method) ran every due task, but \(Self.stillRunning(tasks, unseenBy: "a synchronous drain")). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
             )
         case .clockMovedWhileUnsettled(let method, let tasks):
             return (
@@ -241,7 +241,7 @@ extension ManualDispatcherError {
         case .labelNotFound(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
             return (
                 .conditionNotMet,
-                "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled)), and may dispatch it later. Let them settle first with try await dispatcher.settle(), then call \(method)"
+                "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may dispatch it later. Let them settle first with try await dispatcher.settle(), then call \(method)"
             )
         case .labelNotFound(let method, let label, let ran, _):
             return (
@@ -251,7 +251,7 @@ extension ManualDispatcherError {
         case .conditionNotMet(let method, let ran, let unsettled) where !unsettled.isEmpty:
             return (
                 .conditionNotMet,
-                "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled)), and may change the state later. Let them settle first with try await dispatcher.settle(), then call \(method)"
+                "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may change the state later. Let them settle first with try await dispatcher.settle(), then call \(method)"
             )
         case .conditionNotMet(let method, let ran, _):
             return (
@@ -284,9 +284,10 @@ extension ManualDispatcherError {
         }
     }
 
-    /// `1 tracked task is still running on its own executor, which this synchronous call cannot wait for: …`.
-    private static func stillRunning(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
-        "\(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which this synchronous call cannot wait for: \(Self.listing(tasks))"
+    /// `1 tracked task is still running on its own executor, which this synchronous call cannot wait for: …`, with
+    /// `caller` naming what cannot wait.
+    private static func stillRunning(_ tasks: [TrackedTasks.UnsettledTask], unseenBy caller: String) -> String {
+        "\(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which \(caller) cannot wait for: \(Self.listing(tasks))"
     }
 
     /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.

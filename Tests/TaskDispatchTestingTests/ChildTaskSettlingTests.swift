@@ -2,6 +2,14 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
+/// A child's work in the fan-out cases: sleeps `delay` on the dispatcher's clock, then dispatches its step `name`.
+@concurrent private func sleepThenStep(
+    _ dispatcher: ManualDispatcher, _ name: String, after delay: Duration
+) async throws -> String {
+    try await dispatcher.clock.sleep(for: delay)
+    return try await dispatcher.runInBackground(label: name) { name }
+}
+
 /// Nonisolated tracked tasks whose child tasks (`async let`, task groups) run at the same time: the drains move the
 /// clock only when no part of the task runs, so a child that has not reached its first wait yet is not skipped past.
 /// From a main-actor test, the operations are `@concurrent`, as the recipes article advises for a race.
@@ -89,13 +97,9 @@ import Testing
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher()
             let task = dispatcher.startTask(label: "dashboard") { @concurrent () async throws -> [String] in
-                @Sendable func step(_ name: String, after delay: Duration) async throws -> String {
-                    try await dispatcher.clock.sleep(for: delay)
-                    return try await dispatcher.runInBackground(label: name) { name }
-                }
-                async let items = step("items", after: .milliseconds(100))
-                async let profile = step("profile", after: .seconds(1))
-                async let badges = step("badges", after: .seconds(2))
+                async let items = sleepThenStep(dispatcher, "items", after: .milliseconds(100))
+                async let profile = sleepThenStep(dispatcher, "profile", after: .seconds(1))
+                async let badges = sleepThenStep(dispatcher, "badges", after: .seconds(2))
                 return try await [items, profile, badges]
             }
             try await dispatcher.advance(by: .milliseconds(100))
@@ -144,13 +148,9 @@ import Testing
         for run in 0..<40 {
             let dispatcher = ManualDispatcher(mode: .autoAdvance)
             let task = dispatcher.startTask(label: "fan-out") { () async throws -> [String] in
-                @Sendable func step(_ name: String, after delay: Duration) async throws -> String {
-                    try await dispatcher.clock.sleep(for: delay)
-                    return try await dispatcher.runInBackground(label: name) { name }
-                }
-                async let late = step("late", after: .seconds(3))
-                async let early = step("early", after: .seconds(1))
-                async let middle = step("middle", after: .seconds(2))
+                async let late = sleepThenStep(dispatcher, "late", after: .seconds(3))
+                async let early = sleepThenStep(dispatcher, "early", after: .seconds(1))
+                async let middle = sleepThenStep(dispatcher, "middle", after: .seconds(2))
                 return try await [early, middle, late]
             }
             #expect(try await dispatcher.value(of: task) == ["early", "middle", "late"], "run \(run)")

@@ -11,10 +11,13 @@ extension Duration {
         guard seconds > 0 || nanoseconds > 0 else { return .now() }
         return .now() + .seconds(seconds) + .nanoseconds(nanoseconds)
     }
+}
 
-    /// Whether a task delayed this long never runs: the delay is ``realTimeForever`` or more, whose deadline is
-    /// `distantFuture`. Such a task does not count as outstanding background work.
-    package var neverElapses: Bool {
-        self >= .realTimeForever
+extension DispatchedTask {
+    /// Whether the task never runs: it is delayed ``Duration/realTimeForever`` or more, whose deadline is
+    /// `distantFuture`. A production dispatcher does not count it as outstanding background work, which a shutdown
+    /// wait would wait for for ever. Only a delayed task's delay is compared, off the immediate dispatch path.
+    var neverRuns: Bool {
+        self.isDelayed && self.delay >= .realTimeForever
     }
 }

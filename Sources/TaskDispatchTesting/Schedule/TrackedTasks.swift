@@ -321,7 +321,7 @@ struct TrackedTasks: Sendable {
     }
 
     /// `tracked task "load" (Feed.swift:12)`, or `a tracked task that has finished`.
-    private func name(_ id: UInt64) -> String {
+    func name(_ id: UInt64) -> String {
         guard let record = self.records[id] else { return "a tracked task that has finished" }
         return "tracked task \(record.label.map { "\"\($0)\"" } ?? "(no label)") (\(record.callSite))"
     }
