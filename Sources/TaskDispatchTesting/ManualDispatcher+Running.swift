@@ -132,7 +132,7 @@ extension ManualDispatcher {
     func endRun(movingClockTo time: Int64? = nil) {
         let (drain, woken) = self.monitor.withLock { schedule -> (Bool, [WaitResumer]?) in
             if let time { schedule.moveClock(to: time) }
-            let drain = schedule.release()
+            let drain = schedule.release(byTest: self.monitor.callerIsUntracked)
             return (drain, drain ? nil : schedule.wokenWaiters())  // an auto-drain goes on holding the claim
         }
         if let woken { WaitResumer.resumeAll(woken) }
@@ -182,5 +182,35 @@ extension Monitor where Value == Schedule {
                 return
             }
         }
+    }
+
+    /// Whether the calling code is the test, or code it called: not one of the tracked tasks of this monitor's
+    /// dispatcher (a task it started with `startTask`, a child task of one, or a task one of them created).
+    var callerIsUntracked: Bool {
+        TrackedTaskScope.current.map { $0.monitor !== self } ?? true
+    }
+
+    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
+    /// test awaited something the dispatcher cannot see, so the clock moves now, and from now on without waiting
+    /// for the test; a note on standard error says so, and what to await instead.
+    func clockHoldTimerFired(for generation: UInt64, limit: Duration) {
+        let thread = currentThreadIdentity()
+        let (ended, drain) = self.withLock { schedule -> (Bool, Bool) in
+            guard schedule.clockHoldTimerFired(for: generation) else { return (false, false) }
+            return (true, schedule.claimForAutoDrain(thread: thread, byTest: true))
+        }
+        guard ended else { return }
+        writeToStandardError(
+            """
+            ManualDispatcher (autoAdvance): every tracked task had settled and the clock could move, but the test \
+            did not await the dispatcher for \(limit) (its wait limit): it awaited something the dispatcher cannot \
+            see, such as a tracked task's `task.value`, or code that awaits one. The clock moves now, and from now \
+            on without waiting for the test, so a task the test starts next may start late. Await through the \
+            dispatcher instead: `try await dispatcher.value(of: task)`, `try await dispatcher.value(of: Task { await \
+            model.refresh() })` for code that awaits a task itself, or `try await dispatcher.runUntilIdle()`.
+
+            """
+        )
+        if drain { self.drainAutomatically() }
     }
 }

@@ -37,4 +37,10 @@ extension ManualDispatcher {
     package var tasksRunForWaitingDrains: Int {
         self.monitor.withLock { $0.waitingSettles.totalRan }
     }
+
+    /// How many times auto-advance's hold of the clock outlasted the wait limit (see `ClockHold`); for the package's
+    /// own tests.
+    package var clockHoldsTimedOut: Int {
+        self.monitor.withLock { $0.clockHold.timedOut }
+    }
 }

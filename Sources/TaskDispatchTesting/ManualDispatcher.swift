@@ -1,3 +1,4 @@
+import Dispatch
 public import TaskDispatch
 
 /// A dispatcher for tests: it holds every task until the test runs it, one step at a time or all at once,
@@ -115,6 +116,14 @@ public final class ManualDispatcher: TaskDispatcher {
         self.monitor = Monitor(
             Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
         )
+        // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`); the timer holds nothing.
+        self.monitor.withLock { [weak monitor = self.monitor] schedule in
+            schedule.clockHold.setTimer = { [weak monitor] generation in
+                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak monitor] in
+                    monitor?.clockHoldTimerFired(for: generation, limit: waitLimit)
+                }
+            }
+        }
         self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
         self.registration?.attach(self)
     }
@@ -236,7 +245,9 @@ public final class ManualDispatcher: TaskDispatcher {
                 return (scheduled, .runForWaitingSettle, nil, true)
             }
             let woken = schedule.wokenWaiters()
-            let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
+            let drain =
+                schedule.autoDrain
+                && schedule.claimForAutoDrain(thread: currentThreadIdentity(), byTest: self.monitor.callerIsUntracked)
             return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
         }
         if let woken { WaitResumer.resumeAll(woken) }
@@ -309,7 +320,7 @@ public final class ManualDispatcher: TaskDispatcher {
             let thread = currentThreadIdentity()
             let drain = self.monitor.withLock { schedule in
                 schedule.mode = newValue
-                return schedule.claimForAutoDrain(thread: thread)
+                return schedule.claimForAutoDrain(thread: thread, byTest: self.monitor.callerIsUntracked)
             }
             if drain {
                 self.drainAutomatically()

@@ -9,6 +9,9 @@ struct RunClaim: Sendable {
     var thread: UInt
     /// The context of the task being executed right now, if any.
     var executing: TaskContext?
+    /// Whether the test claimed it, or code it called: not one of the dispatcher's tracked tasks. An auto-drain a
+    /// tracked task claimed moves the clock only while the test waits (see ``ClockHold``).
+    var byTest = true
 }
 
 extension Schedule {
@@ -60,28 +63,51 @@ extension Schedule {
 
     /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks, and a task is due or auto-advance
     /// can move the clock to one.
-    mutating func claimForAutoDrain(thread: UInt) -> Bool {
-        guard self.autoDrain, self.claim == nil, self.hasDueTask || self.canAutoAdvance() else { return false }
-        self.claim = RunClaim(method: "auto-drain", thread: thread)
+    ///
+    /// `byTest`: whether the caller is the test, or code it called, rather than one of the dispatcher's tracked
+    /// tasks (see ``ClockHold``); read only when auto-advance could move the clock.
+    mutating func claimForAutoDrain(thread: UInt, byTest: @autoclosure () -> Bool) -> Bool {
+        guard self.autoDrain, self.claim == nil else { return false }
+        // Read once, and only in auto-advance, where a drain may jump the clock.
+        let claimant = self.mode == .autoAdvance ? byTest() : true
+        guard self.hasDueTask || self.canAutoAdvance(byTest: claimant) else { return false }
+        self.claim = RunClaim(method: "auto-drain", thread: thread, byTest: claimant)
         return true
     }
 
+    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): whether jumps go through from now
+    /// on, because the clock is still held with every tracked task settled and a delayed task that can fall due.
+    mutating func clockHoldTimerFired(for generation: UInt64) -> Bool {
+        let stillHeld =
+            self.mode == .autoAdvance && self.deferredFailure == nil && !self.hasDueTask
+            && self.tracked.unsettledCount == 0 && self.nextWaitingDueTime() != nil
+        return self.clockHold.timerFired(for: generation, stillHeld: stillHeld)
+    }
+
     /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
-    /// delayed task can fall due, and the jumps since the test's last call are within the runaway limit.
-    mutating func canAutoAdvance() -> Bool {
-        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask, self.tracked.unsettledCount == 0
+    /// delayed task can fall due, and the test asked or waits (see ``ClockHold``). The jumps since the test's last
+    /// call are counted against the runaway limit where they are made.
+    mutating func canAutoAdvance(byTest: @autoclosure () -> Bool) -> Bool {
+        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
+            self.tracked.unsettledCount == 0, self.nextWaitingDueTime() != nil
         else { return false }
-        return self.nextWaitingDueTime() != nil
+        return self.clockHold.allowsJump(byTest: byTest())
     }
 
     /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
     ///
+    /// `byTest`: as for ``claimForAutoDrain(thread:byTest:)``, for the caller that releases it.
+    ///
     /// - Returns: Whether the caller must now drain automatically.
-    mutating func release() -> Bool {
+    mutating func release(byTest: @autoclosure () -> Bool) -> Bool {
         self.claim?.executing = nil
-        if self.autoDrain && (self.hasDueTask || self.canAutoAdvance()) {
-            self.claim?.method = "auto-drain"
-            return true
+        if self.autoDrain {
+            let claimant = self.mode == .autoAdvance ? byTest() : true
+            if self.hasDueTask || self.canAutoAdvance(byTest: claimant) {
+                self.claim?.method = "auto-drain"
+                self.claim?.byTest = claimant
+                return true
+            }
         }
         self.claim = nil
         return false
@@ -94,7 +120,8 @@ extension Schedule {
         if ran >= self.runawayLimit && self.hasDueTask {
             return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: nil)))
         }
-        if !self.hasDueTask && self.canAutoAdvance() {
+        let byTest = self.claim?.byTest ?? true
+        if !self.hasDueTask && self.canAutoAdvance(byTest: byTest) {
             guard self.autoAdvanceJumps < self.runawayLimit else {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: self.autoAdvanceJumps)))
             }

@@ -48,6 +48,7 @@ extension Schedule {
     mutating func moveClock(to time: Int64) {
         self.now = Swift.max(self.now, Swift.min(time, TaskKey.latestTime))
         self.promote(through: self.now)
+        self.clockHold.clockMoved()
     }
 
     /// Marks the due tasks as the ones `runCurrent()` may run, and returns the sequence limit that goes with it.

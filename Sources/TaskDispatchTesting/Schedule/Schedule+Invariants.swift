@@ -34,6 +34,7 @@ extension Schedule {
     ///   records are the unobserved errors, and `ids` mirrors the records' keys;
     /// - no waiting async drain has had more tasks run for it than its runaway bound left
     ///   (``WaitingSettles/invariantViolations()``);
+    /// - the clock hold counts no fewer than zero waits of the test (``ClockHold/invariantViolations()``);
     /// - no async run method waits for the run's release while no run is claimed: each release wakes them in its
     ///   critical section.
     ///
@@ -63,6 +64,7 @@ extension Schedule {
         self.checkHistory(&violations)
         violations += self.tracked.invariantViolations()
         violations += self.waitingSettles.invariantViolations()
+        violations += self.clockHold.invariantViolations()
         if self.claim == nil && self.waiters.contains(waitingFor: .runReleased) {
             violations.append("an async run method waits for the run's release, but no run is claimed")
         }

@@ -70,6 +70,8 @@ struct Schedule: Sendable {
     var tracked = TrackedTasks()
     /// The async drains suspended until their tracked tasks settle (`ManualDispatcher+Settling.swift`).
     var waitingSettles = WaitingSettles()
+    /// Who may move the clock in auto-advance: the test, or a tracked task while the test waits (`ClockHold.swift`).
+    var clockHold = ClockHold()
 
     init(
         order: ManualDispatcher.Order,

@@ -87,7 +87,8 @@ extension Schedule {
         guard let (id, _) = self.waitingSettles.assisted, self.tracked.unobserved.isEmpty,
             let step = self.next(in: .any, jumpingClockTo: nil)
         else {
-            return .done(drain: self.release())
+            // On the tracked task's thread: an auto-drain it takes over moves the clock only while the test waits.
+            return .done(drain: self.release(byTest: false))
         }
         self.waitingSettles.countRun(for: id)
         return .run(step)

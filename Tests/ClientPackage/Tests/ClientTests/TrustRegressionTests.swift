@@ -496,3 +496,26 @@ private func advanceSynchronously(_ dispatcher: ManualDispatcher, by duration: D
         task.cancel()
     }
 }
+
+/// Auto-advance moves the clock for a tracked task only while the test awaits the dispatcher: tasks started one after
+/// another from the test each start at zero (before, the first one's sleep could move the clock before the second
+/// started, which then woke late; seen in CI).
+@Suite struct AutoAdvanceWaitsForTheTestRegressionTests {
+    @Test func tasksStartedOneAfterAnotherAllStartAtZero() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            let tasks = (1...3).map { seconds in
+                dispatcher.startTask(label: "sleeps \(seconds) s") { () async throws -> Duration in
+                    try await dispatcher.clock.sleep(for: .seconds(seconds))
+                    return dispatcher.now
+                }
+            }
+            try await dispatcher.waitForPendingTasks(3)  // all three asleep: the clock has not moved for them
+            #expect(dispatcher.now == .zero, "run \(run)")
+            for (index, task) in tasks.enumerated() {
+                #expect(try await dispatcher.value(of: task) == .seconds(index + 1), "run \(run)")
+            }
+            try dispatcher.verifyIdle()
+        }
+    }
+}
