@@ -34,6 +34,12 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case runReleased
 
         /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
+        /// Whether it is ``trackedTaskFinished(_:)``.
+        package var isTrackedTaskFinished: Bool {
+            if case .trackedTaskFinished = self { return true }
+            return false
+        }
+
         package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
             switch self {
             case .trackedTaskFinished(let id): isFinished(id) || counts.hasDeferredFailure
@@ -128,6 +134,15 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// Whether a registered waiter waits for `condition`.
     package func contains(waitingFor condition: Condition) -> Bool {
         self.waiters.contains { $0.condition == condition }
+    }
+
+    /// Whether a registered waiter waits for a tracked task to finish: the test, in `value(of:)` (inside a tracked
+    /// task, `value(of:)` awaits the task itself and registers no waiter).
+    package var waitsForATrackedTask: Bool {
+        self.waiters.contains { waiter in
+            if case .trackedTaskFinished = waiter.condition { return true }
+            return false
+        }
     }
 
     /// A new identity, for a waiter whose cancellation handler must know it before it registers.

@@ -132,7 +132,7 @@ extension ManualDispatcher {
     func endRun(movingClockTo time: Int64? = nil) {
         let (drain, woken) = self.monitor.withLock { schedule -> (Bool, [WaitResumer]?) in
             if let time { schedule.moveClock(to: time) }
-            let drain = schedule.release(byTest: self.monitor.callerIsUntracked)
+            let drain = schedule.release()
             return (drain, drain ? nil : schedule.wokenWaiters())  // an auto-drain goes on holding the claim
         }
         if let woken { WaitResumer.resumeAll(woken) }
@@ -193,20 +193,22 @@ extension Monitor where Value == Schedule {
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
     /// test awaited something the dispatcher cannot see, so the clock moves now, and from now on without waiting
     /// for the test; a note on standard error says so, and what to await instead.
-    func clockHoldTimerFired(for generation: UInt64, limit: Duration) {
+    func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
         let thread = currentThreadIdentity()
-        let (ended, drain) = self.withLock { schedule -> (Bool, Bool) in
-            guard schedule.clockHoldTimerFired(for: generation) else { return (false, false) }
-            return (true, schedule.claimForAutoDrain(thread: thread, byTest: true))
+        let (next, drain) = self.withLock { schedule -> (Int64?, Bool) in
+            let next = schedule.nextWaitingDueTime()
+            guard schedule.clockHoldTimerFired(for: generation), let next else { return (nil, false) }
+            return (next, schedule.claimForAutoDrain(thread: thread, jumpLimit: TaskKey.latestTime))
         }
-        guard ended else { return }
+        guard let next else { return }
         writeToStandardError(
             """
-            ManualDispatcher (autoAdvance): every tracked task had settled and the clock could move, but the test \
-            did not await the dispatcher for \(limit) (its wait limit): it awaited something the dispatcher cannot \
-            see, such as a tracked task's `task.value`, or code that awaits one. The clock moves now, and from now \
-            on without waiting for the test, so a task the test starts next may start late. Await through the \
-            dispatcher instead: `try await dispatcher.value(of: task)`, `try await dispatcher.value(of: Task { await \
+            ManualDispatcher (autoAdvance, created at \(createdAt)): every tracked task had settled and the clock \
+            could move to \(formatTime(next)), but the test did not wait on the dispatcher for \
+            \(formatRealTimeLimit(limit)) (its wait limit): it awaited something the dispatcher cannot see, such as \
+            a tracked task's `task.value`, or code that awaits one. The clock moves now, and from now on without \
+            waiting for the test, so a task the test starts next may start late. Await through the dispatcher \
+            instead: `try await dispatcher.value(of: task)`, `try await dispatcher.value(of: Task { await \
             model.refresh() })` for code that awaits a task itself, or `try await dispatcher.runUntilIdle()`.
 
             """

@@ -261,9 +261,6 @@ extension ManualDispatcher {
             }
             return try await task.value
         }
-        // The test waits here: in auto-advance, a tracked task may now move the clock as it settles (`ClockHold`).
-        self.beginTestWait()
-        defer { self.monitor.withLock { $0.clockHold.testWaits -= 1 } }
         // A task this dispatcher did not start: nothing to wait for but its value, within the limit, since nothing
         // here can make it finish. One of its own that finished (its record gone) gives its value at once. A limit
         // of zero or less cannot check once whether a task has finished (its value would race the limit), so it
@@ -272,6 +269,9 @@ extension ManualDispatcher {
         guard let id = tracked else {
             let limit = self.waitLimit
             guard limit > .zero, !finished else { return try await task.value }
+            // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
+            self.beginUntrackedValueWait()
+            defer { self.monitor.withLock { $0.clockHold.untrackedValueWaits -= 1 } }
             if let value = try await BoundedValue.value(of: task, within: Self.deadline(after: limit)) {
                 return value
             }
@@ -320,13 +320,13 @@ extension ManualDispatcher {
         }
     }
 
-    /// The test begins to await the dispatcher: in auto-advance, a jump of the clock that a tracked task held (see
-    /// ``ClockHold``) is made now, and tracked tasks may move the clock as they settle until the wait ends.
-    private func beginTestWait() {
+    /// The test begins to await a task the dispatcher did not start: in auto-advance, a jump of the clock that was
+    /// held (see ``ClockHold``) is made now, and tracked tasks may move the clock as they settle until the wait ends.
+    private func beginUntrackedValueWait() {
         let thread = currentThreadIdentity()
         let drain = self.monitor.withLock { schedule in
-            schedule.clockHold.testWaits += 1
-            return schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread, byTest: true)
+            schedule.clockHold.untrackedValueWaits += 1
+            return schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread, jumpLimit: .min)
         }
         if drain { self.drainAutomatically() }
     }
@@ -343,18 +343,17 @@ extension Monitor where Value == Schedule {
     /// (a task that settles can end an async drain's wait), after unlocking.
     ///
     /// In ``ManualDispatcher/Mode/autoAdvance``, a change that leaves every tracked task settled with nothing due
-    /// lets the clock move: the caller drains, as a dispatch would. A change a tracked task makes (its job ran, it
-    /// finished) moves it only while the test waits (see ``ClockHold``); `byTrackedTask` says so where the task-local
-    /// that tells cannot (the task executor, after a job).
+    /// lets the clock move while the test waits (see ``ClockHold``): the caller drains, as a dispatch would. The
+    /// waits the change ends are ended first: a test whose awaited task just finished no longer waits, so the clock
+    /// does not run on past the point where it resumes.
     @discardableResult
-    func changeTrackedTasks<Result>(byTrackedTask: Bool = false, _ change: (inout Schedule) -> Result) -> Result {
+    func changeTrackedTasks<Result>(_ change: (inout Schedule) -> Result) -> Result {
         let thread = currentThreadIdentity()
         let (result, woken, drain) = self.withLock { schedule in
             let result = change(&schedule)
-            let drain =
-                schedule.mode == .autoAdvance
-                && schedule.claimForAutoDrain(thread: thread, byTest: !byTrackedTask && self.callerIsUntracked)
-            return (result, schedule.wokenWaiters(), drain)
+            let woken = schedule.wokenWaiters()
+            let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread, jumpLimit: .min)
+            return (result, woken, drain)
         }
         if let woken { WaitResumer.resumeAll(woken) }
         if drain { self.drainAutomatically() }

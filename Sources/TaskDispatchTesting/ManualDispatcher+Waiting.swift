@@ -79,20 +79,27 @@ extension ManualDispatcher {
             return await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
                 enum Registration {
                     case conditionAlreadyMet
-                    case registered(observer: (@Sendable () -> Void)?, timer: DispatchTime?)
+                    case registered(observer: (@Sendable () -> Void)?, timer: DispatchTime?, drain: Bool)
                 }
+                let thread = currentThreadIdentity()
                 let registration = monitor.withLock { schedule -> Registration in
                     guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished)
                     else { return .conditionAlreadyMet }
                     let timer = schedule.waiters.add(
                         id, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
-                    return .registered(observer: schedule.waiters.registrationObserver, timer: timer)
+                    // The test now waits for a tracked task (`value(of:)`): in auto-advance, a jump of the clock
+                    // that was held for it (see `ClockHold`) is made now.
+                    let drain =
+                        schedule.mode == .autoAdvance && condition.isTrackedTaskFinished
+                        && schedule.claimForAutoDrain(thread: thread, jumpLimit: .min)
+                    return .registered(observer: schedule.waiters.registrationObserver, timer: timer, drain: drain)
                 }
-                guard case .registered(let observer, let timer) = registration else {
+                guard case .registered(let observer, let timer, let drain) = registration else {
                     continuation.resume(returning: .conditionMet)
                     return
                 }
                 if let timer { self.setTimer(for: timer) }
+                if drain { self.drainAutomatically() }
                 // The cancellation handler runs at once if the task was cancelled before it was installed, or
                 // concurrently with this closure: one of the two sees the waiter registered.
                 if Task.isCancelled {

@@ -42,19 +42,20 @@ extension ManualDispatcher {
         /// next wait before the clock moves again. A timer that never stops is stopped after
         /// ``ManualDispatcher/runawayLimit`` jumps made without a call from the test, with the runaway error.
         ///
-        /// The clock moves for a tracked task only while the test awaits the dispatcher
-        /// (``ManualDispatcher/value(of:)-(Task<Success,Error>)``, or an async drain), or on a call of the test's own
-        /// (a dispatch, a sleep, a run method): a task the test starts on the next line is not started late because
-        /// an earlier one's sleep moved the clock meanwhile. An await the dispatcher cannot see, such as
-        /// `await task.value` on a tracked task, makes the clock wait one ``ManualDispatcher/waitLimit`` for the
-        /// test; it then moves, a note on standard error says why, and from then on it moves without waiting.
+        /// The clock moves while the test waits on the dispatcher (``ManualDispatcher/value(of:)-(Task<Success,Error>)``,
+        /// an async drain, an await of work it dispatched), and each wait ends where what it waits for is done. A
+        /// call of the test's own moves it only as far as the call needs (a delayed dispatch runs its task at
+        /// once), and a tracked task never moves it behind the test's back: a task the test starts on the next line
+        /// is not started late because an earlier one's sleep moved the clock meanwhile. An await the dispatcher
+        /// cannot see, such as `await task.value` on a tracked task, makes the clock wait one
+        /// ``ManualDispatcher/waitLimit`` for the test; it then moves, a note on standard error says why, and from
+        /// then on it moves without waiting.
         ///
-        /// Because the dispatcher moves the clock on its own, a call that stops at a point in time means little
-        /// here: ``ManualDispatcher/settle(waitingUpTo:)`` and ``ManualDispatcher/advance(by:waitingUpTo:)`` return
-        /// once their own target is settled, and the dispatcher may then jump on and wake more tasks while the test
-        /// checks. Check the end state after ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` or
-        /// ``ManualDispatcher/runUntilIdle(waitingUpTo:)``, which return only when nothing can fall due any more; to
-        /// check a state in between, use ``manual``.
+        /// Check the end state after ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` or
+        /// ``ManualDispatcher/runUntilIdle(waitingUpTo:)``. ``ManualDispatcher/settle(waitingUpTo:)`` and
+        /// ``ManualDispatcher/advance(by:waitingUpTo:)`` return at their own target, where the clock stays until the
+        /// test waits again; but work the test does not wait for (a dispatch from a plain `Task`, say) can still
+        /// move it. To check states in between, step by step, use ``manual``.
         case autoAdvance
 
         /// `manual`, `autoDrain` or `autoAdvance`.

@@ -117,10 +117,11 @@ public final class ManualDispatcher: TaskDispatcher {
             Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
         )
         // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`); the timer holds nothing.
+        let createdAt = CallSite(fileID: fileID, line: line)
         self.monitor.withLock { [weak monitor = self.monitor] schedule in
             schedule.clockHold.setTimer = { [weak monitor] generation in
                 DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak monitor] in
-                    monitor?.clockHoldTimerFired(for: generation, limit: waitLimit)
+                    monitor?.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
                 }
             }
         }
@@ -245,9 +246,18 @@ public final class ManualDispatcher: TaskDispatcher {
                 return (scheduled, .runForWaitingSettle, nil, true)
             }
             let woken = schedule.wokenWaiters()
-            let drain =
-                schedule.autoDrain
-                && schedule.claimForAutoDrain(thread: currentThreadIdentity(), byTest: self.monitor.callerIsUntracked)
+            guard schedule.autoDrain else { return (scheduled, .nothing, woken, byTrackedTask) }
+            let thread = currentThreadIdentity()
+            // In auto-advance, the test's own call may move the clock as far as what it dispatched; a tracked task's
+            // only while the test waits, as when the test awaits this task (see `ClockHold`).
+            var fromTest = false
+            if schedule.mode == .autoAdvance, !byTrackedTask, self.monitor.callerIsUntracked {
+                fromTest = true
+                if awaiter != nil, scheduled.isPending { schedule.clockHold.testAwaits(scheduled) }
+                schedule.extendJumpLimit(to: scheduled.key.due, thread: thread)
+            }
+            let jumpLimit = fromTest ? Swift.max(scheduled.key.due, schedule.now) : Int64.min
+            let drain = schedule.claimForAutoDrain(thread: thread, jumpLimit: jumpLimit)
             return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
         }
         if let woken { WaitResumer.resumeAll(woken) }
@@ -320,7 +330,9 @@ public final class ManualDispatcher: TaskDispatcher {
             let thread = currentThreadIdentity()
             let drain = self.monitor.withLock { schedule in
                 schedule.mode = newValue
-                return schedule.claimForAutoDrain(thread: thread, byTest: self.monitor.callerIsUntracked)
+                // The test's own switch moves the clock while everything has settled, as documented on `mode`.
+                return schedule.claimForAutoDrain(
+                    thread: thread, jumpLimit: self.monitor.callerIsUntracked ? TaskKey.latestTime : .min)
             }
             if drain {
                 self.drainAutomatically()

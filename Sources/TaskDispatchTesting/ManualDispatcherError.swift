@@ -137,7 +137,7 @@ extension ManualDispatcherError {
                 case .autoAdvance where holding.isEmpty:
                     "Every tracked task is settled, so auto-advance ran every task it could reach: the task waits for work the clock never reaches (a sleep or a delay past the end of the clock, which no advance reaches), or for a tracked task that waits for it in turn. Cancel it, or sleep for less"
                 case .autoAdvance:
-                    "Auto-advance moves the clock only while every tracked task is settled, and these hold it: \(Self.listing(holding)). Each awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread): send that work through the dispatcher, or finish it before this call"
+                    "Auto-advance moves the clock only while every tracked task is settled, and these hold it: \(Self.listing(holding)). Each awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:)): send that work through the dispatcher, await tasks with try await dispatcher.value(of: task), or finish the work before this call"
                 }
             return (
                 .waitTimedOut(after: limit),

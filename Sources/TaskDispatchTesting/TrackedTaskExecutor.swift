@@ -29,7 +29,7 @@ final class TrackedTaskExecutor: TaskExecutor {
         queue.async {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
             // The job's code has suspended or finished: the task may have settled, which can end a drain's wait.
-            scope.monitor.changeTrackedTasks(byTrackedTask: true) { $0.tracked.jobRan(scope.id) }
+            scope.monitor.changeTrackedTasks { $0.tracked.jobRan(scope.id) }
         }
     }
 

@@ -237,7 +237,7 @@ import Testing
             return
         }
         #expect(!DispatchWaiters<WaitResumer>.Condition.runReleased.isMet(by: schedule.waitCounts))
-        let drains = schedule.release(byTest: true)
+        let drains = schedule.release()
         schedule.checkInvariants()
         #expect(!drains)
         #expect(schedule.claim == nil)

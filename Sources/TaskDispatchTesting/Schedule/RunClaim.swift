@@ -9,9 +9,10 @@ struct RunClaim: Sendable {
     var thread: UInt
     /// The context of the task being executed right now, if any.
     var executing: TaskContext?
-    /// Whether the test claimed it, or code it called: not one of the dispatcher's tracked tasks. An auto-drain a
-    /// tracked task claimed moves the clock only while the test waits (see ``ClockHold``).
-    var byTest = true
+    /// How far an auto-drain under this claim may jump the clock while the test does not wait (see ``ClockHold``):
+    /// the due time of what the test's call dispatched; ``TaskKey/latestTime`` for a switch to auto-advance;
+    /// `Int64.min` (no jump) for a tracked task's claim and after a run method.
+    var jumpLimit = Int64.min
 }
 
 extension Schedule {
@@ -64,15 +65,34 @@ extension Schedule {
     /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks, and a task is due or auto-advance
     /// can move the clock to one.
     ///
-    /// `byTest`: whether the caller is the test, or code it called, rather than one of the dispatcher's tracked
-    /// tasks (see ``ClockHold``); read only when auto-advance could move the clock.
-    mutating func claimForAutoDrain(thread: UInt, byTest: @autoclosure () -> Bool) -> Bool {
+    /// `jumpLimit`: how far the caller may move the clock while the test does not wait (see ``RunClaim/jumpLimit``);
+    /// read only in auto-advance.
+    mutating func claimForAutoDrain(thread: UInt, jumpLimit: @autoclosure () -> Int64) -> Bool {
         guard self.autoDrain, self.claim == nil else { return false }
         // Read once, and only in auto-advance, where a drain may jump the clock.
-        let claimant = self.mode == .autoAdvance ? byTest() : true
-        guard self.hasDueTask || self.canAutoAdvance(byTest: claimant) else { return false }
-        self.claim = RunClaim(method: "auto-drain", thread: thread, byTest: claimant)
+        let limit = self.mode == .autoAdvance ? jumpLimit() : Int64.min
+        guard self.hasDueTask || self.canAutoAdvance(jumpLimit: limit) else { return false }
+        self.claim = RunClaim(method: "auto-drain", thread: thread, jumpLimit: limit)
         return true
+    }
+
+    /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
+    /// delayed task can fall due, and the test waits on the dispatcher or the caller may jump that far (see
+    /// ``ClockHold``). The jumps since the test's last call are counted against the runaway limit where they are
+    /// made.
+    mutating func canAutoAdvance(jumpLimit: Int64) -> Bool {
+        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
+            self.tracked.unsettledCount == 0, let time = self.nextWaitingDueTime()
+        else { return false }
+        return self.clockHold.allowsJump(
+            to: time, jumpLimit: jumpLimit, testWaits: self.testWaits(), drainWaits: !self.waitingSettles.isEmpty)
+    }
+
+    /// Whether the test, or code outside the tracked tasks, waits on the dispatcher: for a tracked task in
+    /// `value(of:)`, for a plain task in `value(of:)`, or for work it dispatched and awaits.
+    mutating func testWaits() -> Bool {
+        self.waiters.waitsForATrackedTask || self.clockHold.untrackedValueWaits > 0
+            || self.clockHold.testAwaitsPendingWork()
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): whether jumps go through from now
@@ -80,34 +100,28 @@ extension Schedule {
     mutating func clockHoldTimerFired(for generation: UInt64) -> Bool {
         let stillHeld =
             self.mode == .autoAdvance && self.deferredFailure == nil && !self.hasDueTask
-            && self.tracked.unsettledCount == 0 && self.nextWaitingDueTime() != nil
+            && self.tracked.unsettledCount == 0 && self.nextWaitingDueTime() != nil && !self.testWaits()
         return self.clockHold.timerFired(for: generation, stillHeld: stillHeld)
     }
 
-    /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
-    /// delayed task can fall due, and the test asked or waits (see ``ClockHold``). The jumps since the test's last
-    /// call are counted against the runaway limit where they are made.
-    mutating func canAutoAdvance(byTest: @autoclosure () -> Bool) -> Bool {
-        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
-            self.tracked.unsettledCount == 0, self.nextWaitingDueTime() != nil
-        else { return false }
-        return self.clockHold.allowsJump(byTest: byTest())
+    /// A task was dispatched while this thread's auto-drain holds the claim, by the work it runs (not a tracked
+    /// task): the drain is still inside the test's call, and may jump as far as that task's due time too.
+    mutating func extendJumpLimit(to due: Int64, thread: UInt) {
+        guard let claim = self.claim, claim.thread == thread, claim.method == "auto-drain", due > claim.jumpLimit
+        else { return }
+        self.claim?.jumpLimit = due
     }
 
-    /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
-    ///
-    /// `byTest`: as for ``claimForAutoDrain(thread:byTest:)``, for the caller that releases it.
+    /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead,
+    /// which jumps the clock only while the test waits (a run method has run what the test asked for).
     ///
     /// - Returns: Whether the caller must now drain automatically.
-    mutating func release(byTest: @autoclosure () -> Bool) -> Bool {
+    mutating func release() -> Bool {
         self.claim?.executing = nil
-        if self.autoDrain {
-            let claimant = self.mode == .autoAdvance ? byTest() : true
-            if self.hasDueTask || self.canAutoAdvance(byTest: claimant) {
-                self.claim?.method = "auto-drain"
-                self.claim?.byTest = claimant
-                return true
-            }
+        if self.autoDrain && (self.hasDueTask || self.canAutoAdvance(jumpLimit: Int64.min)) {
+            self.claim?.method = "auto-drain"
+            self.claim?.jumpLimit = Int64.min
+            return true
         }
         self.claim = nil
         return false
@@ -120,8 +134,8 @@ extension Schedule {
         if ran >= self.runawayLimit && self.hasDueTask {
             return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: nil)))
         }
-        let byTest = self.claim?.byTest ?? true
-        if !self.hasDueTask && self.canAutoAdvance(byTest: byTest) {
+        let jumpLimit = self.claim?.jumpLimit ?? Int64.min
+        if !self.hasDueTask && self.canAutoAdvance(jumpLimit: jumpLimit) {
             guard self.autoAdvanceJumps < self.runawayLimit else {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: self.autoAdvanceJumps)))
             }

@@ -87,8 +87,7 @@ extension Schedule {
         guard let (id, _) = self.waitingSettles.assisted, self.tracked.unobserved.isEmpty,
             let step = self.next(in: .any, jumpingClockTo: nil)
         else {
-            // On the tracked task's thread: an auto-drain it takes over moves the clock only while the test waits.
-            return .done(drain: self.release(byTest: false))
+            return .done(drain: self.release())
         }
         self.waitingSettles.countRun(for: id)
         return .run(step)

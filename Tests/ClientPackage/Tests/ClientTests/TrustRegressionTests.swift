@@ -518,4 +518,27 @@ private func advanceSynchronously(_ dispatcher: ManualDispatcher, by duration: D
             try dispatcher.verifyIdle()
         }
     }
+
+    /// The test's own sleep, and `value(of:)`, return at their own time, not at a later task's wake-up.
+    @Test @MainActor func theTestsOwnWaitsEndAtTheirOwnTime() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            var log: [String] = []
+            let early = dispatcher.startTask(label: "early") {
+                try await dispatcher.clock.sleep(for: .seconds(2))
+                log.append("early")
+            }
+            let late = dispatcher.startTask(label: "late") {
+                try await dispatcher.clock.sleep(for: .seconds(5))
+                log.append("late")
+            }
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            #expect(dispatcher.now == .seconds(1) && log.isEmpty, "run \(run)")
+            try await dispatcher.value(of: early)
+            #expect(dispatcher.now == .seconds(2) && log == ["early"], "run \(run)")
+            try await dispatcher.value(of: late)
+            #expect(dispatcher.now == .seconds(5) && log == ["early", "late"], "run \(run)")
+            try dispatcher.verifyIdle()
+        }
+    }
 }
