@@ -33,13 +33,13 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         /// runs tasks.
         case runReleased
 
-        /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
         /// Whether it is ``trackedTaskFinished(_:)``.
         package var isTrackedTaskFinished: Bool {
             if case .trackedTaskFinished = self { return true }
             return false
         }
 
+        /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
         package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
             switch self {
             case .trackedTaskFinished(let id): isFinished(id) || counts.hasDeferredFailure
@@ -139,10 +139,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// Whether a registered waiter waits for a tracked task to finish: the test, in `value(of:)` (inside a tracked
     /// task, `value(of:)` awaits the task itself and registers no waiter).
     package var waitsForATrackedTask: Bool {
-        self.waiters.contains { waiter in
-            if case .trackedTaskFinished = waiter.condition { return true }
-            return false
-        }
+        self.waiters.contains { $0.condition.isTrackedTaskFinished }
     }
 
     /// A new identity, for a waiter whose cancellation handler must know it before it registers.

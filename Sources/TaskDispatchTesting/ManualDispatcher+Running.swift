@@ -198,7 +198,7 @@ extension Monitor where Value == Schedule {
         let (next, drain) = self.withLock { schedule -> (Int64?, Bool) in
             let next = schedule.nextWaitingDueTime()
             guard schedule.clockHoldTimerFired(for: generation), let next else { return (nil, false) }
-            return (next, schedule.claimForAutoDrain(thread: thread, jumpLimit: TaskKey.latestTime))
+            return (next, schedule.claimForAutoDrain(thread: thread))
         }
         guard let next else { return }
         writeToStandardError(

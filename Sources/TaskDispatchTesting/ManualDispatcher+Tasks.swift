@@ -326,7 +326,8 @@ extension ManualDispatcher {
         let thread = currentThreadIdentity()
         let drain = self.monitor.withLock { schedule in
             schedule.clockHold.untrackedValueWaits += 1
-            return schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread, jumpLimit: .min)
+            schedule.clockHold.endHold()
+            return schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
         }
         if drain { self.drainAutomatically() }
     }
@@ -352,7 +353,7 @@ extension Monitor where Value == Schedule {
         let (result, woken, drain) = self.withLock { schedule in
             let result = change(&schedule)
             let woken = schedule.wokenWaiters()
-            let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread, jumpLimit: .min)
+            let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
             return (result, woken, drain)
         }
         if let woken { WaitResumer.resumeAll(woken) }

@@ -89,9 +89,11 @@ extension ManualDispatcher {
                         id, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
                     // The test now waits for a tracked task (`value(of:)`): in auto-advance, a jump of the clock
                     // that was held for it (see `ClockHold`) is made now.
-                    let drain =
-                        schedule.mode == .autoAdvance && condition.isTrackedTaskFinished
-                        && schedule.claimForAutoDrain(thread: thread, jumpLimit: .min)
+                    var drain = false
+                    if condition.isTrackedTaskFinished {
+                        schedule.clockHold.endHold()  // a hold after this wait is timed from its own start
+                        drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
+                    }
                     return .registered(observer: schedule.waiters.registrationObserver, timer: timer, drain: drain)
                 }
                 guard case .registered(let observer, let timer, let drain) = registration else {

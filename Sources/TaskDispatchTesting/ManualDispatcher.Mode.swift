@@ -43,13 +43,13 @@ extension ManualDispatcher {
         /// ``ManualDispatcher/runawayLimit`` jumps made without a call from the test, with the runaway error.
         ///
         /// The clock moves while the test waits on the dispatcher (``ManualDispatcher/value(of:)-(Task<Success,Error>)``,
-        /// an async drain, an await of work it dispatched), and each wait ends where what it waits for is done. A
-        /// call of the test's own moves it only as far as the call needs (a delayed dispatch runs its task at
-        /// once), and a tracked task never moves it behind the test's back: a task the test starts on the next line
-        /// is not started late because an earlier one's sleep moved the clock meanwhile. An await the dispatcher
-        /// cannot see, such as `await task.value` on a tracked task, makes the clock wait one
-        /// ``ManualDispatcher/waitLimit`` for the test; it then moves, a note on standard error says why, and from
-        /// then on it moves without waiting.
+        /// an async drain), and a dispatch from outside the tracked tasks (the test's, or its own sleep on
+        /// ``ManualDispatcher/clock``) lets it reach that task: a delayed dispatch runs at once, with what it
+        /// dispatches, and a dispatch due at once moves nothing. A tracked task never moves it behind the test's
+        /// back: a task the test starts on the next line is not started late because an earlier one's sleep moved
+        /// the clock meanwhile. An await the dispatcher cannot see, such as `await task.value` on a tracked task,
+        /// makes the clock wait one ``ManualDispatcher/waitLimit`` for the test; it then moves, a note on standard
+        /// error says why, and from then on it moves without waiting.
         ///
         /// Check the end state after ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` or
         /// ``ManualDispatcher/runUntilIdle(waitingUpTo:)``. ``ManualDispatcher/settle(waitingUpTo:)`` and

@@ -116,17 +116,19 @@ public final class ManualDispatcher: TaskDispatcher {
         self.monitor = Monitor(
             Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
         )
-        // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`); the timer holds nothing.
+        self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
+        self.registration?.attach(self)
+        // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`). The timer holds the
+        // dispatcher weakly: once it is gone (its monitor may live on in a handle or a task), the timer does nothing.
         let createdAt = CallSite(fileID: fileID, line: line)
-        self.monitor.withLock { [weak monitor = self.monitor] schedule in
-            schedule.clockHold.setTimer = { [weak monitor] generation in
-                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak monitor] in
-                    monitor?.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
+        self.monitor.withLock { [weak self] schedule in
+            guard waitLimit > .zero else { return schedule.clockHold.releaseHolds() }
+            schedule.clockHold.setTimer = { [weak self] generation in
+                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak self] in
+                    self?.monitor.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
                 }
             }
         }
-        self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
-        self.registration?.attach(self)
     }
 
     deinit {
@@ -246,18 +248,12 @@ public final class ManualDispatcher: TaskDispatcher {
                 return (scheduled, .runForWaitingSettle, nil, true)
             }
             let woken = schedule.wokenWaiters()
-            guard schedule.autoDrain else { return (scheduled, .nothing, woken, byTrackedTask) }
-            let thread = currentThreadIdentity()
-            // In auto-advance, the test's own call may move the clock as far as what it dispatched; a tracked task's
-            // only while the test waits, as when the test awaits this task (see `ClockHold`).
-            var fromTest = false
+            // In auto-advance, a dispatch from outside the tracked tasks (the test's, or its own sleep) lets the clock
+            // reach its task; a tracked task's, only while the test waits (see `ClockHold`).
             if schedule.mode == .autoAdvance, !byTrackedTask, self.monitor.callerIsUntracked {
-                fromTest = true
-                if awaiter != nil, scheduled.isPending { schedule.clockHold.testAwaits(scheduled) }
-                schedule.extendJumpLimit(to: scheduled.key.due, thread: thread)
+                schedule.clockHold.allowJumps(through: scheduled.key.due)
             }
-            let jumpLimit = fromTest ? Swift.max(scheduled.key.due, schedule.now) : Int64.min
-            let drain = schedule.claimForAutoDrain(thread: thread, jumpLimit: jumpLimit)
+            let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
             return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
         }
         if let woken { WaitResumer.resumeAll(woken) }
@@ -330,9 +326,11 @@ public final class ManualDispatcher: TaskDispatcher {
             let thread = currentThreadIdentity()
             let drain = self.monitor.withLock { schedule in
                 schedule.mode = newValue
-                // The test's own switch moves the clock while everything has settled, as documented on `mode`.
-                return schedule.claimForAutoDrain(
-                    thread: thread, jumpLimit: self.monitor.callerIsUntracked ? TaskKey.latestTime : .min)
+                // The test's switch lets the clock reach every task pending now, once everything has settled.
+                if newValue == .autoAdvance, let latest = schedule.latestWaitingDueTime() {
+                    schedule.clockHold.allowJumps(through: latest)
+                }
+                return schedule.claimForAutoDrain(thread: thread)
             }
             if drain {
                 self.drainAutomatically()

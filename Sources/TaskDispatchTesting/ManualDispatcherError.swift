@@ -226,7 +226,7 @@ extension ManualDispatcherError {
             let window = snapshot.recentRuns.suffix(jumps)
             return (
                 .runawayTasks(limit: jumps),
-                "auto-advance moved the clock \(jumps) times, to \(formatTime(snapshot.now)), with no call from the test in between, and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
+                "auto-advance moved the clock \(jumps) times, to \(formatTime(snapshot.now)), in one go (inside one call of the test's, or while it waited, with no other call in between), and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
             )
         case .pendingTasks(let unfinished) where unfinished.isEmpty:
             return (

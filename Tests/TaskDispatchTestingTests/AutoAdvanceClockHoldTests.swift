@@ -150,6 +150,33 @@ import Testing
         #expect(dispatcher.now == .seconds(7))
     }
 
+    /// The same from a test off the main actor, where the foreground task runs on the main thread, not on the
+    /// test's: what it dispatches is still the test's call's doing, whichever thread drains it.
+    @Test func aDelayedForegroundDispatchFromOffTheMainActorRunsWithWhatItDispatches() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
+            let ran = Locked<[String]>([])
+            dispatcher.foreground(after: .seconds(1), label: "show") {
+                ran.withLock { $0.append("show") }
+                dispatcher.background(after: .seconds(1), label: "hide") { ran.withLock { $0.append("hide") } }
+            }
+            #expect(ran.withLock { $0 } == ["show", "hide"], "run \(run)")
+            #expect(dispatcher.now == .seconds(2), "run \(run)")
+        }
+    }
+
+    /// With a wait limit of zero or less nothing is held: a hold would end at once, so the clock moves as before,
+    /// without a note.
+    @Test func aWaitLimitOfZeroHoldsNothing() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .zero)
+        let task = dispatcher.startTask(label: "sleeps") { () async throws -> Duration in
+            try await dispatcher.clock.sleep(for: .seconds(3))
+            return dispatcher.now
+        }
+        #expect(try await task.value == .seconds(3))
+        #expect(dispatcher.clockHoldsTimedOut == 0)
+    }
+
     /// A test that awaits a tracked task's `task.value` itself, which the dispatcher cannot see, is not left
     /// waiting for good: the hold ends after the wait limit, the clock moves, and from then on it moves without
     /// waiting for the test. Awaiting through `value(of:)` instead needs no hold.

@@ -7,26 +7,27 @@
 /// at 2 s woke at 3 s). kotlinx's `runTest` moves virtual time only while the test body is suspended; this is the
 /// same rule, as far as the dispatcher can see the test:
 ///
-/// - **While the test waits on the dispatcher**, any jump is made: the test awaits a tracked task in `value(of:)`
-///   (a registered waiter), a plain task in `value(of:)` (``untrackedValueWaits``), or work it dispatched and awaits,
-///   such as a sleep on the clock (``awaitedByTest``). The wait ends the moment what it waits for is done (the
-///   task finished, the work ran), in the critical section that does it, so the clock does not run on past the
-///   point where the test resumes.
-/// - **Inside the test's own call** (a dispatch, a sleep, switching the mode), the drain that runs on the test's
-///   thread jumps no further than the call needs: to the due time of what the call dispatched, and of what that
-///   work dispatches in turn (``RunClaim/jumpLimit``). A dispatch of work that is due at once moves nothing.
+/// - **While the test waits in `value(of:)`**, any jump is made: for a tracked task (a registered waiter, which
+///   the task's end removes in the critical section that records it, so the clock does not run on while the test
+///   resumes), or for a plain task (``untrackedValueWaits``, which ends when the call returns).
+/// - **A dispatch from outside the tracked tasks** (the test, or code it calls: a dispatch, its own sleep on the
+///   clock, an awaited dispatch) lets the clock reach that task's due time, whenever everything has settled
+///   (``testJumpLimit``): a delayed dispatch from the test runs at once, with the delayed work that work
+///   dispatches in turn, and the test's own sleep wakes at its time. A dispatch due at once moves nothing. A switch
+///   to auto-advance lets it reach every task pending then.
 /// - **A tracked task**, settling on its own thread, moves the clock only while the test waits.
 ///
-/// The async drains move the clock themselves, up to their target.
+/// The async drains move the clock themselves, up to their target. The dispatcher tells the test from a tracked
+/// task by the tracked-task task-local, so code it does not track (a plain `Task`, a callback) counts as the test's.
 ///
 /// The dispatcher cannot see every await of the test: one of `task.value` on a tracked task, or of code that awaits
 /// one itself, would wait for the hold for good. So a hold lasts at most the dispatcher's wait limit: then the
 /// clock moves, a note on standard error says why and what to await instead, and from then on jumps no longer wait
 /// for the test.
 struct ClockHold: Sendable {
-    /// Pending tasks that code outside the dispatcher's tracked tasks awaits (an awaitable dispatch, a sleep on the
-    /// clock): while one is pending, that code waits on the dispatcher. Pruned as they run or are cancelled.
-    private(set) var awaitedByTest: [ScheduledTask] = []
+    /// The latest time the calls from outside the tracked tasks have let the clock reach: the due time of each task
+    /// they dispatched. The clock never moves back, so once it passes this, it allows nothing more.
+    private(set) var testJumpLimit = Int64.min
     /// The test's awaits in `value(of:)` of a task the dispatcher did not start, in progress.
     var untrackedValueWaits = 0
     /// Whether a jump is held now: it could be made, but the test neither waits nor asked for it.
@@ -41,24 +42,22 @@ struct ClockHold: Sendable {
     /// have no threads.
     var setTimer: (@Sendable (_ generation: UInt64) -> Void)?
 
-    /// Code outside the tracked tasks awaits `task`, which is pending.
-    mutating func testAwaits(_ task: ScheduledTask) {
-        self.awaitedByTest.removeAll { !$0.isPending }
-        self.awaitedByTest.append(task)
+    /// A call from outside the tracked tasks dispatched a task due at `time`: the clock may reach it.
+    mutating func allowJumps(through time: Int64) {
+        if time > self.testJumpLimit { self.testJumpLimit = time }
     }
 
-    /// Whether code outside the tracked tasks awaits a task that is still pending.
-    mutating func testAwaitsPendingWork() -> Bool {
-        guard !self.awaitedByTest.isEmpty else { return false }
-        self.awaitedByTest.removeAll { !$0.isPending }
-        return !self.awaitedByTest.isEmpty
+    /// Lets every jump through from now on, without a note: the dispatcher's wait limit is zero or less, so a hold
+    /// would end at once anyway.
+    mutating func releaseHolds() {
+        self.isReleased = true
     }
 
-    /// Whether a jump to `time` may be made now: the test waits (`testWaits`), the call that asks may jump that far
-    /// (`jumpLimit`), or holds have been released. Holds it otherwise, unless `drainWaits` (an async drain waits,
+    /// Whether a jump to `time` may be made now: the test waits (`testWaits`), a call of the test's let the clock
+    /// reach `time`, or holds have been released. Holds it otherwise, unless `drainWaits` (an async drain waits,
     /// and makes the jump itself), setting the timer that ends the hold if it begins now.
-    mutating func allowsJump(to time: Int64, jumpLimit: Int64, testWaits: Bool, drainWaits: Bool) -> Bool {
-        if testWaits || time <= jumpLimit || self.isReleased {
+    mutating func allowsJump(to time: Int64, testWaits: Bool, drainWaits: Bool) -> Bool {
+        if testWaits || time <= self.testJumpLimit || self.isReleased {
             self.isHolding = false
             return true
         }
@@ -70,8 +69,9 @@ struct ClockHold: Sendable {
         return false
     }
 
-    /// The clock moved (a drain jumped it, or it advanced): nothing is held any more.
-    mutating func clockMoved() {
+    /// The clock moved (a drain jumped it, or it advanced), or the test began to wait: nothing is held any more, and
+    /// a hold that comes after it sets a timer of its own.
+    mutating func endHold() {
         self.isHolding = false
     }
 

@@ -9,10 +9,6 @@ struct RunClaim: Sendable {
     var thread: UInt
     /// The context of the task being executed right now, if any.
     var executing: TaskContext?
-    /// How far an auto-drain under this claim may jump the clock while the test does not wait (see ``ClockHold``):
-    /// the due time of what the test's call dispatched; ``TaskKey/latestTime`` for a switch to auto-advance;
-    /// `Int64.min` (no jump) for a tracked task's claim and after a run method.
-    var jumpLimit = Int64.min
 }
 
 extension Schedule {
@@ -64,35 +60,27 @@ extension Schedule {
 
     /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks, and a task is due or auto-advance
     /// can move the clock to one.
-    ///
-    /// `jumpLimit`: how far the caller may move the clock while the test does not wait (see ``RunClaim/jumpLimit``);
-    /// read only in auto-advance.
-    mutating func claimForAutoDrain(thread: UInt, jumpLimit: @autoclosure () -> Int64) -> Bool {
-        guard self.autoDrain, self.claim == nil else { return false }
-        // Read once, and only in auto-advance, where a drain may jump the clock.
-        let limit = self.mode == .autoAdvance ? jumpLimit() : Int64.min
-        guard self.hasDueTask || self.canAutoAdvance(jumpLimit: limit) else { return false }
-        self.claim = RunClaim(method: "auto-drain", thread: thread, jumpLimit: limit)
+    mutating func claimForAutoDrain(thread: UInt) -> Bool {
+        guard self.autoDrain, self.claim == nil, self.hasDueTask || self.canAutoAdvance() else { return false }
+        self.claim = RunClaim(method: "auto-drain", thread: thread)
         return true
     }
 
     /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
-    /// delayed task can fall due, and the test waits on the dispatcher or the caller may jump that far (see
+    /// delayed task can fall due, and the test waits on the dispatcher or let the clock reach that task (see
     /// ``ClockHold``). The jumps since the test's last call are counted against the runaway limit where they are
     /// made.
-    mutating func canAutoAdvance(jumpLimit: Int64) -> Bool {
+    mutating func canAutoAdvance() -> Bool {
         guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
             self.tracked.unsettledCount == 0, let time = self.nextWaitingDueTime()
         else { return false }
         return self.clockHold.allowsJump(
-            to: time, jumpLimit: jumpLimit, testWaits: self.testWaits(), drainWaits: !self.waitingSettles.isEmpty)
+            to: time, testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
     }
 
-    /// Whether the test, or code outside the tracked tasks, waits on the dispatcher: for a tracked task in
-    /// `value(of:)`, for a plain task in `value(of:)`, or for work it dispatched and awaits.
-    mutating func testWaits() -> Bool {
+    /// Whether the test waits on the dispatcher in `value(of:)`, for a tracked task or a plain one.
+    var testWaits: Bool {
         self.waiters.waitsForATrackedTask || self.clockHold.untrackedValueWaits > 0
-            || self.clockHold.testAwaitsPendingWork()
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): whether jumps go through from now
@@ -100,27 +88,17 @@ extension Schedule {
     mutating func clockHoldTimerFired(for generation: UInt64) -> Bool {
         let stillHeld =
             self.mode == .autoAdvance && self.deferredFailure == nil && !self.hasDueTask
-            && self.tracked.unsettledCount == 0 && self.nextWaitingDueTime() != nil && !self.testWaits()
+            && self.tracked.unsettledCount == 0 && self.nextWaitingDueTime() != nil && !self.testWaits
         return self.clockHold.timerFired(for: generation, stillHeld: stillHeld)
     }
 
-    /// A task was dispatched while this thread's auto-drain holds the claim, by the work it runs (not a tracked
-    /// task): the drain is still inside the test's call, and may jump as far as that task's due time too.
-    mutating func extendJumpLimit(to due: Int64, thread: UInt) {
-        guard let claim = self.claim, claim.thread == thread, claim.method == "auto-drain", due > claim.jumpLimit
-        else { return }
-        self.claim?.jumpLimit = due
-    }
-
-    /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead,
-    /// which jumps the clock only while the test waits (a run method has run what the test asked for).
+    /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
     ///
     /// - Returns: Whether the caller must now drain automatically.
     mutating func release() -> Bool {
         self.claim?.executing = nil
-        if self.autoDrain && (self.hasDueTask || self.canAutoAdvance(jumpLimit: Int64.min)) {
+        if self.autoDrain && (self.hasDueTask || self.canAutoAdvance()) {
             self.claim?.method = "auto-drain"
-            self.claim?.jumpLimit = Int64.min
             return true
         }
         self.claim = nil
@@ -134,8 +112,7 @@ extension Schedule {
         if ran >= self.runawayLimit && self.hasDueTask {
             return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: nil)))
         }
-        let jumpLimit = self.claim?.jumpLimit ?? Int64.min
-        if !self.hasDueTask && self.canAutoAdvance(jumpLimit: jumpLimit) {
+        if !self.hasDueTask && self.canAutoAdvance() {
             guard self.autoAdvanceJumps < self.runawayLimit else {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: self.autoAdvanceJumps)))
             }

@@ -48,7 +48,7 @@ extension Schedule {
     mutating func moveClock(to time: Int64) {
         self.now = Swift.max(self.now, Swift.min(time, TaskKey.latestTime))
         self.promote(through: self.now)
-        self.clockHold.clockMoved()
+        self.clockHold.endHold()
     }
 
     /// Marks the due tasks as the ones `runCurrent()` may run, and returns the sequence limit that goes with it.
@@ -145,6 +145,13 @@ extension Schedule {
             self.dropStale()
         }
         return nil
+    }
+
+    /// The latest due time of the delayed tasks still pending, if any can fall due.
+    ///
+    /// - Complexity: O(n) in the delayed tasks.
+    func latestWaitingDueTime() -> Int64? {
+        self.delayed.elements.lazy.filter { $0.task.isPending && $0.key.due != TaskKey.never }.map(\.key.due).max()
     }
 
     /// Moves every delayed task due at or before `time` into the due queues, in key order.
