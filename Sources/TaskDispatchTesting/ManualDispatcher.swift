@@ -231,6 +231,9 @@ public final class ManualDispatcher: TaskDispatcher {
         let (scheduled, then, woken, byTrackedTask) = self.monitor.withLock {
             schedule -> (ScheduledTask, AfterRecord, [WaitResumer]?, Bool) in
             let scheduled = accept(&schedule)
+            // The awaiting code can cancel the task from here on: a drain may see it waiting, and run the task,
+            // before the dispatch returns to it.
+            awaiter?.accepted(TaskHandle(canceller: ManualCanceller(monitor: self.monitor, task: scheduled)))
             var byTrackedTask = false
             if schedule.tracked.unfinishedCount > 0,
                 let wait = ownedWait

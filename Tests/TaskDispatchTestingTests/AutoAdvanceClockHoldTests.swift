@@ -200,3 +200,33 @@ import Testing
         #expect(other.clockHoldsTimedOut == 0)
     }
 }
+
+/// A decorator that cancels the awaiting task (the one calling it) just after the wrapped dispatcher accepted the
+/// task, before the dispatch returns to the await, and notes how many tasks were then still pending.
+private struct CancelsTheCallerAfterDispatching: TaskDispatcher {
+    let base: ManualDispatcher
+    let pendingAfterCancel = Locked<[Int]>([])
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let handle = self.base.dispatch(task)
+        withUnsafeCurrentTask { $0?.cancel() }
+        let pending = self.base.pendingTaskCount
+        self.pendingAfterCancel.withLock { $0.append(pending) }
+        return handle
+    }
+}
+
+/// A cancellation of the awaiting task reaches the awaited task at once from the moment the dispatcher accepts
+/// it, not only once the dispatch has returned to the await: a drain that sees the awaiting task waiting (an
+/// auto-advance kick, the test's next async call) can no longer run the task in between. Before, it could: a
+/// timer cancelled right after `advance(by:)` returned ticked once more in about one run of 40.
+@Suite struct AwaitedDispatchCancellationTests {
+    @Test func aCancellationRightAfterTheDispatchCancelsTheTaskAtOnce() async throws {
+        let dispatcher = CancelsTheCallerAfterDispatching(base: ManualDispatcher())
+        await #expect(throws: CancellationError.self) {
+            try await dispatcher.runInBackground(label: "work") { 1 }
+        }
+        #expect(dispatcher.pendingAfterCancel.withLock { $0 } == [0])
+        try dispatcher.base.verifyIdle()
+    }
+}

@@ -56,6 +56,14 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         self.resume(continuation, with: result)
     }
 
+    /// Keeps `handle`, so that ``cancel()`` reaches the task from now on (before, it would be known only when
+    /// `dispatch` returns to ``start(_:dispatch:)``); a cancellation that came first is acted on there.
+    package func accepted(_ handle: TaskHandle) {
+        self.state.withLock { state in
+            if state.handle == nil { state.handle = handle }
+        }
+    }
+
     /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.
     /// The await is taken before `work` is released, so the release (see ``AwaitedWork``) does not end it first.
     package func fail(with error: any Error, releasing work: consuming DispatchedTask.Work) {

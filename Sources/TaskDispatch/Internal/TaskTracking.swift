@@ -50,4 +50,9 @@ package protocol TaskAwaiter: AnyObject, Sendable {
     /// otherwise. Call it only after cancelling the awaited task succeeded, so that the closure, which would end
     /// the await too, never runs.
     func fail(with error: any Error, releasing work: consuming DispatchedTask.Work)
+
+    /// The dispatcher accepted the awaited task, which `handle` cancels: called inside the critical section that
+    /// accepts it, so that a cancellation of the awaiting task from then on cancels the task at once, however soon
+    /// the dispatcher may run it (a test dispatcher may see the awaiting task as waiting from that section on).
+    func accepted(_ handle: TaskHandle)
 }

@@ -57,7 +57,7 @@ struct ClockHold: Sendable {
     /// reach `time`, or holds have been released. Holds it otherwise, unless `drainWaits` (an async drain waits,
     /// and makes the jump itself), setting the timer that ends the hold if it begins now.
     mutating func allowsJump(to time: Int64, testWaits: Bool, drainWaits: Bool) -> Bool {
-        if testWaits || time <= self.testJumpLimit || self.isReleased {
+        if self.allows(time, testWaits: testWaits) {
             self.isHolding = false
             return true
         }
@@ -67,6 +67,12 @@ struct ClockHold: Sendable {
             self.setTimer?(self.generation)
         }
         return false
+    }
+
+    /// Whether a jump to `time` goes through: the test waits, a call of the test's let the clock reach `time`, or
+    /// holds have been released.
+    func allows(_ time: Int64, testWaits: Bool) -> Bool {
+        testWaits || time <= self.testJumpLimit || self.isReleased
     }
 
     /// The clock moved (a drain jumped it, or it advanced), or the test began to wait: nothing is held any more, and

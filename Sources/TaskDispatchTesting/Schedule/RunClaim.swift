@@ -86,9 +86,12 @@ extension Schedule {
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): whether jumps go through from now
     /// on, because the clock is still held with every tracked task settled and a delayed task that can fall due.
     mutating func clockHoldTimerFired(for generation: UInt64) -> Bool {
-        let stillHeld =
-            self.mode == .autoAdvance && self.deferredFailure == nil && !self.hasDueTask
-            && self.tracked.unsettledCount == 0 && self.nextWaitingDueTime() != nil && !self.testWaits
+        var stillHeld = false
+        if self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask, self.tracked.unsettledCount == 0,
+            let time = self.nextWaitingDueTime()
+        {
+            stillHeld = !self.clockHold.allows(time, testWaits: self.testWaits)
+        }
         return self.clockHold.timerFired(for: generation, stillHeld: stillHeld)
     }
 

@@ -1,0 +1,90 @@
+import TaskDispatch
+import Testing
+
+@testable import TaskDispatchTesting
+
+/// Auto-advance's rule for when the clock may move (`ClockHold`), driven through the engine with no threads: the
+/// timer is a recorded call, fired by hand.
+@Suite struct ClockHoldTests {
+    /// A schedule in auto-advance with one delayed task at `seconds`, whose hold timers are recorded.
+    private static func schedule(delayedBy seconds: Int64, timers: Locked<[UInt64]>) -> Schedule {
+        var schedule = Schedule(order: .dispatch, mode: .autoAdvance, historyLimit: 0)
+        schedule.clockHold.setTimer = { generation in timers.withLock { $0.append(generation) } }
+        _ = schedule.accept(
+            DispatchedTask(.background({}), label: "later", delay: .seconds(seconds), callSite: CallSite(line: 1)))
+        return schedule
+    }
+
+    @Test func aJumpNobodyAllowedIsHeldWithOneTimerAHold() {
+        let timers = Locked<[UInt64]>([])
+        var schedule = Self.schedule(delayedBy: 5, timers: timers)
+        let held1 = schedule.canAutoAdvance()
+        #expect(!held1)
+        let held2 = schedule.canAutoAdvance()
+        #expect(!held2)  // the same hold: no second timer
+        #expect(timers.withLock { $0 } == [1])
+        schedule.clockHold.endHold()  // the test began to wait, say
+        let held3 = schedule.canAutoAdvance()
+        #expect(!held3)
+        #expect(timers.withLock { $0 } == [1, 2])
+        schedule.checkInvariants()
+    }
+
+    @Test func theTestsDispatchAllowsJumpsUpToItsDueTimeOnly() {
+        let timers = Locked<[UInt64]>([])
+        var schedule = Self.schedule(delayedBy: 5, timers: timers)
+        schedule.clockHold.allowJumps(through: 3_000_000_000)
+        let held4 = schedule.canAutoAdvance()
+        #expect(!held4)  // 5 s is past the 3 s allowed
+        schedule.clockHold.allowJumps(through: 5_000_000_000)
+        let allowed5 = schedule.canAutoAdvance()
+        #expect(allowed5)
+        schedule.clockHold.allowJumps(through: 1_000_000_000)  // never lowers it
+        let allowed6 = schedule.canAutoAdvance()
+        #expect(allowed6)
+    }
+
+    @Test func aStaleOrSatisfiedTimerReleasesNothing() {
+        let timers = Locked<[UInt64]>([])
+        var schedule = Self.schedule(delayedBy: 5, timers: timers)
+        let held7 = schedule.canAutoAdvance()
+        #expect(!held7)
+        schedule.clockHold.endHold()
+        let held8 = schedule.clockHoldTimerFired(for: 1)
+        #expect(!held8)  // its hold ended
+        let held9 = schedule.canAutoAdvance()
+        #expect(!held9)  // hold 2
+        schedule.clockHold.allowJumps(through: 5_000_000_000)
+        let held10 = schedule.clockHoldTimerFired(for: 2)
+        #expect(!held10)  // the jump is allowed now: nothing is held
+        #expect(schedule.clockHold.timedOut == 0)
+    }
+
+    @Test func aTimerThatFindsTheHoldStillThereReleasesJumpsForGood() {
+        let timers = Locked<[UInt64]>([])
+        var schedule = Self.schedule(delayedBy: 5, timers: timers)
+        let held11 = schedule.canAutoAdvance()
+        #expect(!held11)
+        let allowed12 = schedule.clockHoldTimerFired(for: 1)
+        #expect(allowed12)
+        #expect(schedule.clockHold.timedOut == 1)
+        let allowed13 = schedule.canAutoAdvance()
+        #expect(allowed13)
+        let held14 = schedule.clockHoldTimerFired(for: 1)
+        #expect(!held14)  // once
+        _ = schedule.accept(
+            DispatchedTask(.background({}), label: "more", delay: .seconds(9), callSite: CallSite(line: 2)))
+        let allowed15 = schedule.canAutoAdvance()
+        #expect(allowed15)
+        #expect(timers.withLock { $0 } == [1])
+    }
+
+    @Test func outsideAutoAdvanceNothingIsHeld() {
+        let timers = Locked<[UInt64]>([])
+        var schedule = Self.schedule(delayedBy: 5, timers: timers)
+        schedule.mode = .autoDrain
+        let held16 = schedule.canAutoAdvance()
+        #expect(!held16)
+        #expect(timers.withLock { $0 }.isEmpty)
+    }
+}
