@@ -162,6 +162,18 @@ extension ManualDispatcher {
 extension Monitor where Value == Schedule {
     /// The auto-drain loop, for a caller that holds the claim (see ``ManualDispatcher/drainAutomatically()``).
     func drainAutomatically() {
+        // A drain on a tracked task's thread (its sleep let the clock move) runs other code's work: unbound, the
+        // tracked-task task-locals would make what that work dispatches count as the tracked task's.
+        if TaskTracking.scope != nil || TaskTracking.dispatchingWait != nil {
+            TaskTracking.$dispatchingWait.withValue(nil) {
+                TaskTracking.$scope.withValue(nil) { self.drainAutomaticallyHere() }
+            }
+        } else {
+            self.drainAutomaticallyHere()
+        }
+    }
+
+    private func drainAutomaticallyHere() {
         var ran = 0
         while true {
             switch self.withLock({ $0.autoDrainStep(ran: ran) }) {

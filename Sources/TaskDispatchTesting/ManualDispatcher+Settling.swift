@@ -71,8 +71,10 @@ extension ManualDispatcher {
                 case .conditionMet:
                     continue
                 case .cancelled:
+                    self.monitor.retryAutoAdvance()
                     throw CancellationError()
                 case .timedOut:
+                    self.monitor.retryAutoAdvance()
                     let failure = self.monitor.withLock { schedule -> Failure? in
                         let unsettled = schedule.tracked.unsettled
                         guard !unsettled.isEmpty else { return nil }  // settled as the timer fired

@@ -340,6 +340,13 @@ extension ManualDispatcher {
 }
 
 extension Monitor where Value == Schedule {
+    /// Asks auto-advance again whether the clock may move, as a change to the tracked tasks does: an async drain
+    /// stopped waiting without moving the clock, and a jump held while it waited (it would have made the jump
+    /// itself, so the hold set no timer) is made now, or held with a timer (see ``ClockHold``).
+    func retryAutoAdvance() {
+        self.changeTrackedTasks { _ in }
+    }
+
     /// Changes what the schedule knows of its tracked tasks, and resumes the async waits the change satisfies
     /// (a task that settles can end an async drain's wait), after unlocking.
     ///

@@ -253,8 +253,10 @@ public final class ManualDispatcher: TaskDispatcher {
             let woken = schedule.wokenWaiters()
             // In auto-advance, a dispatch from outside the tracked tasks (the test's, or its own sleep) lets the clock
             // reach its task; a tracked task's, only while the test waits (see `ClockHold`).
-            if schedule.mode == .autoAdvance, !byTrackedTask, self.monitor.callerIsUntracked {
-                schedule.clockHold.allowJumps(through: scheduled.key.due)
+            if schedule.mode == .autoAdvance, scheduled.key.due > schedule.now, !byTrackedTask,
+                self.monitor.callerIsUntracked
+            {
+                schedule.clockHold.allowJumps(to: scheduled)
             }
             let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
             return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
@@ -330,8 +332,8 @@ public final class ManualDispatcher: TaskDispatcher {
             let drain = self.monitor.withLock { schedule in
                 schedule.mode = newValue
                 // The test's switch lets the clock reach every task pending now, once everything has settled.
-                if newValue == .autoAdvance, let latest = schedule.latestWaitingDueTime() {
-                    schedule.clockHold.allowJumps(through: latest)
+                if newValue == .autoAdvance, self.monitor.callerIsUntracked {
+                    for task in schedule.waitingTasks { schedule.clockHold.allowJumps(to: task) }
                 }
                 return schedule.claimForAutoDrain(thread: thread)
             }

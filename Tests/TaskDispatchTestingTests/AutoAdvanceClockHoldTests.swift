@@ -119,6 +119,35 @@ import Testing
         }
     }
 
+    /// A delayed dispatch of the test's lets the clock reach it only while it is pending: once the code cancelled
+    /// it (a timeout its work beat), it no longer lets a tracked task's sleep move the clock behind the test's back.
+    /// Before, the allowance outlived the task, and a task started next began late.
+    @Test @MainActor func aTimeoutTheCodeCancelledNoLongerLetsTheClockMove() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
+            // Unsettled while the test holds the main actor, so the timeout below cannot run at once.
+            let blocker = dispatcher.startTask(label: "blocker") { @MainActor in
+                try await dispatcher.clock.sleep(for: .seconds(100))
+            }
+            let timeout = dispatcher.background(after: .seconds(30), label: "timeout") {}
+            #expect(timeout.cancel(), "run \(run)")
+            let first = dispatcher.startTask(label: "first") { @concurrent () async throws -> Duration in
+                try await dispatcher.clock.sleep(for: .seconds(1))
+                return dispatcher.now
+            }
+            try await dispatcher.waitForPendingTasks(2)  // both asleep: everything has settled
+            let second = dispatcher.startTask(label: "second") { @concurrent () async throws -> Duration in
+                try await dispatcher.clock.sleep(for: .seconds(2))
+                return dispatcher.now
+            }
+            #expect(try await dispatcher.value(of: first) == .seconds(1), "run \(run)")
+            #expect(try await dispatcher.value(of: second) == .seconds(2), "run \(run)")
+            blocker.cancel()
+            await #expect(throws: CancellationError.self) { try await dispatcher.value(of: blocker) }
+            try dispatcher.verifyIdle()
+        }
+    }
+
     /// A timer that never stops, in a tracked task, does not run the clock away before the test awaits anything.
     @Test func aTimerInATrackedTaskWaitsForTheTest() async throws {
         let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))

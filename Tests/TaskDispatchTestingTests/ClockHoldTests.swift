@@ -30,18 +30,40 @@ import Testing
         schedule.checkInvariants()
     }
 
-    @Test func theTestsDispatchAllowsJumpsUpToItsDueTimeOnly() {
+    /// A delayed task the test dispatched, accepted as its call would accept it.
+    private static func testsTask(_ schedule: inout Schedule, _ label: String, after seconds: Int64) -> ScheduledTask {
+        let task = schedule.accept(
+            DispatchedTask(.background({}), label: label, delay: .seconds(seconds), callSite: CallSite(line: 2)))
+        schedule.clockHold.allowJumps(to: task)
+        return task
+    }
+
+    @Test func theTestsDispatchAllowsJumpsUpToItsTaskWhileItIsPending() {
         let timers = Locked<[UInt64]>([])
         var schedule = Self.schedule(delayedBy: 5, timers: timers)
-        schedule.clockHold.allowJumps(through: 3_000_000_000)
-        let held4 = schedule.canAutoAdvance()
-        #expect(!held4)  // 5 s is past the 3 s allowed
-        schedule.clockHold.allowJumps(through: 5_000_000_000)
-        let allowed5 = schedule.canAutoAdvance()
-        #expect(allowed5)
-        schedule.clockHold.allowJumps(through: 1_000_000_000)  // never lowers it
-        let allowed6 = schedule.canAutoAdvance()
-        #expect(allowed6)
+        _ = Self.testsTask(&schedule, "retry", after: 3)
+        let allowed1 = schedule.canAutoAdvance()
+        #expect(allowed1)  // to 3 s
+        let ran = schedule.next(in: .any, jumpingClockTo: TaskKey.latestTime)
+        #expect(ran?.run.task.label == "retry")
+        let held1 = schedule.canAutoAdvance()
+        #expect(!held1)  // 5 s is past what the test's call allowed, which has run
+        schedule.checkInvariants()
+    }
+
+    @Test func aCancelledOrNeverDueTaskOfTheTestsAllowsNothing() {
+        let timers = Locked<[UInt64]>([])
+        var schedule = Self.schedule(delayedBy: 5, timers: timers)
+        let timeout = Self.testsTask(&schedule, "timeout", after: 30)
+        let allowed1 = schedule.canAutoAdvance()
+        #expect(allowed1)  // 5 s is before the timeout
+        _ = schedule.cancel(timeout)
+        let held1 = schedule.canAutoAdvance()
+        #expect(!held1)
+        _ = Self.testsTask(&schedule, "forever", after: Int64.max)
+        let held2 = schedule.canAutoAdvance()
+        #expect(!held2)
+        schedule.checkInvariants()
     }
 
     @Test func aStaleOrSatisfiedTimerReleasesNothing() {
@@ -54,7 +76,7 @@ import Testing
         #expect(!held8)  // its hold ended
         let held9 = schedule.canAutoAdvance()
         #expect(!held9)  // hold 2
-        schedule.clockHold.allowJumps(through: 5_000_000_000)
+        _ = Self.testsTask(&schedule, "later too", after: 5)
         let held10 = schedule.clockHoldTimerFired(for: 2)
         #expect(!held10)  // the jump is allowed now: nothing is held
         #expect(schedule.clockHold.timedOut == 0)

@@ -42,7 +42,9 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         let handle = dispatch()
         let cancelledMeanwhile = self.state.withLock { state -> Bool in
             guard !state.isCancelled else { return true }
-            state.handle = handle
+            // A dispatcher may have handed over its handle already (``accepted(_:)``): it is kept, and no handle is
+            // released inside the lock.
+            if state.handle == nil { state.handle = handle }
             return false
         }
         if cancelledMeanwhile && handle.cancel() {

@@ -11,10 +11,11 @@
 ///   the task's end removes in the critical section that records it, so the clock does not run on while the test
 ///   resumes), or for a plain task (``untrackedValueWaits``, which ends when the call returns).
 /// - **A dispatch from outside the tracked tasks** (the test, or code it calls: a dispatch, its own sleep on the
-///   clock, an awaited dispatch) lets the clock reach that task's due time, whenever everything has settled
-///   (``testJumpLimit``): a delayed dispatch from the test runs at once, with the delayed work that work
-///   dispatches in turn, and the test's own sleep wakes at its time. A dispatch due at once moves nothing. A switch
-///   to auto-advance lets it reach every task pending then.
+///   clock, an awaited dispatch) lets the clock reach that task while it is pending, whenever everything has
+///   settled (``allowances``): a delayed dispatch from the test runs at once, with the delayed work that work
+///   dispatches in turn (work a drain runs counts as the test's), and the test's own sleep wakes at its time. A
+///   dispatch due at once moves nothing; a cancelled one allows nothing more. A switch to auto-advance lets it
+///   reach every task pending then.
 /// - **A tracked task**, settling on its own thread, moves the clock only while the test waits.
 ///
 /// The async drains move the clock themselves, up to their target. The dispatcher tells the test from a tracked
@@ -25,9 +26,12 @@
 /// clock moves, a note on standard error says why and what to await instead, and from then on jumps no longer wait
 /// for the test.
 struct ClockHold: Sendable {
-    /// The latest time the calls from outside the tracked tasks have let the clock reach: the due time of each task
-    /// they dispatched. The clock never moves back, so once it passes this, it allows nothing more.
-    private(set) var testJumpLimit = Int64.min
+    /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance):
+    /// while one is pending, the clock may reach it. Pruned as they run or are cancelled, so a timeout the code
+    /// cancelled allows nothing more.
+    private(set) var allowances: [ScheduledTask] = []
+    /// The count of ``allowances`` at which an append prunes them first.
+    private var pruneAt = 64
     /// The test's awaits in `value(of:)` of a task the dispatcher did not start, in progress.
     var untrackedValueWaits = 0
     /// Whether a jump is held now: it could be made, but the test neither waits nor asked for it.
@@ -42,9 +46,25 @@ struct ClockHold: Sendable {
     /// have no threads.
     var setTimer: (@Sendable (_ generation: UInt64) -> Void)?
 
-    /// A call from outside the tracked tasks dispatched a task due at `time`: the clock may reach it.
-    mutating func allowJumps(through time: Int64) {
-        if time > self.testJumpLimit { self.testJumpLimit = time }
+    /// A call from outside the tracked tasks dispatched `task`, due after now: the clock may reach it while it is
+    /// pending. A task that never falls due allows nothing.
+    mutating func allowJumps(to task: ScheduledTask) {
+        guard task.key.due != TaskKey.never else { return }
+        if self.allowances.count >= self.pruneAt {
+            self.allowances.removeAll { !$0.isPending }
+            self.pruneAt = Swift.max(64, 2 * self.allowances.count)  // amortized O(1) an append
+        }
+        self.allowances.append(task)
+    }
+
+    /// The latest due time of the pending tasks in ``allowances``, pruning the others; `Int64.min` if none.
+    ///
+    /// - Complexity: O(n) in the allowances, which are the delayed tasks the test dispatched and has not yet seen
+    ///   run.
+    mutating func testJumpLimit() -> Int64 {
+        guard !self.allowances.isEmpty else { return .min }
+        self.allowances.removeAll { !$0.isPending }
+        return self.allowances.lazy.map(\.key.due).max() ?? .min
     }
 
     /// Lets every jump through from now on, without a note: the dispatcher's wait limit is zero or less, so a hold
@@ -57,7 +77,7 @@ struct ClockHold: Sendable {
     /// reach `time`, or holds have been released. Holds it otherwise, unless `drainWaits` (an async drain waits,
     /// and makes the jump itself), setting the timer that ends the hold if it begins now.
     mutating func allowsJump(to time: Int64, testWaits: Bool, drainWaits: Bool) -> Bool {
-        if self.allows(time, testWaits: testWaits) {
+        if self.allows(time, testWaits: testWaits, jumpLimit: self.testJumpLimit()) {
             self.isHolding = false
             return true
         }
@@ -69,10 +89,10 @@ struct ClockHold: Sendable {
         return false
     }
 
-    /// Whether a jump to `time` goes through: the test waits, a call of the test's let the clock reach `time`, or
-    /// holds have been released.
-    func allows(_ time: Int64, testWaits: Bool) -> Bool {
-        testWaits || time <= self.testJumpLimit || self.isReleased
+    /// Whether a jump to `time` goes through: the test waits, a call of the test's let the clock reach `time`
+    /// (`jumpLimit`, from ``testJumpLimit()``), or holds have been released.
+    func allows(_ time: Int64, testWaits: Bool, jumpLimit: Int64) -> Bool {
+        testWaits || time <= jumpLimit || self.isReleased
     }
 
     /// The clock moved (a drain jumped it, or it advanced), or the test began to wait: nothing is held any more, and

@@ -90,7 +90,8 @@ extension Schedule {
         if self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask, self.tracked.unsettledCount == 0,
             let time = self.nextWaitingDueTime()
         {
-            stillHeld = !self.clockHold.allows(time, testWaits: self.testWaits)
+            let jumpLimit = self.clockHold.testJumpLimit()
+            stillHeld = !self.clockHold.allows(time, testWaits: self.testWaits, jumpLimit: jumpLimit)
         }
         return self.clockHold.timerFired(for: generation, stillHeld: stillHeld)
     }

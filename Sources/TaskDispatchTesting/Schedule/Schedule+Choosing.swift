@@ -147,11 +147,11 @@ extension Schedule {
         return nil
     }
 
-    /// The latest due time of the delayed tasks still pending, if any can fall due.
+    /// The delayed tasks still pending.
     ///
     /// - Complexity: O(n) in the delayed tasks.
-    func latestWaitingDueTime() -> Int64? {
-        self.delayed.elements.lazy.filter { $0.task.isPending && $0.key.due != TaskKey.never }.map(\.key.due).max()
+    var waitingTasks: [ScheduledTask] {
+        self.delayed.elements.compactMap { $0.task.isPending ? $0.task : nil }
     }
 
     /// Moves every delayed task due at or before `time` into the due queues, in key order.
