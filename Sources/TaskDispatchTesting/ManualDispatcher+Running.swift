@@ -217,11 +217,12 @@ extension Monitor where Value == Schedule {
             """
             ManualDispatcher (autoAdvance, created at \(createdAt)): every tracked task had settled and the clock \
             could move to \(formatTime(next)), but the test did not wait on the dispatcher for \
-            \(formatRealTimeLimit(limit)) (its wait limit): it awaited something the dispatcher cannot see, such as \
-            a tracked task's `task.value`, or code that awaits one. The clock moves now, and from now on without \
-            waiting for the test, so a task the test starts next may start late. Await through the dispatcher \
-            instead: `try await dispatcher.value(of: task)`, `try await dispatcher.value(of: Task { await \
-            model.refresh() })` for code that awaits a task itself, or `try await dispatcher.runUntilIdle()`.
+            \(formatRealTimeLimit(limit)): it awaited something the dispatcher cannot see (a tracked task's \
+            `task.value`, code that awaits one, an XCTest expectation), or nothing (a preview). The clock moves \
+            now, and from now on without waiting for the test, so a task the test starts next may start late. In \
+            a test, await through the dispatcher instead: `try await dispatcher.value(of: task)`, `try await \
+            dispatcher.value(of: Task { await model.refresh() })` for code that awaits a task itself, or `try \
+            await dispatcher.runUntilIdle()`.
 
             """
         )

@@ -49,7 +49,8 @@ extension ManualDispatcher {
         /// back: a task the test starts on the next line is not started late because an earlier one's sleep moved
         /// the clock meanwhile. An await the dispatcher cannot see, such as `await task.value` on a tracked task,
         /// makes the clock wait one ``ManualDispatcher/waitLimit`` for the test; it then moves, a note on standard
-        /// error says why, and from then on it moves without waiting.
+        /// error says why, and from then on it moves without waiting. With a wait limit of zero or less (a
+        /// preview, which awaits nothing) nothing is held.
         ///
         /// Check the end state after ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` or
         /// ``ManualDispatcher/runUntilIdle(waitingUpTo:)``. ``ManualDispatcher/settle(waitingUpTo:)`` and

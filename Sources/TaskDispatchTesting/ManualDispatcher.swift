@@ -121,11 +121,12 @@ public final class ManualDispatcher: TaskDispatcher {
         // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`). The timer holds the
         // dispatcher weakly: once it is gone (its monitor may live on in a handle or a task), the timer does nothing.
         let createdAt = CallSite(fileID: fileID, line: line)
+        let holdLimit = waitLimit
         self.monitor.withLock { [weak self] schedule in
-            guard waitLimit > .zero else { return schedule.clockHold.releaseHolds() }
+            guard holdLimit > .zero else { return schedule.clockHold.releaseHolds() }
             schedule.clockHold.setTimer = { [weak self] generation in
-                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak self] in
-                    self?.monitor.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
+                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: holdLimit)) { [weak self] in
+                    self?.monitor.clockHoldTimerFired(for: generation, limit: holdLimit, dispatcherCreatedAt: createdAt)
                 }
             }
         }

@@ -245,6 +245,26 @@ private struct CancelsTheCallerAfterDispatching: TaskDispatcher {
     }
 }
 
+/// A decorator that returns a handle of its own, which counts the cancellations that go through it.
+private struct CountsCancellations: TaskDispatcher {
+    struct Canceller: TaskCancelling {
+        let inner: TaskHandle
+        let count: Locked<Int>
+        func cancelTask() -> Bool {
+            self.count.withLock { $0 += 1 }
+            return self.inner.cancel()
+        }
+        var isTaskCancelled: Bool { self.inner.isCancelled }
+    }
+
+    let base: ManualDispatcher
+    let cancellations = Locked(0)
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        TaskHandle(canceller: Canceller(inner: self.base.dispatch(task), count: self.cancellations))
+    }
+}
+
 /// A cancellation of the awaiting task reaches the awaited task at once from the moment the dispatcher accepts
 /// it, not only once the dispatch has returned to the await: a drain that sees the awaiting task waiting (an
 /// auto-advance kick, the test's next async call) can no longer run the task in between. Before, it could: a
@@ -257,5 +277,19 @@ private struct CancelsTheCallerAfterDispatching: TaskDispatcher {
         }
         #expect(dispatcher.pendingAfterCancel.withLock { $0 } == [0])
         try dispatcher.base.verifyIdle()
+    }
+
+    /// Once the dispatch has returned, a cancellation goes through the handle it returned, a decorator's included,
+    /// as it does on a production dispatcher (before, the dispatcher's own handle, handed over earlier, was kept).
+    @Test func aLaterCancellationGoesThroughTheDecoratorsHandle() async throws {
+        for run in 0..<20 {
+            let dispatcher = CountsCancellations(base: ManualDispatcher())
+            let awaiting = Task { try await dispatcher.runInBackground(after: .seconds(1), label: "work") { 1 } }
+            try await dispatcher.base.waitForPendingTasks(1)
+            awaiting.cancel()
+            await #expect(throws: CancellationError.self, "run \(run)") { try await awaiting.value }
+            #expect(dispatcher.cancellations.withLock { $0 } == 1, "run \(run)")
+            try dispatcher.base.verifyIdle()
+        }
     }
 }

@@ -109,4 +109,31 @@ import Testing
         #expect(!held16)
         #expect(timers.withLock { $0 }.isEmpty)
     }
+
+    /// The heap finds the latest pending task after any cancellations and runs, against a plain scan of the tasks.
+    @Test(arguments: 0..<20)
+    func theLatestPendingAllowanceIsTheLatestPendingTask(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        var schedule = Schedule(order: .dispatch, mode: .autoAdvance, historyLimit: 0)
+        var heap = AllowanceHeap()
+        var tasks: [ScheduledTask] = []
+        for step in 0..<300 {
+            switch random.next() % 4 {
+            case 0, 1:
+                let task = schedule.accept(
+                    DispatchedTask(
+                        .background({}), label: "t\(step)", delay: .seconds(Int64(random.next() % 1_000) + 1),
+                        callSite: CallSite(line: 3)))
+                heap.insert(task)
+                tasks.append(task)
+            case 2:
+                if !tasks.isEmpty { _ = schedule.cancel(tasks[Int(random.next() % UInt64(tasks.count))]) }
+            default:
+                _ = schedule.next(in: .any, jumpingClockTo: schedule.now + Int64(random.next() % 50_000_000_000))
+            }
+            let expected = tasks.filter(\.isPending).map(\.key.due).max()
+            let found = heap.latestPendingDue()
+            #expect(found == expected, "seed \(seed), step \(step)")
+        }
+    }
 }

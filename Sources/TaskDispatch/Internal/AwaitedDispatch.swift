@@ -40,13 +40,14 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
             return
         }
         let handle = dispatch()
-        let cancelledMeanwhile = self.state.withLock { state -> Bool in
-            guard !state.isCancelled else { return true }
-            // A dispatcher may have handed over its handle already (``accepted(_:)``): it is kept, and no handle is
-            // released inside the lock.
-            if state.handle == nil { state.handle = handle }
-            return false
+        // The handle `dispatch` returned replaces the one the dispatcher handed over (``accepted(_:)``): a decorator's
+        // handle is the one to cancel through from now on. The one replaced is released outside the lock.
+        let (cancelledMeanwhile, replaced) = self.state.withLock { state -> (Bool, TaskHandle?) in
+            guard !state.isCancelled else { return (true, nil) }
+            defer { state.handle = handle }
+            return (false, state.handle)
         }
+        _ = consume replaced
         if cancelledMeanwhile && handle.cancel() {
             self.finish(.failure(CancellationError()))
         }
@@ -58,8 +59,9 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         self.resume(continuation, with: result)
     }
 
-    /// Keeps `handle`, so that ``cancel()`` reaches the task from now on (before, it would be known only when
-    /// `dispatch` returns to ``start(_:dispatch:)``); a cancellation that came first is acted on there.
+    /// Keeps `handle`, so that ``cancel()`` reaches the task from now on, until `dispatch` returns its own handle to
+    /// ``start(_:dispatch:)`` (a decorator's, which then replaces it); a cancellation that came first is acted on
+    /// there.
     package func accepted(_ handle: TaskHandle) {
         self.state.withLock { state in
             if state.handle == nil { state.handle = handle }

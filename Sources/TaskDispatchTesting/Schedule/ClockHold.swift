@@ -21,17 +21,18 @@
 /// The async drains move the clock themselves, up to their target. The dispatcher tells the test from a tracked
 /// task by the tracked-task task-local, so code it does not track (a plain `Task`, a callback) counts as the test's.
 ///
-/// The dispatcher cannot see every await of the test: one of `task.value` on a tracked task, or of code that awaits
-/// one itself, would wait for the hold for good. So a hold lasts at most the dispatcher's wait limit: then the
-/// clock moves, a note on standard error says why and what to await instead, and from then on jumps no longer wait
-/// for the test.
+/// The dispatcher cannot see every await of the test: one of `task.value` on a tracked task, of code that awaits one
+/// itself, of an XCTest expectation, or a SwiftUI preview that awaits nothing at all, would wait for the hold for
+/// good. So a hold lasts at most the dispatcher's wait limit, the one bound on every real-time wait of the
+/// dispatcher's (a shorter fixed grace was tried: under load on two cores, the test's own gap between two lines
+/// outlasted half a second, and the races came back). Then the clock moves, a note on standard error says why and
+/// what to await instead, and from then on jumps no longer wait for the test (the behaviour before this rule). A
+/// preview, which awaits nothing, creates its dispatcher with a wait limit of zero, which holds nothing.
 struct ClockHold: Sendable {
-    /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance):
-    /// while one is pending, the clock may reach it. Pruned as they run or are cancelled, so a timeout the code
-    /// cancelled allows nothing more.
-    private(set) var allowances: [ScheduledTask] = []
-    /// The count of ``allowances`` at which an append prunes them first.
-    private var pruneAt = 64
+    /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance),
+    /// latest first: while one is pending, the clock may reach it. A task that ran or was cancelled is dropped when
+    /// it comes to the top, so a timeout the code cancelled allows nothing more.
+    private var allowances = AllowanceHeap()
     /// The test's awaits in `value(of:)` of a task the dispatcher did not start, in progress.
     var untrackedValueWaits = 0
     /// Whether a jump is held now: it could be made, but the test neither waits nor asked for it.
@@ -48,23 +49,18 @@ struct ClockHold: Sendable {
 
     /// A call from outside the tracked tasks dispatched `task`, due after now: the clock may reach it while it is
     /// pending. A task that never falls due allows nothing.
+    ///
+    /// - Complexity: O(log n) in the allowances.
     mutating func allowJumps(to task: ScheduledTask) {
         guard task.key.due != TaskKey.never else { return }
-        if self.allowances.count >= self.pruneAt {
-            self.allowances.removeAll { !$0.isPending }
-            self.pruneAt = Swift.max(64, 2 * self.allowances.count)  // amortized O(1) an append
-        }
-        self.allowances.append(task)
+        self.allowances.insert(task)
     }
 
-    /// The latest due time of the pending tasks in ``allowances``, pruning the others; `Int64.min` if none.
+    /// The latest due time of the pending allowances; `Int64.min` if none.
     ///
-    /// - Complexity: O(n) in the allowances, which are the delayed tasks the test dispatched and has not yet seen
-    ///   run.
+    /// - Complexity: O(1), amortized over the allowances dropped as they reach the top.
     mutating func testJumpLimit() -> Int64 {
-        guard !self.allowances.isEmpty else { return .min }
-        self.allowances.removeAll { !$0.isPending }
-        return self.allowances.lazy.map(\.key.due).max() ?? .min
+        self.allowances.latestPendingDue() ?? .min
     }
 
     /// Lets every jump through from now on, without a note: the dispatcher's wait limit is zero or less, so a hold
@@ -118,5 +114,55 @@ struct ClockHold: Sendable {
     /// Every invariant that does not hold, as a message.
     func invariantViolations() -> [String] {
         self.untrackedValueWaits >= 0 ? [] : ["the clock hold counts \(self.untrackedValueWaits) waits of the test"]
+    }
+}
+
+/// A max-heap of tasks by due time: the allowances of ``ClockHold``. Only the top is ever read, so a task that ran or
+/// was cancelled stays until it reaches the top, where it is dropped; the heap is rebuilt without them when they
+/// outnumber the rest, so its memory follows the pending tasks.
+struct AllowanceHeap: Sendable {
+    private var elements: [(due: Int64, task: ScheduledTask)] = []
+    /// The size at which an insertion first drops the tasks that are no longer pending.
+    private var compactAt = 64
+
+    mutating func insert(_ task: ScheduledTask) {
+        if self.elements.count >= self.compactAt {
+            self.elements.removeAll { !$0.task.isPending }
+            self.elements.sort { $0.due > $1.due }  // a sorted array is a heap
+            self.compactAt = Swift.max(64, 2 * self.elements.count)
+        }
+        self.elements.append((task.key.due, task))
+        var child = self.elements.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard self.elements[parent].due < self.elements[child].due else { break }
+            self.elements.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    /// The due time of the latest task still pending, dropping those above it that are not.
+    mutating func latestPendingDue() -> Int64? {
+        while let top = self.elements.first {
+            if top.task.isPending { return top.due }
+            self.removeTop()
+        }
+        return nil
+    }
+
+    private mutating func removeTop() {
+        let last = self.elements.removeLast()
+        guard !self.elements.isEmpty else { return }
+        self.elements[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < self.elements.count else { return }
+            let right = left + 1
+            let child = right < self.elements.count && self.elements[right].due > self.elements[left].due ? right : left
+            guard self.elements[child].due > self.elements[parent].due else { return }
+            self.elements.swapAt(parent, child)
+            parent = child
+        }
     }
 }
