@@ -2,6 +2,16 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
+/// Starts a tracked, nonisolated task that sleeps `delay` on the dispatcher's clock and returns the time it woke.
+private func startSleeper(
+    _ dispatcher: ManualDispatcher, _ label: String, for delay: Duration
+) -> Task<Duration, any Error> {
+    dispatcher.startTask(label: label) { () async throws -> Duration in
+        try await dispatcher.clock.sleep(for: delay)
+        return dispatcher.now
+    }
+}
+
 /// In auto-advance, the clock moves while the test waits on the dispatcher, and never behind its back (`ClockHold`):
 /// a tracked task's sleep does not move it while the test is still setting up, the test's own call moves it no
 /// further than the call needs, and a wait of the test ends where what it waits for is done.
@@ -15,18 +25,12 @@ import Testing
     @Test func aTrackedTaskDoesNotMoveTheClockWhileTheTestStartsAnother() async throws {
         for run in 0..<20 {
             let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
-            let first = dispatcher.startTask(label: "first") { () async throws -> Duration in
-                try await dispatcher.clock.sleep(for: .seconds(1))
-                return dispatcher.now
-            }
+            let first = startSleeper(dispatcher, "first", for: .seconds(1))
             // The first task's sleep is pending, so it has settled, and nothing else is running: before, the clock
             // had jumped (or was about to, on the task's thread).
             try await dispatcher.waitForPendingTasks(1)
             #expect(dispatcher.now == .zero, "run \(run)")
-            let second = dispatcher.startTask(label: "second") { () async throws -> Duration in
-                try await dispatcher.clock.sleep(for: .seconds(2))
-                return dispatcher.now
-            }
+            let second = startSleeper(dispatcher, "second", for: .seconds(2))
             #expect(try await dispatcher.value(of: first) == .seconds(1), "run \(run)")
             #expect(try await dispatcher.value(of: second) == .seconds(2), "run \(run)")
             #expect(dispatcher.now == .seconds(2), "run \(run)")
@@ -39,19 +43,13 @@ import Testing
     @Test func aDispatchOfTheTestsBetweenTwoStartsDoesNotMoveTheClock() async throws {
         for run in 0..<20 {
             let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
-            let first = dispatcher.startTask(label: "first") { () async throws -> Duration in
-                try await dispatcher.clock.sleep(for: .seconds(2))
-                return dispatcher.now
-            }
+            let first = startSleeper(dispatcher, "first", for: .seconds(2))
             try await dispatcher.waitForPendingTasks(1)
             let logged = Locked(false)
             dispatcher.background(label: "log") { logged.withLock { $0 = true } }
             #expect(logged.withLock { $0 }, "run \(run)")
             #expect(dispatcher.now == .zero, "run \(run)")
-            let second = dispatcher.startTask(label: "second") { () async throws -> Duration in
-                try await dispatcher.clock.sleep(for: .seconds(1))
-                return dispatcher.now
-            }
+            let second = startSleeper(dispatcher, "second", for: .seconds(1))
             #expect(try await dispatcher.value(of: second) == .seconds(1), "run \(run)")
             #expect(try await dispatcher.value(of: first) == .seconds(2), "run \(run)")
             try dispatcher.verifyIdle()
@@ -198,10 +196,7 @@ import Testing
     /// without a note.
     @Test func aWaitLimitOfZeroHoldsNothing() async throws {
         let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .zero)
-        let task = dispatcher.startTask(label: "sleeps") { () async throws -> Duration in
-            try await dispatcher.clock.sleep(for: .seconds(3))
-            return dispatcher.now
-        }
+        let task = startSleeper(dispatcher, "sleeps", for: .seconds(3))
         #expect(try await task.value == .seconds(3))
         #expect(dispatcher.clockHoldsTimedOut == 0)
     }
