@@ -64,7 +64,7 @@ extension ManualDispatcher {
     ) async throws -> RunStart {
         // From inside one of this dispatcher's tracked tasks, the run would wait for that task to settle: refused at
         // once, where it would otherwise wait out its limit and blame something foreign.
-        if let scope = TrackedTaskScope.current, scope.monitor === self.monitor {
+        if let scope = self.monitor.trackedCaller {
             throw ManualDispatcherError(
                 self.monitor.withLock {
                     $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id)))
@@ -196,10 +196,15 @@ extension Monitor where Value == Schedule {
         }
     }
 
-    /// Whether the calling code is the test, or code it called: not one of the tracked tasks of this monitor's
-    /// dispatcher (a task it started with `startTask`, a child task of one, or a task one of them created).
+    /// The tracked task of this monitor's dispatcher that the calling code runs in (a task it started with
+    /// `startTask`, a child task of one, or a task one of them created), if any.
+    var trackedCaller: TrackedTaskScope? {
+        TrackedTaskScope.current.flatMap { $0.monitor === self ? $0 : nil }
+    }
+
+    /// Whether the calling code is the test, or code it called: not one of this dispatcher's tracked tasks.
     var callerIsUntracked: Bool {
-        TrackedTaskScope.current.map { $0.monitor !== self } ?? true
+        self.trackedCaller == nil
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
@@ -208,8 +213,7 @@ extension Monitor where Value == Schedule {
     func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
         let thread = currentThreadIdentity()
         let (next, drain) = self.withLock { schedule -> (Int64?, Bool) in
-            let next = schedule.nextWaitingDueTime()
-            guard schedule.clockHoldTimerFired(for: generation), let next else { return (nil, false) }
+            guard let next = schedule.clockHoldTimerFired(for: generation) else { return (nil, false) }
             return (next, schedule.claimForAutoDrain(thread: thread))
         }
         guard let next else { return }

@@ -246,7 +246,7 @@ extension ManualDispatcher {
     {
         let key = TrackedTaskKey(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
-        let caller = TrackedTaskScope.current.flatMap { $0.monitor === self.monitor ? $0.id : nil }
+        let caller = self.monitor.trackedCaller?.id
         let waiting = self.monitor.changeTrackedTasks { schedule -> (caller: UInt64, awaited: UInt64)? in
             schedule.tracked.claim(key)
             guard let caller, let awaited = schedule.tracked.id(of: key) else { return nil }

@@ -121,12 +121,11 @@ public final class ManualDispatcher: TaskDispatcher {
         // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`). The timer holds the
         // dispatcher weakly: once it is gone (its monitor may live on in a handle or a task), the timer does nothing.
         let createdAt = CallSite(fileID: fileID, line: line)
-        let holdLimit = waitLimit
         self.monitor.withLock { [weak self] schedule in
-            guard holdLimit > .zero else { return schedule.clockHold.releaseHolds() }
+            guard waitLimit > .zero else { return schedule.clockHold.releaseHolds() }
             schedule.clockHold.setTimer = { [weak self] generation in
-                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: holdLimit)) { [weak self] in
-                    self?.monitor.clockHoldTimerFired(for: generation, limit: holdLimit, dispatcherCreatedAt: createdAt)
+                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak self] in
+                    self?.monitor.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
                 }
             }
         }
@@ -135,7 +134,7 @@ public final class ManualDispatcher: TaskDispatcher {
     deinit {
         let limit = self.waitLimit
         // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
-        let releasing = TrackedTaskScope.current.flatMap { $0.monitor === self.monitor ? $0.id : nil }
+        let releasing = self.monitor.trackedCaller?.id
         let (snapshot, errors, awaits, running) = self.monitor.withLock {
             schedule -> (Snapshot?, Failure?, Failure?, Failure?) in
             // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,

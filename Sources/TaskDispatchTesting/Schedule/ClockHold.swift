@@ -11,8 +11,8 @@
 ///   the task's end removes in the critical section that records it, so the clock does not run on while the test
 ///   resumes), or for a plain task (``untrackedValueWaits``, which ends when the call returns).
 /// - **A dispatch from outside the tracked tasks** (the test, or code it calls: a dispatch, its own sleep on the
-///   clock, an awaited dispatch) lets the clock reach that task while it is pending, whenever everything has
-///   settled (``allowances``): a delayed dispatch from the test runs at once, with the delayed work that work
+///   clock, an awaited dispatch) lets the clock move while that task is pending, whenever everything has settled
+///   (``allowances``), which reaches no further than it: a delayed dispatch from the test runs at once, with the delayed work that work
 ///   dispatches in turn (work a drain runs counts as the test's), and the test's own sleep wakes at its time. A
 ///   dispatch due at once moves nothing; a cancelled one allows nothing more. A switch to auto-advance lets it
 ///   reach every task pending then.
@@ -29,10 +29,13 @@
 /// what to await instead, and from then on jumps no longer wait for the test (the behaviour before this rule). A
 /// preview, which awaits nothing, creates its dispatcher with a wait limit of zero, which holds nothing.
 struct ClockHold: Sendable {
-    /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance),
-    /// latest first: while one is pending, the clock may reach it. A task that ran or was cancelled is dropped when
-    /// it comes to the top, so a timeout the code cancelled allows nothing more.
-    private var allowances = AllowanceHeap()
+    /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance):
+    /// while one is pending, the clock may move. Each is a pending delayed task, so the next jump (to the earliest
+    /// such task of all) reaches no further than it: whether one is pending is all the rule asks. A task that ran
+    /// or was cancelled allows nothing more; it is dropped when it comes to the end, or when the list is compacted.
+    private var allowances: [ScheduledTask] = []
+    /// The count of ``allowances`` at which an append first drops the tasks no longer pending.
+    private var compactAt = 64
     /// The test's awaits in `value(of:)` of a task the dispatcher did not start, in progress.
     var untrackedValueWaits = 0
     /// Whether a jump is held now: it could be made, but the test neither waits nor asked for it.
@@ -47,20 +50,28 @@ struct ClockHold: Sendable {
     /// have no threads.
     var setTimer: (@Sendable (_ generation: UInt64) -> Void)?
 
-    /// A call from outside the tracked tasks dispatched `task`, due after now: the clock may reach it while it is
+    /// A call from outside the tracked tasks dispatched `task`, due after now: the clock may move while it is
     /// pending. A task that never falls due allows nothing.
     ///
-    /// - Complexity: O(log n) in the allowances.
+    /// - Complexity: O(1) amortized.
     mutating func allowJumps(to task: ScheduledTask) {
         guard task.key.due != TaskKey.never else { return }
-        self.allowances.insert(task)
+        if self.allowances.count >= self.compactAt {
+            self.allowances.removeAll { !$0.isPending }
+            self.compactAt = Swift.max(64, 2 * self.allowances.count)
+        }
+        self.allowances.append(task)
     }
 
-    /// The latest due time of the pending allowances; `Int64.min` if none.
+    /// Whether a task a call of the test's let the clock reach is still pending; drops those at the end that are not.
     ///
-    /// - Complexity: O(1), amortized over the allowances dropped as they reach the top.
-    mutating func testJumpLimit() -> Int64 {
-        self.allowances.latestPendingDue() ?? .min
+    /// - Complexity: O(1) amortized: each task is dropped once.
+    mutating func hasPendingAllowance() -> Bool {
+        while let last = self.allowances.last {
+            if last.isPending { return true }
+            self.allowances.removeLast()
+        }
+        return false
     }
 
     /// Lets every jump through from now on, without a note: the dispatcher's wait limit is zero or less, so a hold
@@ -69,11 +80,11 @@ struct ClockHold: Sendable {
         self.isReleased = true
     }
 
-    /// Whether a jump to `time` may be made now: the test waits (`testWaits`), a call of the test's let the clock
-    /// reach `time`, or holds have been released. Holds it otherwise, unless `drainWaits` (an async drain waits,
-    /// and makes the jump itself), setting the timer that ends the hold if it begins now.
-    mutating func allowsJump(to time: Int64, testWaits: Bool, drainWaits: Bool) -> Bool {
-        if self.allows(time, testWaits: testWaits, jumpLimit: self.testJumpLimit()) {
+    /// Whether the jump auto-advance would make now may be made: the test waits (`testWaits`), a call of the
+    /// test's let the clock reach the task, or holds have been released. Holds it otherwise, unless `drainWaits`
+    /// (an async drain waits, and makes the jump itself), setting the timer that ends the hold if it begins now.
+    mutating func allowsJump(testWaits: Bool, drainWaits: Bool) -> Bool {
+        if self.allows(testWaits: testWaits) {
             self.isHolding = false
             return true
         }
@@ -85,10 +96,10 @@ struct ClockHold: Sendable {
         return false
     }
 
-    /// Whether a jump to `time` goes through: the test waits, a call of the test's let the clock reach `time`
-    /// (`jumpLimit`, from ``testJumpLimit()``), or holds have been released.
-    func allows(_ time: Int64, testWaits: Bool, jumpLimit: Int64) -> Bool {
-        testWaits || time <= jumpLimit || self.isReleased
+    /// Whether a jump goes through: the test waits, a call of the test's let the clock reach a task still
+    /// pending, or holds have been released.
+    mutating func allows(testWaits: Bool) -> Bool {
+        testWaits || self.isReleased || self.hasPendingAllowance()
     }
 
     /// The clock moved (a drain jumped it, or it advanced), or the test began to wait: nothing is held any more, and
@@ -114,55 +125,5 @@ struct ClockHold: Sendable {
     /// Every invariant that does not hold, as a message.
     func invariantViolations() -> [String] {
         self.untrackedValueWaits >= 0 ? [] : ["the clock hold counts \(self.untrackedValueWaits) waits of the test"]
-    }
-}
-
-/// A max-heap of tasks by due time: the allowances of ``ClockHold``. Only the top is ever read, so a task that ran or
-/// was cancelled stays until it reaches the top, where it is dropped; the heap is rebuilt without them when they
-/// outnumber the rest, so its memory follows the pending tasks.
-struct AllowanceHeap: Sendable {
-    private var elements: [(due: Int64, task: ScheduledTask)] = []
-    /// The size at which an insertion first drops the tasks that are no longer pending.
-    private var compactAt = 64
-
-    mutating func insert(_ task: ScheduledTask) {
-        if self.elements.count >= self.compactAt {
-            self.elements.removeAll { !$0.task.isPending }
-            self.elements.sort { $0.due > $1.due }  // a sorted array is a heap
-            self.compactAt = Swift.max(64, 2 * self.elements.count)
-        }
-        self.elements.append((task.key.due, task))
-        var child = self.elements.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard self.elements[parent].due < self.elements[child].due else { break }
-            self.elements.swapAt(parent, child)
-            child = parent
-        }
-    }
-
-    /// The due time of the latest task still pending, dropping those above it that are not.
-    mutating func latestPendingDue() -> Int64? {
-        while let top = self.elements.first {
-            if top.task.isPending { return top.due }
-            self.removeTop()
-        }
-        return nil
-    }
-
-    private mutating func removeTop() {
-        let last = self.elements.removeLast()
-        guard !self.elements.isEmpty else { return }
-        self.elements[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            guard left < self.elements.count else { return }
-            let right = left + 1
-            let child = right < self.elements.count && self.elements[right].due > self.elements[left].due ? right : left
-            guard self.elements[child].due > self.elements[parent].due else { return }
-            self.elements.swapAt(parent, child)
-            parent = child
-        }
     }
 }

@@ -71,11 +71,17 @@ extension Schedule {
     /// ``ClockHold``). The jumps since the test's last call are counted against the runaway limit where they are
     /// made.
     mutating func canAutoAdvance() -> Bool {
+        guard self.autoAdvanceTarget() != nil else { return false }
+        return self.clockHold.allowsJump(testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
+    }
+
+    /// The time auto-advance would move the clock to now, whoever asks: it is on, no runaway's failure waits,
+    /// nothing is due, every tracked task has settled, and a delayed task can fall due.
+    private mutating func autoAdvanceTarget() -> Int64? {
         guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
-            self.tracked.unsettledCount == 0, let time = self.nextWaitingDueTime()
-        else { return false }
-        return self.clockHold.allowsJump(
-            to: time, testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
+            self.tracked.unsettledCount == 0
+        else { return nil }
+        return self.nextWaitingDueTime()
     }
 
     /// Whether the test waits on the dispatcher in `value(of:)`, for a tracked task or a plain one.
@@ -83,17 +89,12 @@ extension Schedule {
         self.waiters.waitsForATrackedTask || self.clockHold.untrackedValueWaits > 0
     }
 
-    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): whether jumps go through from now
-    /// on, because the clock is still held with every tracked task settled and a delayed task that can fall due.
-    mutating func clockHoldTimerFired(for generation: UInt64) -> Bool {
-        var stillHeld = false
-        if self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask, self.tracked.unsettledCount == 0,
-            let time = self.nextWaitingDueTime()
-        {
-            let jumpLimit = self.clockHold.testJumpLimit()
-            stillHeld = !self.clockHold.allows(time, testWaits: self.testWaits, jumpLimit: jumpLimit)
-        }
-        return self.clockHold.timerFired(for: generation, stillHeld: stillHeld)
+    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held with a
+    /// jump to make, jumps go through from now on, and this returns the time the clock moves to.
+    mutating func clockHoldTimerFired(for generation: UInt64) -> Int64? {
+        let target = self.autoAdvanceTarget()
+        let stillHeld = target != nil && !self.clockHold.allows(testWaits: self.testWaits)
+        return self.clockHold.timerFired(for: generation, stillHeld: stillHeld) ? target : nil
     }
 
     /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
