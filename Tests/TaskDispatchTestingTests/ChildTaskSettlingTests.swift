@@ -41,14 +41,22 @@ import Testing
 
     private static let runs = 40
 
+    /// A tracked "load" that races a fetch against a 5 s timeout, from a `@concurrent` operation, as the recipes
+    /// article writes it.
+    private static func startLoad(
+        _ dispatcher: ManualDispatcher, fetch label: String, after delay: Duration, giving value: String
+    ) -> Task<String, any Error> {
+        dispatcher.startTask(label: "load") { @concurrent in
+            try await Self.withTimeout(.seconds(5), on: dispatcher) {
+                try await dispatcher.runInBackground(after: delay, label: label) { value }
+            }
+        }
+    }
+
     @Test func aTimeoutRacedInATaskGroupWinsAtItsTimeInAutoAdvance() async throws {
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher(mode: .autoAdvance)
-            let task = dispatcher.startTask(label: "load") { @concurrent in
-                try await Self.withTimeout(.seconds(5), on: dispatcher) {
-                    try await dispatcher.runInBackground(after: .seconds(10), label: "slow fetch") { "late" }
-                }
-            }
+            let task = Self.startLoad(dispatcher, fetch: "slow fetch", after: .seconds(10), giving: "late")
             await #expect(throws: TimedOut.self, "run \(run)") { try await dispatcher.value(of: task) }
             #expect(dispatcher.now == .seconds(5), "run \(run)")
             try await dispatcher.runUntilIdle()
@@ -61,11 +69,7 @@ import Testing
     @Test func aTimeoutRacedInATaskGroupWinsWhenTheTestAdvancesToIt() async throws {
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher()
-            let task = dispatcher.startTask(label: "load") { @concurrent in
-                try await Self.withTimeout(.seconds(5), on: dispatcher) {
-                    try await dispatcher.runInBackground(after: .seconds(10), label: "slow fetch") { "late" }
-                }
-            }
+            let task = Self.startLoad(dispatcher, fetch: "slow fetch", after: .seconds(10), giving: "late")
             let error = await #expect(throws: ManualDispatcherError.self, "run \(run)") {
                 try await dispatcher.advance(by: .seconds(5))
             }
@@ -81,11 +85,7 @@ import Testing
     @Test func theWorkWinsARaceItFinishesFirst() async throws {
         for run in 0..<Self.runs {
             let dispatcher = ManualDispatcher(mode: .autoAdvance)
-            let task = dispatcher.startTask(label: "load") { @concurrent in
-                try await Self.withTimeout(.seconds(5), on: dispatcher) {
-                    try await dispatcher.runInBackground(after: .seconds(2), label: "fetch") { "in time" }
-                }
-            }
+            let task = Self.startLoad(dispatcher, fetch: "fetch", after: .seconds(2), giving: "in time")
             #expect(try await dispatcher.value(of: task) == "in time", "run \(run)")
             #expect(dispatcher.now == .seconds(2), "run \(run)")
         }
