@@ -109,10 +109,12 @@ public struct AnyDispatcherClock: Clock, Sendable {
         self.resolution = resolution
     }
 
-    /// The furthest offset handed to the wrapped clock, either way: 2^62 seconds, some 146 billion years.
+    /// The furthest offset handed to the wrapped clock, either way: 2^62 seconds, some 146 billion years. The
+    /// same bound caps a sleep's tolerance.
     ///
     /// A sleep that long is forever on any clock, and the standard clocks trap past `Int64.max` seconds
-    /// (`ContinuousClock.sleep(until:)` reads its deadline's `components`), so a deadline past it is moved to it.
+    /// (`ContinuousClock.sleep(until:tolerance:)` reads its deadline's and its tolerance's `components`), so a
+    /// deadline past it is moved to it, and a tolerance past it is cut to it (a negative one to zero).
     static let furthestOffset = Duration.seconds(Int64(1) << 62)
 
     /// Opens the wrapped clock's type, so that its instants can be kept and compared.
@@ -122,6 +124,7 @@ public struct AnyDispatcherClock: Clock, Sendable {
             readNow: { start.duration(to: clock.now) },
             sleepUntil: { offset, tolerance in
                 let offset = Swift.min(Swift.max(offset, .zero - Self.furthestOffset), Self.furthestOffset)
+                let tolerance = tolerance.map { Swift.min(Swift.max($0, .zero), Self.furthestOffset) }
                 try await clock.sleep(until: start.advanced(by: offset), tolerance: tolerance)
             },
             resolution: clock.minimumResolution

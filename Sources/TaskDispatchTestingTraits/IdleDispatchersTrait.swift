@@ -89,21 +89,29 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
         do {
             try await registry.track { try await function() }
         } catch {
-            Self.recordIssues(of: registry)
+            Self.recordIssues(of: registry, in: test)
             throw error
         }
-        Self.recordIssues(of: registry)
+        Self.recordIssues(of: registry, in: test)
     }
 
-    private static func recordIssues(of registry: ManualDispatcherRegistry) {
+    private static func recordIssues(of registry: ManualDispatcherRegistry, in test: Test) {
         for failure in registry.idleFailures() {
-            let file = failure.createdAt.fileID.description
             Issue.record(
                 Comment(rawValue: failure.description),
-                sourceLocation: SourceLocation(
-                    fileID: file, filePath: file, line: Int(failure.createdAt.line), column: 1)
-            )
+                sourceLocation: Self.sourceLocation(of: failure.createdAt) ?? test.sourceLocation)
         }
+    }
+
+    /// Where the dispatcher was created, as swift-testing shows it; `nil` for a call site it cannot show (a file ID
+    /// that is not `Module/File.swift`, a line of zero or past `Int.max`), which `SourceLocation` would trap on:
+    /// the issue is then placed at the test, and its comment still names the call site.
+    static func sourceLocation(of callSite: CallSite) -> SourceLocation? {
+        let file = callSite.fileID.description
+        guard let slash = file.firstIndex(of: "/"), slash != file.startIndex, file.index(after: slash) != file.endIndex,
+            callSite.line > 0, let line = Int(exactly: callSite.line)
+        else { return nil }
+        return SourceLocation(fileID: file, filePath: file, line: line, column: 1)
     }
 }
 

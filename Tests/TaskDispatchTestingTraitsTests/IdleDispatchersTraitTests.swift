@@ -35,6 +35,35 @@ import Testing
         #expect(seen.value?.text.contains("\"left behind\"") == true)
     }
 
+    /// A call site swift-testing cannot show (found by a probe from a client package: `SourceLocation` traps on
+    /// these) places the issue at the test, and its comment still names the call site.
+    @Test(arguments: unusualCallSites)
+    func aCallSiteSwiftTestingCannotShowIsRecordedAtTheTest(fileID: StaticString, line: UInt) async throws {
+        let test = try #require(Test.current)
+        let matched = Box<Int>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                let dispatcher = ManualDispatcher(fileID: fileID, line: line)
+                dispatcher.background(label: "left behind") {}
+                matched.keepAlive(dispatcher)
+            }
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            let isMatch =
+                issue.sourceLocation == test.sourceLocation
+                && text.hasPrefix("ManualDispatcher created at \(fileID):\(line) still holds work")
+                && text.contains("\"left behind\"")
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+    }
+
+    static let unusualCallSites: [(StaticString, UInt)] = [
+        ("", 3), ("NoSlash.swift", 3), ("/File.swift", 3), ("Module/", 3), ("Module/File.swift", 0),
+        ("Module/File.swift", UInt.max),
+    ]
+
     @Test func aDispatcherReleasedWithPendingWorkIsRecordedToo() async throws {
         let test = try #require(Test.current)
         let line = Box<Int>()

@@ -286,6 +286,26 @@ private let expectedWaitLimit = Duration.seconds(60)
         }
     }
 
+    @Test(arguments: ExtremeDuration.allCases)
+    func anErasedClockHandsItsClockAToleranceTheStandardClocksAccept(extreme: ExtremeDuration) async throws {
+        // `ContinuousClock` traps on a tolerance past `Int64.max` seconds, as on such a deadline (found by a probe
+        // from a client package): the erased clock passes at most the furthest offset, and no negative tolerance.
+        let recording = ToleranceRecordingClock()
+        let clock = AnyDispatcherClock(recording)
+        try await clock.sleep(until: clock.now.advanced(by: .seconds(1)), tolerance: extreme.duration)
+        let passed = try #require(recording.tolerances.last ?? nil)
+        #expect(passed >= .zero)
+        #expect(passed <= .seconds(Int64(1) << 62))
+        #expect(passed == (extreme.isPositive ? min(extreme.duration, .seconds(Int64(1) << 62)) : .zero))
+        try await clock.sleep(until: clock.now, tolerance: nil)
+        #expect(recording.tolerances.count == 2 && recording.tolerances.last == .some(nil))
+    }
+
+    @Test func anErasedContinuousClockSleepsWithTheLargestTolerance() async throws {
+        let clock = AnyDispatcherClock(ContinuousClock())
+        try await clock.sleep(until: clock.now, tolerance: ExtremeDuration.largest.duration)
+    }
+
     // MARK: - QueueDispatcher and OperationQueueDispatcher
 
     @MainActor
@@ -452,5 +472,21 @@ private let expectedWaitLimit = Duration.seconds(60)
     private static func isClockMovedBackwards(_ error: ManualDispatcherError?) -> Bool {
         guard case .clockMovedBackwards = error?.kind else { return false }
         return true
+    }
+}
+
+/// A clock whose sleeps return at once, recording the tolerance each was given.
+private final class ToleranceRecordingClock: Clock, @unchecked Sendable {
+    typealias Duration = Swift.Duration
+    typealias Instant = ContinuousClock.Instant
+
+    // Written by the sleeps, which the test awaits one at a time; read after them.
+    private(set) var tolerances: [Duration?] = []
+
+    var now: Instant { ContinuousClock().now }
+    var minimumResolution: Duration { .nanoseconds(1) }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        self.tolerances.append(tolerance)
     }
 }
