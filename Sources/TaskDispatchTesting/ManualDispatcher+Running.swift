@@ -29,6 +29,7 @@ extension ManualDispatcher {
         _ method: String,
         check: (inout Schedule) -> Failure? = { _ in nil }
     ) throws(ManualDispatcherError) -> RunStart {
+        try self.refuseTrackedCaller(method, isAsync: false)
         let thread = currentThreadIdentity()
         let blocksMainActor = MainActorExecution.isOnMainActor
         let outcome = self.monitor.waitForResult({ schedule in
@@ -64,12 +65,7 @@ extension ManualDispatcher {
     ) async throws -> RunStart {
         // From inside one of this dispatcher's tracked tasks, the run would wait for that task to settle: refused at
         // once, where it would otherwise wait out its limit and blame something foreign.
-        if let scope = self.monitor.trackedCaller {
-            throw ManualDispatcherError(
-                self.monitor.withLock {
-                    $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id)))
-                })
-        }
+        try self.refuseTrackedCaller(method, isAsync: true)
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let outcome = self.monitor.withLock { schedule in
@@ -97,6 +93,17 @@ extension ManualDispatcher {
                 if let failure { throw ManualDispatcherError(failure) }
             }
         }
+    }
+
+    /// Refuses run method `method` when one of this dispatcher's tracked tasks calls it: an async drain there would
+    /// wait for that task to settle, that is for itself, and a synchronous one would move the clock under the
+    /// other tracked tasks without waiting for them.
+    private func refuseTrackedCaller(_ method: String, isAsync: Bool) throws(ManualDispatcherError) {
+        guard let scope = self.monitor.trackedCaller else { return }
+        throw ManualDispatcherError(
+            self.monitor.withLock {
+                $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id), isAsync: isAsync))
+            })
     }
 
     /// One request for the claim, in the caller's critical section: `nil` while the caller must wait.

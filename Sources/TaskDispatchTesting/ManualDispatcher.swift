@@ -347,14 +347,17 @@ public final class ManualDispatcher: TaskDispatcher {
 
     /// Throws unless every task has run or was cancelled, and every tracked task has finished.
     ///
-    /// Call it at the end of a test to prove the code under test left no work behind.
+    /// Call it at the end of a test to prove the code under test left no work behind. A task that another thread
+    /// is still running (an auto-drain on a background thread, say) is work left too: await the end of that run
+    /// first, with `try await dispatcher.runUntilIdle()`.
     ///
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing the
-    ///   pending tasks with their labels and call sites; of kind ``ManualDispatcherError/Kind/unfinishedTasks``
+    ///   pending tasks with their labels and call sites, or naming a task still running; of kind ``ManualDispatcherError/Kind/unfinishedTasks``
     ///   naming each task started with ``startTask(label:callSite:operation:)`` that has not finished, with what it
     ///   last awaited; of kind ``ManualDispatcherError/Kind/unobservedTaskError`` for errors thrown by tracked tasks
     ///   that the test did not claim; or the runaway error of an earlier auto-drain.
     public func verifyIdle() throws(ManualDispatcherError) {
+        let thread = currentThreadIdentity()
         let failure = self.monitor.withLock { schedule -> Failure? in
             schedule.autoAdvanceJumps = 0
             if let failure = schedule.takeDeferredFailure() {
@@ -369,6 +372,10 @@ public final class ManualDispatcher: TaskDispatcher {
             let unfinished = schedule.tracked.unfinished
             if schedule.pendingCount > 0 {
                 return schedule.failure(.pendingTasks(unfinished: unfinished))
+            }
+            if let claim = schedule.claim, let run = claim.executingRun {
+                return schedule.failure(
+                    .taskStillRunning(run: run, runner: claim.method, fromInside: claim.thread == thread))
             }
             return unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
         }

@@ -19,7 +19,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// A drain ran more tasks than the dispatcher's ``ManualDispatcher/runawayLimit`` allows while tasks kept
         /// falling due, or auto-advance moved the clock that many times without a call from the test.
         case runawayTasks(limit: Int)
-        /// ``ManualDispatcher/verifyIdle()`` found pending tasks.
+        /// ``ManualDispatcher/verifyIdle()`` found pending tasks, or a task still running (on another thread, or
+        /// the task that called it).
         case pendingTasks
         /// ``ManualDispatcher/verifyIdle()`` found tracked tasks that have not finished.
         case unfinishedTasks
@@ -143,10 +144,25 @@ extension ManualDispatcherError {
                 .waitTimedOut(after: limit),
                 "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
             )
-        case .runFromTrackedTask(let method, let task):
+        case .runFromTrackedTask(let method, let task, true):
             return (
                 .reentrantRun,
                 "\(method) was called from inside \(task), which this dispatcher tracks: its drains wait for that task to settle, so the call would wait for itself. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
+            )
+        case .runFromTrackedTask(let method, let task, false):
+            return (
+                .reentrantRun,
+                "\(method) was called from inside \(task), which this dispatcher tracks: a drain there would move the clock under the other tracked tasks, and could not wait for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
+            )
+        case .taskStillRunning(let run, let runner, true):
+            return (
+                .pendingTasks,
+                "verifyIdle() was called from inside task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
+            )
+        case .taskStillRunning(let run, let runner, false):
+            return (
+                .pendingTasks,
+                "expected no work left, but task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)) is still running on another thread, inside \(runner), and may dispatch more. Wait for that run to end before the check: try await dispatcher.runUntilIdle() waits for it, then runs what it left"
             )
         case .untrackedTaskNotFinished(let limit):
             return (
@@ -214,19 +230,19 @@ extension ManualDispatcherError {
             let window = snapshot.recentRuns.suffix(ran)
             return (
                 .runawayTasks(limit: maxTasks),
-                "\(method) ran \(ran) tasks and tasks keep falling due; \(Self.recurringTasks(window, snapshot))"
+                "\(method) ran \(count(ran, "task")) and tasks keep falling due; \(Self.recurringTasks(window, snapshot))"
             )
         case .autoDrainRunaway(let ran, nil):
             let window = snapshot.recentRuns.suffix(ran)
             return (
                 .runawayTasks(limit: ran),
-                "auto-drain ran \(ran) tasks in one go and tasks kept falling due; \(Self.recurringTasks(window, snapshot))"
+                "auto-drain ran \(count(ran, "task")) in one go and tasks kept falling due; \(Self.recurringTasks(window, snapshot))"
             )
         case .autoDrainRunaway(_, let jumps?):
             let window = snapshot.recentRuns.suffix(jumps)
             return (
                 .runawayTasks(limit: jumps),
-                "auto-advance moved the clock \(jumps) times, to \(formatTime(snapshot.now)), in one go (inside one call of the test's, or while it waited, with no other call in between), and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
+                "auto-advance moved the clock \(count(jumps, "time")), to \(formatTime(snapshot.now)), in one go (inside one call of the test's, or while it waited, with no other call in between), and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
             )
         case .pendingTasks(let unfinished) where unfinished.isEmpty:
             return (

@@ -122,7 +122,8 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
             return (nil, schedule.tracked.gateParkingObserver)
         }
         if let outcome { continuation.resume(with: outcome) }
-        observer?()
+        // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
+        if let observer { TaskTracking.$scope.withValue(nil) { observer() } }
     }
 
     /// The task was cancelled: cancels the start if it has not run, and then fails the wait, in one critical

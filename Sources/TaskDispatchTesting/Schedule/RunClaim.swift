@@ -7,8 +7,13 @@ import TaskDispatch
 struct RunClaim: Sendable {
     var method: String
     var thread: UInt
+    /// The task being executed right now, if any, as its run is recorded.
+    var executingRun: RunRecord?
+
     /// The context of the task being executed right now, if any.
-    var executing: TaskContext?
+    var executing: TaskContext? {
+        self.executingRun?.task.context
+    }
 }
 
 extension Schedule {
@@ -42,7 +47,7 @@ extension Schedule {
         }
         let fromRunningTask = active.thread == thread || (active.executing == .foreground && blocksMainActor)
         if fromRunningTask {
-            let culprit = active.executing == nil ? nil : self.history.last
+            let culprit = active.executingRun
             return .refused(self.failure(.reentrantRun(method: method, running: active.method, culprit: culprit)))
         }
         if blocksMainActor {
@@ -101,7 +106,7 @@ extension Schedule {
     ///
     /// - Returns: Whether the caller must now drain automatically.
     mutating func release() -> Bool {
-        self.claim?.executing = nil
+        self.claim?.executingRun = nil
         if self.autoDrain && (self.hasDueTask || self.canAutoAdvance()) {
             self.claim?.method = "auto-drain"
             return true

@@ -64,9 +64,13 @@ struct Failure {
         )
         /// `value(of:)`, given a task this dispatcher did not start, waited `limit` of real time for it in vain.
         case untrackedTaskNotFinished(limit: Duration)
-        /// An async run method was called from inside `task`, one of this dispatcher's tracked tasks: its drains
-        /// wait for that task to settle, so it would wait for itself.
-        case runFromTrackedTask(method: String, task: String)
+        /// A run method was called from inside `task`, one of this dispatcher's tracked tasks: an async drain waits
+        /// for that task to settle, so it would wait for itself; a synchronous one would move the clock under the
+        /// other tracked tasks, and could not wait for them.
+        case runFromTrackedTask(method: String, task: String, isAsync: Bool)
+        /// `verifyIdle()` found task `run` still running, inside `runner` (a run method, or auto-drain), on the
+        /// caller's own thread (`fromInside`: called from inside that task) or on another.
+        case taskStillRunning(run: RunRecord, runner: String, fromInside: Bool)
     }
 
     var misuse: Misuse

@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// Work still in progress when the test checks, and runs started where they do not belong: found by a probe from a
+/// client package, where `verifyIdle()` passed while another thread was still running a task that dispatched more
+/// after the check, and a tracked task's synchronous drain ran the test's tasks and moved the clock.
+@Suite(.timeLimit(.minutes(1))) struct WorkInProgressTests {
+    /// The generous bound on every real-thread wait here: only a failing test spends it.
+    private static let bound = DispatchTime.now() + .seconds(60)
+
+    @Test func verifyIdleNamesATaskAnotherThreadIsStillRunning() throws {
+        let dispatcher = ManualDispatcher()
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        dispatcher.background(label: "slow") {
+            started.signal()
+            _ = release.wait(timeout: Self.bound)
+            dispatcher.foreground(label: "deliver") {}
+        }
+        onOwnThread {
+            _ = try? dispatcher.runNext()
+            finished.signal()
+        }
+        #expect(started.wait(timeout: Self.bound) == .success)
+
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.kind == .pendingTasks)
+        #expect(error.summary.hasPrefix("expected no work left, but task #1 background \"slow\" at "))
+        #expect(error.summary.contains("is still running on another thread, inside runNext()"))
+        #expect(error.summary.contains("try await dispatcher.runUntilIdle() waits for it"))
+
+        release.signal()
+        #expect(finished.wait(timeout: Self.bound) == .success)
+        let left = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(left.kind == .pendingTasks && left.pendingTasks.map(\.label) == ["deliver"])
+        try dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+
+    /// The probe's realistic case: in auto-drain, code under test dispatches from a Dispatch thread, so the task
+    /// runs there, and the check at the end of the test (or the idle trait's) came while it was running.
+    @Test func verifyIdleNamesATaskAnAutoDrainIsRunningOnAnotherThread() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let delivered = Locked(false)
+        onOwnThread {
+            dispatcher.background(label: "fetch") {
+                started.signal()
+                _ = release.wait(timeout: Self.bound)
+                dispatcher.background(label: "deliver") { delivered.withLock { $0 = true } }
+            }
+            finished.signal()
+        }
+        #expect(started.wait(timeout: Self.bound) == .success)
+
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.summary.contains("background \"fetch\""))
+        #expect(error.summary.contains("is still running on another thread, inside auto-drain"))
+
+        release.signal()
+        #expect(finished.wait(timeout: Self.bound) == .success)
+        #expect(delivered.withLock { $0 })
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func verifyIdleFromInsideARunningTaskSaysTheDispatcherIsNotIdle() throws {
+        let dispatcher = ManualDispatcher()
+        let seen = Locked<ManualDispatcherError?>(nil)
+        dispatcher.background(label: "checks") {
+            do { try dispatcher.verifyIdle() } catch { seen.withLock { $0 = error as? ManualDispatcherError } }
+        }
+        try dispatcher.runNext()
+        let error = try #require(seen.withLock { $0 })
+        #expect(error.kind == .pendingTasks)
+        #expect(error.summary.hasPrefix("verifyIdle() was called from inside task #1 background \"checks\" at "))
+        #expect(error.summary.contains("which runNext() is still running"))
+        try dispatcher.verifyIdle()
+    }
+
+    @Test(arguments: ["runUntilIdle()", "advance(by: 1 s)", "runNext()"])
+    func aSynchronousRunMethodInsideATrackedTaskIsRefusedAndRunsNothing(method: String) async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
+        let task = dispatcher.startTask(label: "drainer") { () async throws -> Void in
+            dispatcher.background(after: .milliseconds(500), label: "work") {}
+            try Self.runSynchronously(method, on: dispatcher)
+        }
+        try await dispatcher.runNext()  // its start
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: task) }
+        #expect(error?.kind == .reentrantRun)
+        #expect(error?.summary.hasPrefix("\(method) was called from inside tracked task \"drainer\"") == true)
+        #expect(error?.summary.contains("would move the clock under the other tracked tasks") == true)
+        #expect(dispatcher.pendingTaskCount == 1, "the refused drain ran nothing")
+        #expect(dispatcher.now == .zero, "and moved no clock")
+        try await dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+
+    /// The synchronous forms, from a synchronous function: in the async body the compiler would pick the async ones.
+    private static func runSynchronously(_ method: String, on dispatcher: ManualDispatcher) throws {
+        switch method {
+        case "runUntilIdle()": try dispatcher.runUntilIdle()
+        case "advance(by: 1 s)": try dispatcher.advance(by: .seconds(1))
+        default: try dispatcher.runNext()
+        }
+    }
+
+    @Test func aRunawayOfOneTaskOrOneJumpIsCountedInTheSingular() throws {
+        let drained = ManualDispatcher(runawayLimit: 1)
+        @Sendable func again() { drained.background(label: "again") { again() } }
+        drained.mode = .autoDrain
+        again()
+        let drainError = try #require(throws: ManualDispatcherError.self) { try drained.verifyIdle() }
+        #expect(drainError.summary.hasPrefix("auto-drain ran 1 task in one go"), "\(drainError.summary)")
+
+        let advanced = ManualDispatcher(mode: .autoAdvance, waitLimit: .zero, runawayLimit: 1)
+        @Sendable func tick() { advanced.background(after: .seconds(1), label: "tick") { tick() } }
+        tick()
+        let jumpError = try #require(throws: ManualDispatcherError.self) { try advanced.verifyIdle() }
+        #expect(jumpError.summary.hasPrefix("auto-advance moved the clock 1 time, to "), "\(jumpError.summary)")
+    }
+}
