@@ -85,7 +85,7 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
-        let nanoseconds = duration.nanosecondsSaturated
+        let nanoseconds = duration.nanosecondsRoundedDown
         return try self.advance(method: "advance(by: \(formatDuration(duration)))") { now in
             Self.time(now, movedBy: nanoseconds)
         }
@@ -100,7 +100,7 @@ extension ManualDispatcher {
     /// - Throws: What ``advance(by:)`` throws.
     @discardableResult
     public func advance(to time: Duration) throws(ManualDispatcherError) -> Int {
-        let nanoseconds = time.nanosecondsSaturated
+        let nanoseconds = time.nanosecondsRoundedDown
         return try self.advance(method: "advance(to: \(formatDuration(time)))") { _ in nanoseconds }
     }
 
@@ -382,7 +382,7 @@ extension ManualDispatcher {
     nonisolated(nonsending) public func advance(by duration: Duration, waitingUpTo limit: Duration? = nil) async throws
         -> Int
     {
-        let nanoseconds = duration.nanosecondsSaturated
+        let nanoseconds = duration.nanosecondsRoundedDown
         let method = self.method("advance", argument: "by: \(formatDuration(duration))", limit: limit)
         return try await self.settle(method: method, limit: limit, movesClock: true) { now in
             Self.time(now, movedBy: nanoseconds)
@@ -401,7 +401,7 @@ extension ManualDispatcher {
     nonisolated(nonsending) public func advance(to time: Duration, waitingUpTo limit: Duration? = nil) async throws
         -> Int
     {
-        let nanoseconds = time.nanosecondsSaturated
+        let nanoseconds = time.nanosecondsRoundedDown
         let method = self.method("advance", argument: "to: \(formatDuration(time))", limit: limit)
         return try await self.settle(method: method, limit: limit, movesClock: true) { _ in nanoseconds }
     }

@@ -15,6 +15,8 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
     case int64MinSeconds
     case minusOneSecond
     case minusOneNanosecond
+    /// Finer than the virtual clock: before, `advance(by:)` truncated it to zero and did not throw.
+    case minusOneAttosecond
 
     var duration: Duration {
         switch self {
@@ -28,6 +30,7 @@ enum ExtremeDuration: String, CaseIterable, CustomTestStringConvertible, Sendabl
         case .int64MinSeconds: .seconds(Int64.min)
         case .minusOneSecond: .seconds(-1)
         case .minusOneNanosecond: .nanoseconds(-1)
+        case .minusOneAttosecond: Duration(secondsComponent: 0, attosecondsComponent: -1)
         }
     }
 
@@ -128,6 +131,28 @@ private let expectedWaitLimit = Duration.seconds(60)
             #expect(Self.isClockMovedBackwards(error), "\(String(describing: error))")
             #expect(dispatcher.now == .seconds(1))
         }
+    }
+
+    @Test func aMoveBackOfLessThanANanosecondIsRefusedAndSaysHowFar() throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(1))
+        let back = Duration(secondsComponent: 0, attosecondsComponent: -1)
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.advance(by: back) }
+        #expect(
+            error.summary
+                == "advance(by: -1e-18 seconds) would move the clock backwards, from 1 s to 999.999999 ms; virtual time only moves forward. Pass a later time, or a positive duration"
+        )
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.advance(to: .seconds(1) + back) }
+        #expect(dispatcher.now == .seconds(1))
+    }
+
+    @Test func anAsyncMoveBackOfLessThanANanosecondIsRefused() async throws {
+        let dispatcher = ManualDispatcher()
+        try await dispatcher.advance(by: .seconds(1))
+        let back = Duration(secondsComponent: 0, attosecondsComponent: -1)
+        await #expect(throws: ManualDispatcherError.self) { try await dispatcher.advance(by: back) }
+        await #expect(throws: ManualDispatcherError.self) { try await dispatcher.advance(to: .seconds(1) + back) }
+        #expect(dispatcher.now == .seconds(1))
     }
 
     @Test(arguments: ExtremeDuration.allCases)

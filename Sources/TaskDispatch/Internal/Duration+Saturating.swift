@@ -32,6 +32,14 @@ extension Duration {
         self.nanoseconds(saturatingAs: Int64.self)
     }
 
+    /// The duration in whole nanoseconds, rounded down (toward negative infinity) and saturating at the bounds of
+    /// `Int64`: for a move of the virtual clock, so that a negative duration of less than a nanosecond still moves
+    /// it backwards (and is refused) instead of counting as zero.
+    package var nanosecondsRoundedDown: Int64 {
+        let truncated = self.nanosecondsSaturated
+        return truncated != .min && Duration.nanoseconds(truncated) > self ? truncated - 1 : truncated
+    }
+
     /// `self + other`, saturating at ``largest`` and ``smallest`` instead of trapping.
     ///
     /// - Parameter other: The duration to add.

@@ -17,11 +17,13 @@ func formatRealTimeLimit(_ limit: Duration) -> String {
 
 /// Formats a duration for messages and descriptions, as `formatTime(_:)` writes an instant: `5 s`, `300 ms`.
 ///
-/// A duration past the clock's range (about 292 years either way) reads `292 years or more` (`-292 years or less`).
+/// A duration past the clock's range (about 292 years either way) reads `292 years or more` (`-292 years or less`);
+/// one under a nanosecond, finer than the clock, as `Duration` writes it (`-1e-18 seconds`).
 func formatDuration(_ duration: Duration) -> String {
     switch duration.nanosecondsSaturated {
     case .max: "292 years or more"
     case .min: "-292 years or less"
+    case 0 where duration != .zero: "\(duration)"
     case let nanoseconds: formatNanoseconds(nanoseconds)
     }
 }
