@@ -114,6 +114,10 @@ public struct QueueDispatcher: TaskDispatcher {
     /// more, which never runs; a cancelled task stops counting the moment it is cancelled. In async code the
     /// compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``, which blocks no thread.
     ///
+    /// Call it from outside the dispatcher's background tasks: one of them that calls it waits for itself, which
+    /// cannot finish while it waits, so the call returns `false` once `timeout` has passed (and with no limit,
+    /// never).
+    ///
     /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
     ///   10^9 seconds (some 31 years) or more waits without a limit.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.

@@ -19,6 +19,23 @@ extension ParkedThreadTests {
             #expect(ran.values.isEmpty)
         }
 
+        /// Documented, not refused: a background task that waits for the dispatcher's background work waits for
+        /// itself, so its wait ends with `false` at the timeout (found by a probe; detecting it would cost every
+        /// task a thread-local write).
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func aBackgroundTaskThatWaitsForTheBackgroundWorkWaitsForItselfUntilTheTimeout(
+            kind: ProductionDispatcherKind
+        ) async {
+            let dispatcher = kind.makeDispatcher()
+            let inner = OrderLog()
+            dispatcher.background {
+                inner.append(dispatcher.waitForBackgroundTasks(timeout: .milliseconds(50)) ? 1 : 0)
+            }
+            let finished = await onOwnThread { dispatcher.waitForBackgroundTasks(timeout: .seconds(20)) }
+            #expect(finished)
+            #expect(inner.values == [0])
+        }
+
         @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
         func aCancelledDelayedTaskDoesNotHoldTheAsyncWait(kind: ProductionDispatcherKind) async {
             let dispatcher = kind.makeDispatcher()
