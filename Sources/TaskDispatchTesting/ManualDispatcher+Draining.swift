@@ -202,7 +202,11 @@ extension ManualDispatcher {
             }
             self.execute(step.work)
             ran += 1
-            if let stop, stop(step.run) { return ran }
+            if let stop {
+                // The task has ended: the condition runs between tasks, where `verifyIdle()` sees none running.
+                self.monitor.withLock { $0.claim?.executingRun = nil }
+                if stop(step.run) { return ran }
+            }
         }
     }
 

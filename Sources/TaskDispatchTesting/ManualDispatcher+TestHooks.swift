@@ -32,6 +32,13 @@ extension ManualDispatcher {
         self.monitor.withLock { $0.tracked.gateParkingObserver = observer }
     }
 
+    /// Calls `observer` each time `verifyIdle()` begins to wait for a task another thread is running to end, just
+    /// before it blocks; for the package's own tests. The observer runs under the dispatcher's lock: it must not call
+    /// the dispatcher.
+    package func observeIdleCheckWaits(_ observer: @escaping @Sendable () -> Void) {
+        self.monitor.withLock { $0.idleCheckObserver = observer }
+    }
+
     /// How many tasks a tracked task ran inside its awaited dispatch for a waiting async drain; for the package's
     /// own tests.
     package var tasksRunForWaitingDrains: Int {

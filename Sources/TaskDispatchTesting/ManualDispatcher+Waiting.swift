@@ -108,7 +108,8 @@ extension ManualDispatcher {
                     monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
                     return
                 }
-                observer?()
+                // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
+                if let observer { TaskTracking.$scope.withValue(nil) { observer() } }
             }
         } onCancel: {
             monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)

@@ -348,8 +348,10 @@ public final class ManualDispatcher: TaskDispatcher {
     /// Throws unless every task has run or was cancelled, and every tracked task has finished.
     ///
     /// Call it at the end of a test to prove the code under test left no work behind. A task that another thread
-    /// is still running (an auto-drain on a background thread, say) is work left too: await the end of that run
-    /// first, with `try await dispatcher.runUntilIdle()`.
+    /// is running (an auto-drain on a background thread, say) may be at its last statement, the one that woke the
+    /// test: the check first waits for that task to end, within ``waitLimit`` of real time, and reports it if it has
+    /// not ended by then (or reports the next task that run began meanwhile). Called from inside a task the
+    /// dispatcher is running, it reports that task at once.
     ///
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing the
     ///   pending tasks with their labels and call sites, or naming a task still running; of kind ``ManualDispatcherError/Kind/unfinishedTasks``
@@ -358,6 +360,24 @@ public final class ManualDispatcher: TaskDispatcher {
     ///   that the test did not claim; or the runaway error of an earlier auto-drain.
     public func verifyIdle() throws(ManualDispatcherError) {
         let thread = currentThreadIdentity()
+        let onMainActor = MainActorExecution.isOnMainActor
+        // The task another thread was running when the check first looked, and when the wait for its end ends.
+        var awaited: (task: ScheduledTask, deadline: DispatchTime)?
+        while true {
+            let wait = self.monitor.withLock { schedule -> DispatchSemaphore? in
+                guard let claim = schedule.claim, let run = claim.executingRun,
+                    Self.caller(of: run, in: claim, thread: thread, onMainActor: onMainActor) == nil
+                else { return nil }
+                if let awaited, awaited.task !== run.task || DispatchTime.now() >= awaited.deadline { return nil }
+                let check = DispatchSemaphore(value: 0)
+                schedule.idleChecks.append(check)
+                schedule.idleCheckObserver?()
+                if awaited == nil { awaited = (run.task, Self.deadline(after: self.waitLimit)) }
+                return check
+            }
+            guard let wait, let deadline = awaited?.deadline else { break }
+            _ = wait.wait(timeout: deadline)
+        }
         let failure = self.monitor.withLock { schedule -> Failure? in
             schedule.autoAdvanceJumps = 0
             if let failure = schedule.takeDeferredFailure() {
@@ -374,12 +394,28 @@ public final class ManualDispatcher: TaskDispatcher {
                 return schedule.failure(.pendingTasks(unfinished: unfinished))
             }
             if let claim = schedule.claim, let run = claim.executingRun {
-                return schedule.failure(
-                    .taskStillRunning(run: run, runner: claim.method, fromInside: claim.thread == thread))
+                let caller =
+                    Self.caller(of: run, in: claim, thread: thread, onMainActor: onMainActor)
+                    ?? .elsewhere(waited: self.waitLimit)
+                return schedule.failure(.taskStillRunning(run: run, runner: claim.method, caller: caller))
             }
             return unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
         }
         if let failure { throw ManualDispatcherError(failure) }
+    }
+
+    /// Where a `verifyIdle()` caller on `thread` stands to `run`, the task the run `claim` is executing: inside it
+    /// (on the claim's thread), or on the main actor it needs (a foreground task runs there, or waits for it,
+    /// when the run is on another thread); `nil` elsewhere, where it can wait for the task to end.
+    private static func caller(
+        of run: RunRecord,
+        in claim: RunClaim,
+        thread: UInt,
+        onMainActor: Bool
+    ) -> IdleCheckCaller? {
+        if claim.thread == thread { return .insideTheTask }
+        if onMainActor && run.task.context == .foreground { return .onTheMainActorItNeeds }
+        return nil
     }
 }
 

@@ -152,17 +152,22 @@ extension ManualDispatcherError {
         case .runFromTrackedTask(let method, let task, false):
             return (
                 .reentrantRun,
-                "\(method) was called from inside \(task), which this dispatcher tracks: a drain there would move the clock under the other tracked tasks, and could not wait for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
+                "\(method) was called from inside \(task), which this dispatcher tracks: it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
             )
-        case .taskStillRunning(let run, let runner, true):
+        case .taskStillRunning(let run, let runner, .insideTheTask):
             return (
                 .pendingTasks,
                 "verifyIdle() was called from inside task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
             )
-        case .taskStillRunning(let run, let runner, false):
+        case .taskStillRunning(let run, let runner, .onTheMainActorItNeeds):
             return (
                 .pendingTasks,
-                "expected no work left, but task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)) is still running on another thread, inside \(runner), and may dispatch more. Wait for that run to end before the check: try await dispatcher.runUntilIdle() waits for it, then runs what it left"
+                "expected no work left, but foreground task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)), which \(runner) runs from another thread, has not ended: it runs on the main actor, where verifyIdle() was called (from inside it, or while it waits for the main actor). Call verifyIdle() once that run has ended: in async code, try await dispatcher.runUntilIdle() waits for it without holding the main actor"
+            )
+        case .taskStillRunning(let run, let runner, .elsewhere(let waited)):
+            return (
+                .pendingTasks,
+                "expected no work left, but task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
             )
         case .untrackedTaskNotFinished(let limit):
             return (

@@ -111,6 +111,21 @@ extension StressTests {
         }
 
         /// One thread flips auto-drain on and off while four threads dispatch; nothing is lost or run twice.
+        /// A reviewer's repro of a spurious failure (1 in 20,000 under load): in auto-drain, a task dispatched from
+        /// another thread resumes the test as its last statement, and the test's `verifyIdle()` came before that
+        /// thread's run had noted the task's end. The check now waits for the end.
+        @Test(.timeLimit(.minutes(5))) func verifyIdleRightAfterAnAutoDrainedTaskWokeTheTestPasses() async throws {
+            let dispatcher = ManualDispatcher(mode: .autoDrain)
+            for _ in 0..<StressScale.scaled(20_000) {
+                await withCheckedContinuation { (woken: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().async {
+                        dispatcher.background(label: "wakes the test") { woken.resume() }
+                    }
+                }
+                try dispatcher.verifyIdle()
+            }
+        }
+
         @Test(.timeLimit(.minutes(5))) func autoDrainToggledWhileOtherThreadsDispatch() async throws {
             let producers = 4
             // Below `100_000` in total at any scale, so one auto-drain that keeps picking

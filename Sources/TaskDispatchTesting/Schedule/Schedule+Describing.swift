@@ -68,13 +68,24 @@ struct Failure {
         /// for that task to settle, so it would wait for itself; a synchronous one would move the clock under the
         /// other tracked tasks, and could not wait for them.
         case runFromTrackedTask(method: String, task: String, isAsync: Bool)
-        /// `verifyIdle()` found task `run` still running, inside `runner` (a run method, or auto-drain), on the
-        /// caller's own thread (`fromInside`: called from inside that task) or on another.
-        case taskStillRunning(run: RunRecord, runner: String, fromInside: Bool)
+        /// `verifyIdle()` found task `run` still running inside `runner` (a run method, or auto-drain), as seen from
+        /// `caller`.
+        case taskStillRunning(run: RunRecord, runner: String, caller: IdleCheckCaller)
     }
 
     var misuse: Misuse
     var snapshot: Snapshot
+}
+
+/// Where `verifyIdle()` was called from, seen from a task that a run method is executing.
+enum IdleCheckCaller {
+    /// From inside that task: on the thread that runs it.
+    case insideTheTask
+    /// On the main actor, which that task, a foreground one, needs: it runs there, or waits for it.
+    case onTheMainActorItNeeds
+    /// From another thread, which waited `waited` (the wait limit) for the task to end, or found another task
+    /// begun when the one it waited for ended.
+    case elsewhere(waited: Duration)
 }
 
 extension Schedule {

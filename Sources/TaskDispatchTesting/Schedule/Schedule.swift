@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 
 /// Everything a ``ManualDispatcher`` knows, as one single-threaded value: the due queues, the delay heap, the
@@ -57,8 +58,19 @@ struct Schedule: Sendable {
     let runawayLimit: Int
     /// Clock jumps auto-advance made since the test last called a run method or `verifyIdle()`.
     var autoAdvanceJumps = 0
-    /// The run method in progress, if any.
-    var claim: RunClaim?
+    /// The run method in progress, if any. Each change of it wakes the ``idleChecks`` waiting on it.
+    var claim: RunClaim? {
+        didSet {
+            guard !self.idleChecks.isEmpty else { return }
+            for check in self.idleChecks { check.signal() }
+            self.idleChecks.removeAll()
+        }
+    }
+    /// The `verifyIdle()` calls waiting for the task another thread is running to end (see
+    /// `ManualDispatcher.verifyIdle()`), each woken once by the next change of ``claim``.
+    var idleChecks: [DispatchSemaphore] = []
+    /// Called as a `verifyIdle()` call begins to wait in ``idleChecks``; a seam for the package's own tests.
+    var idleCheckObserver: (@Sendable () -> Void)?
     /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
     var deferredFailure: Failure?
     /// The awaits from outside the tracked tasks whose task the wait limit cancelled (`ManualDispatcher+Waiting.swift`),

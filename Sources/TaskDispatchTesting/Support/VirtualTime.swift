@@ -17,13 +17,16 @@ func formatRealTimeLimit(_ limit: Duration) -> String {
 
 /// Formats a duration for messages and descriptions, as `formatTime(_:)` writes an instant: `5 s`, `300 ms`.
 ///
-/// A duration past the clock's range (about 292 years either way) reads `292 years or more` (`-292 years or less`);
-/// one under a nanosecond, finer than the clock, as `Duration` writes it (`-1e-18 seconds`).
+/// A duration past the clock's range (about 292 years either way) reads `292 years or more` (`-292 years or less`).
+/// In whole nanoseconds, the clock's unit, as the clock moves by it: a negative one rounded down (`-1.5 ns` reads
+/// `-2 ns`, as `advance(by:)` moves), a positive one truncated; one shorter than a nanosecond, as `Duration` writes
+/// it (`-1e-18 seconds`).
 func formatDuration(_ duration: Duration) -> String {
-    switch duration.nanosecondsSaturated {
+    switch duration.nanosecondsRoundedDown {
     case .max: "292 years or more"
     case .min: "-292 years or less"
-    case 0 where duration != .zero: "\(duration)"
+    case _ where duration != .zero && duration > .nanoseconds(-1) && duration < .nanoseconds(1): "\(duration)"
+    case _ where duration > .zero: formatNanoseconds(duration.nanosecondsSaturated)
     case let nanoseconds: formatNanoseconds(nanoseconds)
     }
 }
