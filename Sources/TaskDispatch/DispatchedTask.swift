@@ -63,7 +63,8 @@ public struct DispatchedTask: Sendable {
     /// has not run within its real-time limit (see ``TaskAwaiter``). Production dispatchers ignore it.
     ///
     /// A copy of the task keeps it (`var task = task; task.work = …`); a task built anew through the initializer
-    /// does not.
+    /// inside the awaitable dispatch's `dispatch(_:)` call gets it back if it has the same call site and context
+    /// (see `AwaitableCall`); one built later, on another task or thread, does not.
     package var awaiter: (any TaskAwaiter)?
 
     /// Creates a task description.
@@ -76,6 +77,23 @@ public struct DispatchedTask: Sendable {
     ///   - callSite: Where the task was dispatched.
     public init(
         _ work: Work,
+        label: String? = nil,
+        delay: Duration = .zero,
+        priority: BackgroundPriority = .medium,
+        callSite: CallSite
+    ) {
+        self.init(unbound: work, label: label, delay: delay, priority: priority, callSite: callSite)
+        // Built anew inside an awaitable dispatch's call (a decorator that rebuilds the task it forwards): the task
+        // of that call's site and context carries its await, so that a test dispatcher still bounds it.
+        if let call = TaskTracking.dispatchingCall, call.callSite == callSite, call.context == self.context {
+            self.awaiter = call.awaiter
+        }
+    }
+
+    /// Creates a task description that no awaitable dispatch awaits: the package's own dispatches, which know.
+    @usableFromInline
+    package init(
+        unbound work: Work,
         label: String? = nil,
         delay: Duration = .zero,
         priority: BackgroundPriority = .medium,

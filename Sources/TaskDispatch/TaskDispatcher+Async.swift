@@ -49,7 +49,7 @@ extension TaskDispatcher {
         return try await self.awaitResult(through: awaited, binding: wait) {
             let body = AwaitedWork(work, ending: awaited, method: "runInBackground", label: label, callSite: callSite)
             var task = DispatchedTask(
-                .background { body.run() }, label: label, delay: delay, priority: priority, callSite: callSite)
+                unbound: .background { body.run() }, label: label, delay: delay, priority: priority, callSite: callSite)
             task.awaiter = awaited
             return task
         }
@@ -97,7 +97,8 @@ extension TaskDispatcher {
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         return try await self.awaitResult(through: awaited, binding: wait) {
             let body = AwaitedWork(work, ending: awaited, method: "runOnMainActor", label: label, callSite: callSite)
-            var task = DispatchedTask(.foreground { body.run() }, label: label, delay: delay, callSite: callSite)
+            var task = DispatchedTask(
+                unbound: .foreground { body.run() }, label: label, delay: delay, callSite: callSite)
             task.awaiter = awaited
             return task
         }
@@ -107,9 +108,10 @@ extension TaskDispatcher {
     /// is finished or cancelled.
     ///
     /// The task is built inside the dispatch, so only the dispatcher holds its closure while the caller waits:
-    /// a closure the dispatcher releases unrun ends the await (see ``AwaitedWork``). A tracked task's `wait` is
-    /// bound in `TaskTracking.dispatchingWait` around the call to ``dispatch(_:)`` only: the dispatcher that
-    /// tracks the task reads it there, through any decorator that forwards synchronously.
+    /// a closure the dispatcher releases unrun ends the await (see ``AwaitedWork``). The call, with a tracked task's
+    /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)`` only: the dispatcher
+    /// that tracks the task reads it there, and a task a decorator builds anew gets the await back from it, through
+    /// any decorator that forwards synchronously.
     private func awaitResult<Value: Sendable>(
         through awaited: AwaitedDispatch<Value>,
         binding wait: (any TaskTrackingWait)?,
@@ -121,8 +123,9 @@ extension TaskDispatcher {
             return try await withCheckedThrowingContinuation { continuation in
                 awaited.start(continuation) {
                     let task = makeTask()
-                    guard let wait else { return self.dispatch(task) }
-                    return TaskTracking.$dispatchingWait.withValue(wait) { self.dispatch(task) }
+                    let call = AwaitableCall(
+                        wait: wait, awaiter: awaited, label: task.label, callSite: task.callSite, context: task.context)
+                    return TaskTracking.$dispatchingCall.withValue(call) { self.dispatch(task) }
                 }
             }
         } onCancel: {

@@ -149,7 +149,7 @@ extension TaskDispatcher {
     ) -> TaskHandle {
         self.dispatch(
             DispatchedTask(
-                .background(work),
+                unbound: .background(work),
                 label: label,
                 delay: delay,
                 priority: priority,
@@ -187,7 +187,7 @@ extension TaskDispatcher {
     ) -> TaskHandle {
         self.dispatch(
             DispatchedTask(
-                .foreground(work),
+                unbound: .foreground(work),
                 label: label,
                 delay: delay,
                 callSite: CallSite(fileID: fileID, line: line)

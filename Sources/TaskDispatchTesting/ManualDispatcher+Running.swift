@@ -171,8 +171,8 @@ extension Monitor where Value == Schedule {
     func drainAutomatically() {
         // A drain on a tracked task's thread (its sleep let the clock move) runs other code's work: unbound, the
         // tracked-task task-locals would make what that work dispatches count as the tracked task's.
-        if TaskTracking.scope != nil || TaskTracking.dispatchingWait != nil {
-            TaskTracking.$dispatchingWait.withValue(nil) {
+        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
+            TaskTracking.$dispatchingCall.withValue(nil) {
                 TaskTracking.$scope.withValue(nil) { self.drainAutomaticallyHere() }
             }
         } else {

@@ -105,7 +105,7 @@ extension ManualDispatcher {
             }
             switch next {
             case .run(let step):
-                TaskTracking.$dispatchingWait.withValue(nil) {
+                TaskTracking.$dispatchingCall.withValue(nil) {
                     TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
                 }
             case .done(let drain):

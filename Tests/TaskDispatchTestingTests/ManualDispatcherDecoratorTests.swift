@@ -52,6 +52,32 @@ private let settleLimit = Duration.seconds(60)
         try dispatcher.verifyIdle()
     }
 
+    /// The test's own await through a decorator that rebuilds the task (found by a probe from a client package:
+    /// the rebuilt task lost the await, which then waited for ever with no message). The rebuilt task of the
+    /// awaitable call's site and context carries the await again, so the wait limit ends it, and the message names
+    /// the call as written. A decorator's note of its own that it gives the same call site is taken for part of the
+    /// call: bounded with it, and cancelled with it when the await ends.
+    @Test(.timeLimit(.minutes(1)), arguments: [ForwardingDispatcher.Rewrite.rebuild, .noteFirst, .copy, .none])
+    func theTestsAwaitThroughADecoratorEndsAtTheWaitLimit(rewrite: ForwardingDispatcher.Rewrite) async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let decorated = ForwardingDispatcher(base: dispatcher, rewrite: rewrite)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await decorated.runInBackground(label: "never run") { 1 }
+        }
+        #expect(ContinuousClock.now - started < .seconds(30), "ended by the 200 ms limit, not by the test's")
+        guard case .waitTimedOut = error?.kind else {
+            Issue.record("expected waitTimedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.summary.contains("runInBackground \"never run\"") == true)
+        // The awaited task was cancelled with the await, and so was a note of the same call site.
+        #expect(dispatcher.pendingTaskCount == 0, "\(dispatcher.pendingTasks)")
+        try await dispatcher.runUntilIdle()
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }  // the ended await, reported once
+        try dispatcher.verifyIdle()
+    }
+
     @Test func aWaitEndsOnceWhenTheAwaitedTaskDispatchesMoreInAutoDrain() async throws {
         // In auto-drain the awaited task runs inside the dispatch, where its own dispatch sees the same scope:
         // the wait is recorded once and ended once, so the task ends unfinished by nothing.

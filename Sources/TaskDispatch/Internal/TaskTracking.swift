@@ -9,14 +9,22 @@
 ///
 /// Because the wait travels with the dispatch call and not with the ``DispatchedTask``, a decorator that forwards
 /// synchronously keeps it, whether it forwards the task or builds a new one. Production code never binds a scope:
-/// for a production dispatcher the cost is one task-local lookup that finds nothing.
+/// for a production dispatcher the cost is one task-local lookup that finds nothing, and one binding of
+/// ``dispatchingCall`` per awaitable dispatch.
 package enum TaskTracking {
     /// The tracked task the current code runs in, if any; child tasks and `Task {}` inherit it.
     @TaskLocal package static var scope: (any TaskTrackingScope)?
 
+    /// The awaitable dispatch whose `dispatch(_:)` call is in progress on this task: bound only around that call,
+    /// read by the tracking dispatcher as it accepts a task, and by ``DispatchedTask/init(_:label:delay:priority:callSite:)``
+    /// for a task a decorator builds anew inside the call.
+    @TaskLocal package static var dispatchingCall: AwaitableCall?
+
     /// The wait of the awaitable dispatch whose `dispatch(_:)` call is in progress on this task, if it runs in a
-    /// tracked task: bound only around that call, read by the tracking dispatcher as it accepts a task.
-    @TaskLocal package static var dispatchingWait: (any TaskTrackingWait)?
+    /// tracked task.
+    package static var dispatchingWait: (any TaskTrackingWait)? {
+        Self.dispatchingCall?.wait
+    }
 
     /// A wait about to begin on `description`, if the current code runs in a tracked task; `nil` otherwise.
     ///
@@ -25,6 +33,43 @@ package enum TaskTracking {
     package static func wait(on description: @autoclosure () -> String) -> (any TaskTrackingWait)? {
         guard let scope = Self.scope else { return nil }
         return scope.wait(on: description())
+    }
+}
+
+/// An awaitable dispatch (`runInBackground`, `runOnMainActor`) during its one call to `dispatch(_:)`, as
+/// ``TaskTracking/dispatchingCall`` carries it through any decorator that forwards synchronously.
+package struct AwaitableCall: Sendable {
+    /// The wait of the awaiting tracked task, if the caller runs in one.
+    package let wait: (any TaskTrackingWait)?
+    /// The await, for the task that carries its work. A decorator that builds that task anew through the public
+    /// initializer drops ``DispatchedTask/awaiter``; the initializer gives it back to a task of the same call site
+    /// and context, so that a test dispatcher still bounds the await.
+    package let awaiter: any TaskAwaiter
+    /// The label the awaitable dispatch was given.
+    package let label: String?
+    /// Where the awaitable dispatch was called.
+    package let callSite: CallSite
+    /// Where its work runs.
+    package let context: TaskContext
+
+    package init(
+        wait: (any TaskTrackingWait)?,
+        awaiter: any TaskAwaiter,
+        label: String?,
+        callSite: CallSite,
+        context: TaskContext
+    ) {
+        self.wait = wait
+        self.awaiter = awaiter
+        self.label = label
+        self.callSite = callSite
+        self.context = context
+    }
+
+    /// The call as written, `runInBackground "parse" (Feed.swift:12)`, whatever a decorator named the task.
+    package var description: String {
+        describeAwaitableCall(
+            self.context == .foreground ? "runOnMainActor" : "runInBackground", self.label, self.callSite)
     }
 }
 

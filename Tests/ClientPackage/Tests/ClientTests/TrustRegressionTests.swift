@@ -447,6 +447,19 @@ private func advanceSynchronously(_ dispatcher: ManualDispatcher, by duration: D
         opening.finish()
         try await task.value
     }
+
+    /// Found by a probe from a client package: the test's own await through a decorator that rebuilds the task
+    /// lost its bound, and waited for ever with no message. It ends at the dispatcher's wait limit, naming the call.
+    @Test func theTestsAwaitThroughARebuildingDecoratorEndsAtTheWaitLimit() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let decorated = RebuildingDispatcher(base: dispatcher)
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await decorated.runInBackground(label: "never run") { 1 }
+        }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(200)))
+        #expect(error?.summary.hasPrefix("runInBackground \"never run\"") == true, "\(String(describing: error))")
+        #expect(dispatcher.pendingTaskCount == 0)
+    }
 }
 
 /// The eighth pass of issue 19, from outside: a race of child tasks in a nonisolated tracked task, an async run method
