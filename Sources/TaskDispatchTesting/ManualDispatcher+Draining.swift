@@ -204,7 +204,10 @@ extension ManualDispatcher {
             ran += 1
             if let stop {
                 // The task has ended: the condition runs between tasks, where `verifyIdle()` sees none running.
-                self.monitor.withLock { $0.claim?.executingRun = nil }
+                self.monitor.withLock { schedule in
+                    schedule.claim?.executing = nil
+                    schedule.wakeIdleChecks()
+                }
                 if stop(step.run) { return ran }
             }
         }

@@ -365,17 +365,19 @@ public final class ManualDispatcher: TaskDispatcher {
         let thread = currentThreadIdentity()
         let onMainActor = MainActorExecution.isOnMainActor
         // The task another thread was running when the check first looked, and when the wait for its end ends.
-        var awaited: (task: ScheduledTask, deadline: DispatchTime)?
+        var awaited: (sequence: UInt64, deadline: DispatchTime)?
         while true {
             let wait = self.monitor.withLock { schedule -> DispatchSemaphore? in
-                guard let claim = schedule.claim, let run = claim.executingRun,
-                    Self.caller(of: run, in: claim, thread: thread, onMainActor: onMainActor) == nil
+                guard let claim = schedule.claim, let context = claim.executing,
+                    Self.caller(executing: context, in: claim, thread: thread, onMainActor: onMainActor) == nil
                 else { return nil }
-                if let awaited, awaited.task !== run.task || DispatchTime.now() >= awaited.deadline { return nil }
+                if let awaited, awaited.sequence != claim.executingSequence || DispatchTime.now() >= awaited.deadline {
+                    return nil
+                }
                 let check = DispatchSemaphore(value: 0)
                 schedule.idleChecks.append(check)
                 schedule.idleCheckObserver?()
-                if awaited == nil { awaited = (run.task, Self.deadline(after: self.waitLimit)) }
+                if awaited == nil { awaited = (claim.executingSequence, Self.deadline(after: self.waitLimit)) }
                 return check
             }
             guard let wait, let deadline = awaited?.deadline else { break }
@@ -396,28 +398,32 @@ public final class ManualDispatcher: TaskDispatcher {
             if schedule.pendingCount > 0 {
                 return schedule.failure(.pendingTasks(unfinished: unfinished))
             }
-            if let claim = schedule.claim, let run = claim.executingRun {
+            if let claim = schedule.claim, let context = claim.executing {
                 let caller =
-                    Self.caller(of: run, in: claim, thread: thread, onMainActor: onMainActor)
+                    Self.caller(executing: context, in: claim, thread: thread, onMainActor: onMainActor)
                     ?? .elsewhere(waited: self.waitLimit)
-                return schedule.failure(.taskStillRunning(run: run, runner: claim.method, caller: caller))
+                let run = schedule.history.last.flatMap { $0.task.key.sequence == claim.executingSequence ? $0 : nil }
+                return schedule.failure(
+                    .taskStillRunning(
+                        sequence: claim.executingSequence, context: context, run: run, runner: claim.method,
+                        caller: caller))
             }
             return unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
         }
         if let failure { throw ManualDispatcherError(failure) }
     }
 
-    /// Where a `verifyIdle()` caller on `thread` stands to `run`, the task the run `claim` is executing: inside it
-    /// (on the claim's thread), or on the main actor it needs (a foreground task runs there, or waits for it,
-    /// when the run is on another thread); `nil` elsewhere, where it can wait for the task to end.
+    /// Where a `verifyIdle()` caller on `thread` stands to the task of `context` that the run `claim` is executing:
+    /// inside it (on the claim's thread), or on the main actor it needs (a foreground task runs there, or waits for
+    /// it, when the run is on another thread); `nil` elsewhere, where it can wait for the task to end.
     private static func caller(
-        of run: RunRecord,
+        executing context: TaskContext,
         in claim: RunClaim,
         thread: UInt,
         onMainActor: Bool
     ) -> IdleCheckCaller? {
         if claim.thread == thread { return .insideTheTask }
-        if onMainActor && run.task.context == .foreground { return .onTheMainActorItNeeds }
+        if onMainActor && context == .foreground { return .onTheMainActorItNeeds }
         return nil
     }
 }

@@ -154,20 +154,20 @@ extension ManualDispatcherError {
                 .reentrantRun,
                 "\(method) was called from inside \(task), which this dispatcher tracks: it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
             )
-        case .taskStillRunning(let run, let runner, .insideTheTask):
+        case .taskStillRunning(let sequence, let context, let run, let runner, .insideTheTask):
             return (
                 .pendingTasks,
-                "verifyIdle() was called from inside task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
+                "verifyIdle() was called from inside task \(Self.runningTask(sequence, context, run, snapshot)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
             )
-        case .taskStillRunning(let run, let runner, .onTheMainActorItNeeds):
+        case .taskStillRunning(let sequence, let context, let run, let runner, .onTheMainActorItNeeds):
             return (
                 .pendingTasks,
-                "expected no work left, but foreground task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)), which \(runner) runs from another thread, has not ended: it runs on the main actor, where verifyIdle() was called (from inside it, or while it waits for the main actor). Call verifyIdle() once that run has ended: in async code, try await dispatcher.runUntilIdle() waits for it without holding the main actor"
+                "expected no work left, but foreground task \(Self.runningTask(sequence, context, run, snapshot)), which \(runner) runs from another thread, has not ended: it runs on the main actor, where verifyIdle() was called (from inside it, or while it waits for the main actor). Call verifyIdle() once that run has ended: in async code, try await dispatcher.runUntilIdle() waits for it without holding the main actor"
             )
-        case .taskStillRunning(let run, let runner, .elsewhere(let waited)):
+        case .taskStillRunning(let sequence, let context, let run, let runner, .elsewhere(let waited)):
             return (
                 .pendingTasks,
-                "expected no work left, but task \(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
+                "expected no work left, but task \(Self.runningTask(sequence, context, run, snapshot)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
             )
         case .untrackedTaskNotFinished(let limit):
             return (
@@ -312,6 +312,20 @@ extension ManualDispatcherError {
     }
 
     /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
+    /// A task a run is executing, as the history shows it (`#4 background "parse" at Feed.swift:31, ran at 0 s`), or
+    /// by its number and context when the dispatcher keeps no history.
+    private static func runningTask(
+        _ sequence: UInt64,
+        _ context: TaskContext,
+        _ run: RunRecord?,
+        _ snapshot: Snapshot
+    ) -> String {
+        guard let run else {
+            return "#\(sequence) \(context) (its label is in the history, which this dispatcher does not keep)"
+        }
+        return "\(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites))"
+    }
+
     private static func listing(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
         tasks.map { task in
             let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""

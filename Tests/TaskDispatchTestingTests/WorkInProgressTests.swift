@@ -43,6 +43,30 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    @Test func withoutAHistoryTheRunningTaskIsNamedByItsNumber() throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100), historyLimit: 0)
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        dispatcher.background(label: "slow") {
+            started.signal()
+            _ = release.wait(timeout: Self.bound)
+        }
+        onOwnThread {
+            _ = try? dispatcher.runNext()
+            finished.signal()
+        }
+        #expect(started.wait(timeout: Self.bound) == .success)
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(
+            error.summary.hasPrefix(
+                "expected no work left, but task #1 background (its label is in the history, which this dispatcher does not keep) was still running"
+            ))
+        release.signal()
+        #expect(finished.wait(timeout: Self.bound) == .success)
+        try dispatcher.verifyIdle()
+    }
+
     /// The probe's realistic case: in auto-drain, code under test dispatches from a Dispatch thread, so the task
     /// runs there, and the check at the end of the test (or the idle trait's) came while it was running.
     @Test func verifyIdleNamesATaskAnAutoDrainIsRunningOnAnotherThread() async throws {

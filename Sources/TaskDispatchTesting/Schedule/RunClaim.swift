@@ -7,13 +7,11 @@ import TaskDispatch
 struct RunClaim: Sendable {
     var method: String
     var thread: UInt
-    /// The task being executed right now, if any, as its run is recorded.
-    var executingRun: RunRecord?
-
     /// The context of the task being executed right now, if any.
-    var executing: TaskContext? {
-        self.executingRun?.task.context
-    }
+    var executing: TaskContext?
+    /// The sequence number of the task being executed, while ``executing`` is set: a number, not the task, so that
+    /// a step costs no reference count (the history, when kept, has the task).
+    var executingSequence: UInt64 = 0
 }
 
 extension Schedule {
@@ -47,7 +45,7 @@ extension Schedule {
         }
         let fromRunningTask = active.thread == thread || (active.executing == .foreground && blocksMainActor)
         if fromRunningTask {
-            let culprit = active.executingRun
+            let culprit = active.executing == nil ? nil : self.history.last
             return .refused(self.failure(.reentrantRun(method: method, running: active.method, culprit: culprit)))
         }
         if blocksMainActor {
@@ -106,7 +104,8 @@ extension Schedule {
     ///
     /// - Returns: Whether the caller must now drain automatically.
     mutating func release() -> Bool {
-        self.claim?.executingRun = nil
+        self.claim?.executing = nil
+        self.wakeIdleChecks()
         if self.autoDrain && (self.hasDueTask || self.canAutoAdvance()) {
             self.claim?.method = "auto-drain"
             return true
@@ -139,6 +138,7 @@ extension Schedule {
     private mutating func autoDrainRunaway(_ failure: Failure) -> AutoDrainStep {
         self.deferredFailure = failure
         self.claim = nil
+        self.wakeIdleChecks()
         return .runaway(failure, woken: self.wokenWaiters())
     }
 

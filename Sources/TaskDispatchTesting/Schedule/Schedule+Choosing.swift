@@ -18,7 +18,8 @@ extension Schedule {
     /// - Complexity: O(1) amortized in every order; O(log n) when the clock jumps.
     mutating func next(in scope: Scope, jumpingClockTo clockLimit: Int64?, before sequenceLimit: UInt64 = .max) -> Step?
     {
-        self.claim?.executingRun = nil
+        self.claim?.executing = nil
+        self.wakeIdleChecks()
         var chosen = self.chooseDue(in: scope, before: sequenceLimit)
         if chosen == nil, let clockLimit, self.jumpClock(notAfter: clockLimit) {
             chosen = self.chooseDue(in: scope, before: sequenceLimit)
@@ -27,8 +28,9 @@ extension Schedule {
         task.work = nil
         task.state = .started
         if task.context == .foreground { self.dueForeground -= 1 } else { self.dueBackground -= 1 }
+        self.claim?.executing = task.context
+        self.claim?.executingSequence = task.key.sequence
         let run = RunRecord(task: task, start: self.now)
-        self.claim?.executingRun = run
         if self.historyLimit > 0 {
             if self.history.count == self.historyLimit { _ = self.history.removeFirst() }
             self.history.append(run)

@@ -68,9 +68,10 @@ struct Failure {
         /// for that task to settle, so it would wait for itself; a synchronous one would move the clock under the
         /// other tracked tasks, and could not wait for them.
         case runFromTrackedTask(method: String, task: String, isAsync: Bool)
-        /// `verifyIdle()` found task `run` still running inside `runner` (a run method, or auto-drain), as seen from
-        /// `caller`.
-        case taskStillRunning(run: RunRecord, runner: String, caller: IdleCheckCaller)
+        /// `verifyIdle()` found task `#sequence` of `context` still running inside `runner` (a run method, or
+        /// auto-drain), as seen from `caller`; `run` is its record in the history, if the dispatcher keeps one.
+        case taskStillRunning(
+            sequence: UInt64, context: TaskContext, run: RunRecord?, runner: String, caller: IdleCheckCaller)
     }
 
     var misuse: Misuse

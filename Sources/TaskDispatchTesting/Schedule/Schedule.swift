@@ -58,16 +58,10 @@ struct Schedule: Sendable {
     let runawayLimit: Int
     /// Clock jumps auto-advance made since the test last called a run method or `verifyIdle()`.
     var autoAdvanceJumps = 0
-    /// The run method in progress, if any. Each change of it wakes the ``idleChecks`` waiting on it.
-    var claim: RunClaim? {
-        didSet {
-            guard !self.idleChecks.isEmpty else { return }
-            for check in self.idleChecks { check.signal() }
-            self.idleChecks.removeAll()
-        }
-    }
+    /// The run method in progress, if any.
+    var claim: RunClaim?
     /// The `verifyIdle()` calls waiting for the task another thread is running to end (see
-    /// `ManualDispatcher.verifyIdle()`), each woken once by the next change of ``claim``.
+    /// `ManualDispatcher.verifyIdle()`), each woken once by ``wakeIdleChecks()`` when that run's step ends.
     var idleChecks: [DispatchSemaphore] = []
     /// Called as a `verifyIdle()` call begins to wait in ``idleChecks``; a seam for the package's own tests.
     var idleCheckObserver: (@Sendable () -> Void)?
@@ -251,5 +245,16 @@ extension ManualDispatcher.Order {
     var seed: UInt64? {
         if case .random(let seed) = self { return seed }
         return nil
+    }
+}
+
+extension Schedule {
+    /// Wakes the ``idleChecks``: the task a run was executing has ended (the run chose its next step, or released
+    /// the claim). Called in those critical sections; a check woken looks again once the lock is free.
+    @inline(__always)
+    mutating func wakeIdleChecks() {
+        guard !self.idleChecks.isEmpty else { return }
+        for check in self.idleChecks { check.signal() }
+        self.idleChecks.removeAll()
     }
 }
