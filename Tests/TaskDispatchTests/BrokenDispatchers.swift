@@ -19,6 +19,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case decoratorDropsStartTask
     case decoratorDropsTheWait
     case dropsTheWholeSecondsOfADelay
+    case truncatesDelaysToWholeMilliseconds
     case runsPendingWorkInALaterDispatch
 
     var description: String { self.rawValue }
@@ -38,6 +39,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsStartTask: .decoratorForwardsStartTask
         case .decoratorDropsTheWait: .decoratorKeepsAwaitedWaits
         case .dropsTheWholeSecondsOfADelay: .delayIsLowerBound
+        case .truncatesDelaysToWholeMilliseconds: .delayIsLowerBound
         case .runsPendingWorkInALaterDispatch: .neverInline
         }
     }
@@ -57,6 +59,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsStartTask: "it is a plain Task"
         case .decoratorDropsTheWait: "did not read as waiting on the ManualDispatcher's own work"
         case .dropsTheWholeSecondsOfADelay: "before its delay had passed"
+        case .truncatesDelaysToWholeMilliseconds: "before its delay had passed"
         case .runsPendingWorkInALaterDispatch: "ran inline, inside dispatch(_:)"
         }
     }
@@ -68,6 +71,9 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheClock: return .manual(ClockDroppingDecorator(base: manual), over: manual)
         case .decoratorDropsStartTask: return .manual(StartTaskDroppingDecorator(base: manual), over: manual)
         case .decoratorDropsTheWait: return .manual(WaitDroppingDecorator(base: manual), over: manual)
+        // On the virtual clock, where the half millisecond it drops always shows (found by a probe).
+        case .truncatesDelaysToWholeMilliseconds:
+            return .manual(MillisecondTruncatingDecorator(base: manual), over: manual)
         default: return .realTime(self.makeDispatcher())
         }
     }
@@ -75,6 +81,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     func makeDispatcher() -> any TaskDispatcher {
         switch self {
         case .dropsTheWholeSecondsOfADelay: WholeSecondsDroppingDispatcher()
+        case .truncatesDelaysToWholeMilliseconds: MillisecondTruncatingDecorator(base: ManualDispatcher())
         case .runsPendingWorkInALaterDispatch: TrampolineDispatcher()
         case .runsInline: InlineDispatcher()
         case .runsATaskTwice: TwiceDispatcher()
@@ -123,6 +130,33 @@ struct TaskWaitingDispatcher: TaskDispatcher {
         }.start()
         ran.wait()
         return TaskHandle(canceller: SpentCanceller())
+    }
+}
+
+/// Forwards every task with its delay rounded down to whole milliseconds, and the clock: a conversion to a
+/// millisecond timer API that drops the rest.
+struct MillisecondTruncatingDecorator: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        var cut = task
+        let (seconds, attoseconds) = task.delay.components
+        cut.delay = .seconds(seconds) + .milliseconds(attoseconds / 1_000_000_000_000_000)
+        return self.base.dispatch(cut)
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 }
 

@@ -159,9 +159,11 @@ extension RuleCheck {
             indices.append(self.dispatch(.background, delay: Self.wholeSecondDelay).index)
             indices.append(self.dispatch(.foreground, delay: Self.wholeSecondDelay).index)
         }
+        // The fractions of a millisecond catch a dispatcher that rounds a delay down to whole milliseconds (on the
+        // virtual clock always; in real time whenever its timer fires within the half millisecond it dropped).
         let delays: [Duration] = [
-            .milliseconds(-50), .zero, .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-            .milliseconds(50),
+            .milliseconds(-50), .zero, .milliseconds(1), .microseconds(1_500), .milliseconds(5), .microseconds(5_500),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50),
         ]
         for delay in delays {
             for _ in 0..<3 {
