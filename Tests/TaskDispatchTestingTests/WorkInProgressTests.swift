@@ -9,23 +9,34 @@ import Testing
 /// after the check, and a tracked task's synchronous drain ran the test's tasks and moved the clock.
 @Suite(.timeLimit(.minutes(1))) struct WorkInProgressTests {
     /// The generous bound on every real-thread wait here: only a failing test spends it.
-    private static let bound = DispatchTime.now() + .seconds(60)
+    private static var bound: DispatchTime { .now() + .seconds(60) }
 
-    @Test func verifyIdleNamesATaskAnotherThreadIsStillRunningOnceItWaitedTheLimit() throws {
-        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+    /// Dispatches background task "slow", which dispatches `then` when it is let go, runs it with `runNext()` on a
+    /// thread of its own, and returns once it has started: `release` lets it go, `finished` is signalled when the
+    /// run returned.
+    private static func runSlowTask(
+        on dispatcher: ManualDispatcher,
+        then: @escaping @Sendable () -> Void = {}
+    ) -> (release: DispatchSemaphore, finished: DispatchSemaphore) {
         let started = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         dispatcher.background(label: "slow") {
             started.signal()
             _ = release.wait(timeout: Self.bound)
-            dispatcher.foreground(label: "deliver") {}
+            then()
         }
         onOwnThread {
             _ = try? dispatcher.runNext()
             finished.signal()
         }
         #expect(started.wait(timeout: Self.bound) == .success)
+        return (release, finished)
+    }
+
+    @Test func verifyIdleNamesATaskAnotherThreadIsStillRunningOnceItWaitedTheLimit() throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let (release, finished) = Self.runSlowTask(on: dispatcher) { dispatcher.foreground(label: "deliver") {} }
 
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(error.kind == .pendingTasks)
@@ -45,18 +56,7 @@ import Testing
 
     @Test func withoutAHistoryTheRunningTaskIsNamedByItsNumber() throws {
         let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100), historyLimit: 0)
-        let started = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-        dispatcher.background(label: "slow") {
-            started.signal()
-            _ = release.wait(timeout: Self.bound)
-        }
-        onOwnThread {
-            _ = try? dispatcher.runNext()
-            finished.signal()
-        }
-        #expect(started.wait(timeout: Self.bound) == .success)
+        let (release, finished) = Self.runSlowTask(on: dispatcher)
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(
             error.summary.hasPrefix(

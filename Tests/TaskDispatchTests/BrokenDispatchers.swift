@@ -135,7 +135,7 @@ struct TaskWaitingDispatcher: TaskDispatcher {
 
 /// Forwards every task with its delay rounded down to whole milliseconds, and the clock: a conversion to a
 /// millisecond timer API that drops the rest.
-struct MillisecondTruncatingDecorator: TaskDispatcher {
+struct MillisecondTruncatingDecorator: StartTaskForwarding {
     let base: any TaskDispatcher
     let clock: AnyDispatcherClock
 
@@ -150,7 +150,14 @@ struct MillisecondTruncatingDecorator: TaskDispatcher {
         cut.delay = .seconds(seconds) + .milliseconds(attoseconds / 1_000_000_000_000_000)
         return self.base.dispatch(cut)
     }
+}
 
+/// A decorator of `base` that forwards `startTask` to it, as every decorator must.
+protocol StartTaskForwarding: TaskDispatcher {
+    var base: any TaskDispatcher { get }
+}
+
+extension StartTaskForwarding {
     func startTask<Success: Sendable>(
         label: String?,
         callSite: CallSite,
@@ -266,16 +273,8 @@ struct CancelRefusingDispatcher: TaskDispatcher {
 }
 
 /// Forwards `startTask` and every task, but not the clock: a sleep through it waits in real time.
-struct ClockDroppingDecorator: TaskDispatcher {
+struct ClockDroppingDecorator: StartTaskForwarding {
     let base: any TaskDispatcher
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
-    }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
@@ -299,7 +298,7 @@ struct StartTaskDroppingDecorator: TaskDispatcher {
 
 /// Forwards the clock and `startTask`, and each task from a queue of its own (waiting there for the handle), so the
 /// dispatch runs outside the awaiting task and a tracked task's wait is lost.
-struct WaitDroppingDecorator: TaskDispatcher {
+struct WaitDroppingDecorator: StartTaskForwarding {
     let base: any TaskDispatcher
     let clock: AnyDispatcherClock
     private let queue = DispatchQueue(label: "WaitDroppingDecorator")
@@ -307,14 +306,6 @@ struct WaitDroppingDecorator: TaskDispatcher {
     init(base: any TaskDispatcher) {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
-    }
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
