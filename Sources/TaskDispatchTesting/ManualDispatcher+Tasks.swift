@@ -67,7 +67,8 @@ extension ManualDispatcher {
                 label: label, callSite: callSite)
             let start: @Sendable () -> Void = { scope.runStart() }
             let scheduled = schedule.accept(
-                DispatchedTask(onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
+                DispatchedTask(
+                    unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
             scope.startTask = scheduled
             made = scope
             prefersExecutor = schedule.tracked.prefersTaskExecutor

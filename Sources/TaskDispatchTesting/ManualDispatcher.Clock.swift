@@ -100,7 +100,7 @@ extension ManualDispatcher {
             let wait = sleeper?.makeWait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
             let awaited = AwaitedDispatch<Void>(reporting: wait)
             let task = DispatchedTask(
-                .background { awaited.finish(.success(())) },
+                unbound: .background { awaited.finish(.success(())) },
                 label: label,
                 // `Clock.sleep(until:tolerance:)` has no parameter for the caller's file and line: a sleep in a
                 // tracked task is attributed to the task's start, any other to this line.

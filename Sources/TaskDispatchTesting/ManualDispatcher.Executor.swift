@@ -31,7 +31,7 @@ extension ManualDispatcher {
             }
             dispatcher.dispatch(
                 DispatchedTask(
-                    .background { job.runSynchronously(on: self.asUnownedTaskExecutor()) },
+                    unbound: .background { job.runSynchronously(on: self.asUnownedTaskExecutor()) },
                     label: "task executor job",
                     callSite: CallSite(fileID: #fileID, line: #line)
                 )

@@ -398,15 +398,11 @@ public final class ManualDispatcher: TaskDispatcher {
             if schedule.pendingCount > 0 {
                 return schedule.failure(.pendingTasks(unfinished: unfinished))
             }
-            if let claim = schedule.claim, let context = claim.executing {
+            if let claim = schedule.claim, let task = schedule.executingTask {
                 let caller =
-                    Self.caller(executing: context, in: claim, thread: thread, onMainActor: onMainActor)
+                    Self.caller(executing: task.context, in: claim, thread: thread, onMainActor: onMainActor)
                     ?? .elsewhere(waited: self.waitLimit)
-                let run = schedule.history.last.flatMap { $0.task.key.sequence == claim.executingSequence ? $0 : nil }
-                return schedule.failure(
-                    .taskStillRunning(
-                        sequence: claim.executingSequence, context: context, run: run, runner: claim.method,
-                        caller: caller))
+                return schedule.failure(.taskStillRunning(task: task, runner: claim.method, caller: caller))
             }
             return unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
         }

@@ -154,20 +154,20 @@ extension ManualDispatcherError {
                 .reentrantRun,
                 "\(method) was called from inside \(task), which this dispatcher tracks: it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
             )
-        case .taskStillRunning(let sequence, let context, let run, let runner, .insideTheTask):
+        case .taskStillRunning(let task, let runner, .insideTheTask):
             return (
                 .pendingTasks,
-                "verifyIdle() was called from inside task \(Self.runningTask(sequence, context, run, snapshot)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
+                "verifyIdle() was called from inside task \(Self.runningTask(task, snapshot)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
             )
-        case .taskStillRunning(let sequence, let context, let run, let runner, .onTheMainActorItNeeds):
+        case .taskStillRunning(let task, let runner, .onTheMainActorItNeeds):
             return (
                 .pendingTasks,
-                "expected no work left, but foreground task \(Self.runningTask(sequence, context, run, snapshot)), which \(runner) runs from another thread, has not ended: it runs on the main actor, where verifyIdle() was called (from inside it, or while it waits for the main actor). Call verifyIdle() once that run has ended: in async code, try await dispatcher.runUntilIdle() waits for it without holding the main actor"
+                "expected no work left, but foreground task \(Self.runningTask(task, snapshot)), which \(runner) runs from another thread, has not ended: it runs on the main actor, where verifyIdle() was called (from inside it, or while it waits for the main actor). Call verifyIdle() once that run has ended: in async code, try await dispatcher.runUntilIdle() waits for it without holding the main actor"
             )
-        case .taskStillRunning(let sequence, let context, let run, let runner, .elsewhere(let waited)):
+        case .taskStillRunning(let task, let runner, .elsewhere(let waited)):
             return (
                 .pendingTasks,
-                "expected no work left, but task \(Self.runningTask(sequence, context, run, snapshot)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
+                "expected no work left, but task \(Self.runningTask(task, snapshot)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
             )
         case .untrackedTaskNotFinished(let limit):
             return (
@@ -209,7 +209,7 @@ extension ManualDispatcherError {
             )
         case .reentrantRun(let method, let running, let culprit):
             let inside =
-                culprit.map { " (inside task \(ManualDispatcher.TaskRun($0, callSites: snapshot.callSites)))" } ?? ""
+                culprit.map { " (inside task \(Self.runningTask($0, snapshot)))" } ?? ""
             return (
                 .reentrantRun,
                 "\(method) was called while \(running) is running tasks\(inside). A task must not run other tasks: dispatch the work instead, and let the test run it"
@@ -311,21 +311,16 @@ extension ManualDispatcherError {
         "\(count(tasks.count, "tracked task")) \(tasks.count == 1 ? "is" : "are") still running on \(tasks.count == 1 ? "its" : "their") own executor, which \(caller) cannot wait for: \(Self.listing(tasks))"
     }
 
-    /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
     /// A task a run is executing, as the history shows it (`#4 background "parse" at Feed.swift:31, ran at 0 s`), or
     /// by its number and context when the dispatcher keeps no history.
-    private static func runningTask(
-        _ sequence: UInt64,
-        _ context: TaskContext,
-        _ run: RunRecord?,
-        _ snapshot: Snapshot
-    ) -> String {
-        guard let run else {
-            return "#\(sequence) \(context) (its label is in the history, which this dispatcher does not keep)"
+    private static func runningTask(_ task: ExecutingTask, _ snapshot: Snapshot) -> String {
+        guard let run = task.run else {
+            return "#\(task.sequence) \(task.context) (with no label: this dispatcher keeps no history)"
         }
         return "\(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites))"
     }
 
+    /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
     private static func listing(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
         tasks.map { task in
             let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""

@@ -78,6 +78,38 @@ private let settleLimit = Duration.seconds(60)
         try dispatcher.verifyIdle()
     }
 
+    /// A decorator that forwards each task from a `Task` it creates in `dispatch(_:)` keeps the bound: the `Task`
+    /// inherits the call, and rebuilds the task before any dispatcher accepted it.
+    @Test(.timeLimit(.minutes(1))) func anAwaitThroughADecoratorThatForwardsFromATaskEndsAtTheWaitLimit() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let decorated = PumpingDecorator(base: dispatcher, pumpPerTask: true)
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await decorated.runInBackground(label: "never run") { 1 }
+        }
+        #expect(error?.summary.hasPrefix("runInBackground \"never run\"") == true, "\(String(describing: error))")
+    }
+
+    /// A review found that a decorator's long-lived pump `Task`, created inside the first call's dispatch, inherits
+    /// that call, and gave its await to the tasks of later calls from the same line: with a wait limit of zero the
+    /// second call's task was cancelled at once, and its await threw `DroppedWorkError`. A task built anew takes an
+    /// await only while no dispatcher has accepted its task.
+    @Test(.timeLimit(.minutes(1))) func aPumpTaskDoesNotGiveAnEarlierCallsAwaitToALaterTask() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .zero)
+        let decorated = PumpingDecorator(base: dispatcher, pumpPerTask: false)
+        @Sendable func parse(_ value: Int) async throws -> Int {
+            try await decorated.runInBackground(label: "parse") { value }
+        }
+        // The first call's task reaches the dispatcher through the pump with its await, which a limit of zero ends.
+        await #expect(throws: ManualDispatcherError.self) { try await parse(1) }
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }  // the ended await, once
+        // The second call's task, rebuilt in the pump, does not take the first call's await: it waits to be run.
+        async let second = parse(2)
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))
+        try await dispatcher.runUntilIdle(waitingUpTo: .seconds(60))
+        #expect(try await second == 2)
+        decorated.stop()
+    }
+
     @Test func aWaitEndsOnceWhenTheAwaitedTaskDispatchesMoreInAutoDrain() async throws {
         // In auto-drain the awaited task runs inside the dispatch, where its own dispatch sees the same scope:
         // the wait is recorded once and ended once, so the task ends unfinished by nothing.
@@ -92,5 +124,78 @@ private let settleLimit = Duration.seconds(60)
         #expect(try await dispatcher.value(of: task) == 42)
         #expect(dispatcher.unfinishedTaskCount == 0)
         try dispatcher.verifyIdle()
+    }
+}
+
+/// Forwards the clock and `startTask`, and each task from a `Task`: one `Task` per task (`pumpPerTask`), or one
+/// long-lived pump, created on the first dispatch, that rebuilds the tasks it receives through `DispatchedTask`'s
+/// initializer, as a decorator that forwards asynchronously might.
+private struct PumpingDecorator: TaskDispatcher {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+    let pumpPerTask: Bool
+    private let pump = Pump()
+
+    init(base: any TaskDispatcher, pumpPerTask: Bool) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+        self.pumpPerTask = pumpPerTask
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let base = self.base
+        let rebuild: @Sendable (DispatchedTask) -> Void = { task in
+            _ = base.dispatch(
+                DispatchedTask(
+                    task.work, label: task.label, delay: task.delay, priority: task.priority, callSite: task.callSite))
+        }
+        if self.pumpPerTask {
+            Task { rebuild(task) }
+        } else {
+            self.pump.send(task, through: rebuild)
+        }
+        return TaskHandle(canceller: NeverCancels())
+    }
+
+    func stop() {
+        self.pump.stop()
+    }
+
+    /// The long-lived pump: a `Task` created on the first send, reading a stream of tasks.
+    private final class Pump: @unchecked Sendable {
+        // `continuation` is only touched while `lock` is held.
+        private let lock = NSLockBox()
+        private var continuation: AsyncStream<DispatchedTask>.Continuation?
+
+        func send(_ task: DispatchedTask, through rebuild: @escaping @Sendable (DispatchedTask) -> Void) {
+            let continuation = self.lock.withLock { () -> AsyncStream<DispatchedTask>.Continuation in
+                if let continuation = self.continuation { return continuation }
+                let (stream, continuation) = AsyncStream<DispatchedTask>.makeStream()
+                self.continuation = continuation
+                Task {
+                    for await task in stream { rebuild(task) }
+                }
+                return continuation
+            }
+            continuation.yield(task)
+        }
+
+        func stop() {
+            self.lock.withLock { self.continuation }?.finish()
+        }
+    }
+
+    /// The handles of a decorator that has already passed the task on: cancelling stops nothing.
+    private struct NeverCancels: TaskCancelling {
+        func cancelTask() -> Bool { false }
+        var isTaskCancelled: Bool { false }
     }
 }

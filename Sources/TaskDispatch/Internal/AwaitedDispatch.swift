@@ -12,6 +12,8 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         var continuation: CheckedContinuation<Value, any Error>?
         var handle: TaskHandle?
         var isCancelled = false
+        /// Whether a dispatcher has accepted the awaited task (``accepted(_:)``).
+        var wasAccepted = false
     }
 
     private let state = LockedValue(State())
@@ -44,6 +46,8 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         // handle is the one to cancel through from now on. The one replaced is released outside the lock.
         let (cancelledMeanwhile, replaced) = self.state.withLock { state -> (Bool, TaskHandle?) in
             guard !state.isCancelled else { return (true, nil) }
+            // An await that has ended (the task ran inside the dispatch) keeps no handle.
+            guard state.continuation != nil else { return (false, nil) }
             defer { state.handle = handle }
             return (false, state.handle)
         }
@@ -64,8 +68,15 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// there.
     package func accepted(_ handle: TaskHandle) {
         self.state.withLock { state in
-            if state.handle == nil { state.handle = handle }
+            state.wasAccepted = true
+            if state.handle == nil, state.continuation != nil { state.handle = handle }
         }
+    }
+
+    /// Whether a task built anew for this await (by a decorator, through `DispatchedTask`'s initializer) may carry
+    /// it: no dispatcher has accepted the awaited task yet, and the await has not ended.
+    package var awaitsItsTask: Bool {
+        self.state.withLock { !$0.wasAccepted && $0.continuation != nil }
     }
 
     /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.
@@ -82,7 +93,10 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// awaiting task is not left suspended for ever.
     package func workReleased(_ dropped: () -> any Error) {
         let (continuation, isCancelled) = self.state.withLock { state in
-            defer { state.continuation = nil }
+            defer {
+                state.continuation = nil
+                state.handle = nil
+            }
             return (state.continuation, state.isCancelled)
         }
         guard let continuation else { return }  // it ran, or a cancel or a failure ended the await
@@ -92,7 +106,10 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// The continuation, taken so that nothing else resumes it; `nil` if the await has ended.
     private func takeContinuation() -> CheckedContinuation<Value, any Error>? {
         self.state.withLock { state in
-            defer { state.continuation = nil }
+            defer {
+                state.continuation = nil
+                state.handle = nil  // the await has ended: nothing to cancel any more
+            }
             return state.continuation
         }
     }

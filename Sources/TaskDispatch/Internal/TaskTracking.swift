@@ -9,15 +9,16 @@
 ///
 /// Because the wait travels with the dispatch call and not with the ``DispatchedTask``, a decorator that forwards
 /// synchronously keeps it, whether it forwards the task or builds a new one. Production code never binds a scope:
-/// for a production dispatcher the cost is one task-local lookup that finds nothing, and one binding of
-/// ``dispatchingCall`` per awaitable dispatch.
+/// for a production dispatcher the cost is one task-local lookup that finds nothing and one binding of
+/// ``dispatchingCall`` per awaitable dispatch, and one lookup of it per task a decorator builds through the public
+/// initializer.
 package enum TaskTracking {
     /// The tracked task the current code runs in, if any; child tasks and `Task {}` inherit it.
     @TaskLocal package static var scope: (any TaskTrackingScope)?
 
-    /// The awaitable dispatch whose `dispatch(_:)` call is in progress on this task: bound only around that call,
-    /// read by the tracking dispatcher as it accepts a task, and by ``DispatchedTask/init(_:label:delay:priority:callSite:)``
-    /// for a task a decorator builds anew inside the call.
+    /// The awaitable dispatch whose `dispatch(_:)` call is in progress on this task: bound around that call (and so
+    /// inherited by a `Task` created inside it), read by the tracking dispatcher as it accepts a task, and by
+    /// ``DispatchedTask/init(_:label:delay:priority:callSite:)`` for a task a decorator builds anew for the call.
     @TaskLocal package static var dispatchingCall: AwaitableCall?
 
     /// The wait of the awaitable dispatch whose `dispatch(_:)` call is in progress on this task, if it runs in a
@@ -100,4 +101,9 @@ package protocol TaskAwaiter: AnyObject, Sendable {
     /// accepts it, so that a cancellation of the awaiting task from then on cancels the task at once, however soon
     /// the dispatcher may run it (a test dispatcher may see the awaiting task as waiting from that section on).
     func accepted(_ handle: TaskHandle)
+
+    /// Whether a task built anew for this await may carry it: no dispatcher has accepted the awaited task yet, and
+    /// the await has not ended. A `Task` that a decorator creates inside the dispatch call inherits the call's
+    /// task-local; a task it builds there for a later call must not take this await.
+    var awaitsItsTask: Bool { get }
 }

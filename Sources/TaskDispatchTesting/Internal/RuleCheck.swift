@@ -132,7 +132,7 @@ struct RuleCheck: Sendable {
             case .foreground: .foreground { record() }
             case .background: .background { record() }
             }
-        let task = DispatchedTask(work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
+        let task = DispatchedTask(unbound: work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
         let handle = self.callsInProgress.call { self.subject.dispatcher.dispatch(task) }
         call?.returned()
         return (index, handle)

@@ -45,8 +45,8 @@ extension Schedule {
         }
         let fromRunningTask = active.thread == thread || (active.executing == .foreground && blocksMainActor)
         if fromRunningTask {
-            let culprit = active.executing == nil ? nil : self.history.last
-            return .refused(self.failure(.reentrantRun(method: method, running: active.method, culprit: culprit)))
+            return .refused(
+                self.failure(.reentrantRun(method: method, running: active.method, culprit: self.executingTask)))
         }
         if blocksMainActor {
             // Waiting here could deadlock: the other run needs the main actor for its foreground tasks.

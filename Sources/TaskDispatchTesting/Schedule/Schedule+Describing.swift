@@ -27,7 +27,7 @@ struct Snapshot {
 struct Failure {
     enum Misuse {
         case noTaskToRun(method: String, scope: Schedule.Scope)
-        case reentrantRun(method: String, running: String, culprit: RunRecord?)
+        case reentrantRun(method: String, running: String, culprit: ExecutingTask?)
         case concurrentRun(method: String, running: String)
         /// An async run method waited `limit` for another thread's run to end, and it did not.
         case runNotReleased(method: String, running: String, limit: Duration)
@@ -68,14 +68,30 @@ struct Failure {
         /// for that task to settle, so it would wait for itself; a synchronous one would move the clock under the
         /// other tracked tasks, and could not wait for them.
         case runFromTrackedTask(method: String, task: String, isAsync: Bool)
-        /// `verifyIdle()` found task `#sequence` of `context` still running inside `runner` (a run method, or
-        /// auto-drain), as seen from `caller`; `run` is its record in the history, if the dispatcher keeps one.
-        case taskStillRunning(
-            sequence: UInt64, context: TaskContext, run: RunRecord?, runner: String, caller: IdleCheckCaller)
+        /// `verifyIdle()` found `task` still running inside `runner` (a run method, or auto-drain), as seen from
+        /// `caller`.
+        case taskStillRunning(task: ExecutingTask, runner: String, caller: IdleCheckCaller)
     }
 
     var misuse: Misuse
     var snapshot: Snapshot
+}
+
+/// The task a run method is executing, as a message names it.
+struct ExecutingTask {
+    let sequence: UInt64
+    let context: TaskContext
+    /// Its record in the history, if the dispatcher keeps one.
+    let run: RunRecord?
+}
+
+extension Schedule {
+    /// The task the run in progress is executing, if any.
+    var executingTask: ExecutingTask? {
+        guard let claim = self.claim, let context = claim.executing else { return nil }
+        let run = self.history.last.flatMap { $0.task.key.sequence == claim.executingSequence ? $0 : nil }
+        return ExecutingTask(sequence: claim.executingSequence, context: context, run: run)
+    }
 }
 
 /// Where `verifyIdle()` was called from, seen from a task that a run method is executing.
