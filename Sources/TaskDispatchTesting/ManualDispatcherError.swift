@@ -126,7 +126,7 @@ extension ManualDispatcherError {
         case .unfinishedTasks(let tasks):
             return (
                 .unfinishedTasks,
-                "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them"
+                "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them (a timer or poll loop that never ends must be cancelled before the end of the test)"
             )
         case .taskNotFinished(let method, let limit, let task, let mode, let holding):
             let advice =
@@ -257,7 +257,7 @@ extension ManualDispatcherError {
         case .pendingTasks(let unfinished):
             return (
                 .pendingTasks,
-                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). Drive them to the end with try await dispatcher.runUntilIdle(), cancel them, or fix the code that dispatched them"
+                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). Drive them to the end with try await dispatcher.runUntilIdle(), cancel them (a timer or poll loop that never ends must be cancelled before the end of the test), or fix the code that dispatched them"
             )
         case .labelNotFound(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
             return (
