@@ -63,9 +63,8 @@ public struct DispatchedTask: Sendable {
     /// has not run within its real-time limit (see ``TaskAwaiter``). Production dispatchers ignore it.
     ///
     /// A copy of the task keeps it (`var task = task; task.work = …`); a task built anew through the initializer
-    /// inside the awaitable dispatch's `dispatch(_:)` call, or in a `Task` created there, gets it back if it has
-    /// the same call site and context and no dispatcher has accepted the awaited task yet (see `AwaitableCall`);
-    /// one built on another thread, or in a detached task, does not.
+    /// synchronously inside the awaitable dispatch's `dispatch(_:)` call gets it back if it has the same call site
+    /// and context (see `AwaitableCall`); one built later, or on another thread, does not.
     package var awaiter: (any TaskAwaiter)?
 
     /// Creates a task description.
@@ -86,9 +85,7 @@ public struct DispatchedTask: Sendable {
         self.init(unbound: work, label: label, delay: delay, priority: priority, callSite: callSite)
         // Built anew inside an awaitable dispatch's call (a decorator that rebuilds the task it forwards): the task
         // of that call's site and context carries its await, so that a test dispatcher still bounds it.
-        if let call = TaskTracking.dispatchingCall, call.callSite == callSite, call.context == self.context,
-            call.awaiter.awaitsItsTask
-        {
+        if let call = TaskTracking.dispatchingCall, call.isRebuilt(callSite: callSite, context: self.context) {
             self.awaiter = call.awaiter
         }
     }

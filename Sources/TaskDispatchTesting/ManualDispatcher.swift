@@ -161,7 +161,7 @@ public final class ManualDispatcher: TaskDispatcher {
             let hidden = snapshot.pendingCount - snapshot.pending.count
             let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
             report +=
-                "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); \(snapshot.pendingCount == 1 ? "it" : "they") never ran. Run them with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
+                "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); \(snapshot.pendingCount == 1 ? "it never ran. Run it" : "they never ran. Run them") with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
         }
         if let errors {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(errors).summary)\n"

@@ -315,7 +315,7 @@ extension ManualDispatcherError {
     /// by its number and context when the dispatcher keeps no history.
     private static func runningTask(_ task: ExecutingTask, _ snapshot: Snapshot) -> String {
         guard let run = task.run else {
-            return "#\(task.sequence) \(task.context) (with no label: this dispatcher keeps no history)"
+            return "#\(task.sequence) \(task.context) (its label is not known: this dispatcher keeps no history)"
         }
         return "\(ManualDispatcher.TaskRun(run, callSites: snapshot.callSites))"
     }

@@ -62,6 +62,8 @@ struct ForwardingDispatcher: TaskDispatcher {
         case rebuild
         /// Dispatches a note of its own to the wrapped dispatcher first, as an auditing decorator might.
         case noteFirst
+        /// Dispatches a note of its own first, of the task's call site, then rebuilds the task as `rebuild` does.
+        case noteAndRebuild
         /// Copies it and prefixes its label with "relabeled", as a logging decorator might: the copy keeps what the
         /// dispatcher needs that the initializer cannot set.
         case copy
@@ -89,7 +91,10 @@ struct ForwardingDispatcher: TaskDispatcher {
         switch self.rewrite {
         case .none:
             return self.base.dispatch(task)
-        case .rebuild:
+        case .rebuild, .noteAndRebuild:
+            if self.rewrite == .noteAndRebuild {
+                self.base.dispatch(DispatchedTask(.background {}, label: "note", callSite: task.callSite))
+            }
             let rebuilt = DispatchedTask(
                 task.work,
                 label: task.label.map { "rebuilt \($0)" } ?? "rebuilt",

@@ -60,7 +60,7 @@ import Testing
         let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(
             error.summary.hasPrefix(
-                "expected no work left, but task #1 background (with no label: this dispatcher keeps no history) was still running"
+                "expected no work left, but task #1 background (its label is not known: this dispatcher keeps no history) was still running"
             ))
         release.signal()
         #expect(finished.wait(timeout: Self.bound) == .success)

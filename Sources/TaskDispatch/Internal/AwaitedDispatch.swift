@@ -12,11 +12,13 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         var continuation: CheckedContinuation<Value, any Error>?
         var handle: TaskHandle?
         var isCancelled = false
-        /// Whether a dispatcher has accepted the awaited task (``accepted(_:)``).
-        var wasAccepted = false
     }
 
     private let state = LockedValue(State())
+    /// Whether ``start(_:dispatch:)`` is inside its `dispatch` call: a task that a decorator builds anew there takes
+    /// this await (see `AwaitableCall`). Read and written only on the thread that runs `start`: `AwaitableCall`
+    /// names that thread, and a reader on any other thread does not read it.
+    private nonisolated(unsafe) var inDispatchCall = false
     /// The wait of a tracked task on the dispatched task, if any (see ``TaskTracking``), to end before the
     /// awaiting task is resumed.
     private let trackedWait: (any TaskTrackingWait)?
@@ -41,7 +43,9 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
             continuation.resume(throwing: CancellationError())
             return
         }
+        self.inDispatchCall = true
         let handle = dispatch()
+        self.inDispatchCall = false
         // The handle `dispatch` returned replaces the one the dispatcher handed over (``accepted(_:)``): a decorator's
         // handle is the one to cancel through from now on. The one replaced is released outside the lock.
         let (cancelledMeanwhile, replaced) = self.state.withLock { state -> (Bool, TaskHandle?) in
@@ -68,15 +72,15 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// there.
     package func accepted(_ handle: TaskHandle) {
         self.state.withLock { state in
-            state.wasAccepted = true
             if state.handle == nil, state.continuation != nil { state.handle = handle }
         }
     }
 
-    /// Whether a task built anew for this await (by a decorator, through `DispatchedTask`'s initializer) may carry
-    /// it: no dispatcher has accepted the awaited task yet, and the await has not ended.
-    package var awaitsItsTask: Bool {
-        self.state.withLock { !$0.wasAccepted && $0.continuation != nil }
+    /// Whether the calling thread, `thread`, is inside this await's `dispatch` call: a task built anew there (by a
+    /// decorator, through `DispatchedTask`'s initializer) carries this await. Call it only with the thread the
+    /// call was bound on.
+    package func isInDispatchCall(onItsThread thread: UInt) -> Bool {
+        thread == currentThreadIdentity() && self.inDispatchCall
     }
 
     /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.
@@ -92,26 +96,31 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// with `CancellationError` when the awaiting task cancelled it, and otherwise with `dropped()`, so the
     /// awaiting task is not left suspended for ever.
     package func workReleased(_ dropped: () -> any Error) {
-        let (continuation, isCancelled) = self.state.withLock { state in
+        let (continuation, isCancelled, handle) = self.state.withLock { state in
             defer {
                 state.continuation = nil
                 state.handle = nil
             }
-            return (state.continuation, state.isCancelled)
+            return (state.continuation, state.isCancelled, state.handle)
         }
+        _ = consume handle  // released outside the lock
         guard let continuation else { return }  // it ran, or a cancel or a failure ended the await
         self.resume(continuation, with: .failure(isCancelled ? CancellationError() : dropped()))
     }
 
     /// The continuation, taken so that nothing else resumes it; `nil` if the await has ended.
     private func takeContinuation() -> CheckedContinuation<Value, any Error>? {
-        self.state.withLock { state in
+        // The await has ended: nothing to cancel any more. The handle (a decorator's may hold code of its own) is
+        // released outside the lock.
+        let (continuation, handle) = self.state.withLock { state in
             defer {
                 state.continuation = nil
-                state.handle = nil  // the await has ended: nothing to cancel any more
+                state.handle = nil
             }
-            return state.continuation
+            return (state.continuation, state.handle)
         }
+        _ = consume handle
+        return continuation
     }
 
     /// Ends the tracked wait and resumes the awaiting task.

@@ -18,7 +18,7 @@ package enum TaskTracking {
 
     /// The awaitable dispatch whose `dispatch(_:)` call is in progress on this task: bound around that call (and so
     /// inherited by a `Task` created inside it), read by the tracking dispatcher as it accepts a task, and by
-    /// ``DispatchedTask/init(_:label:delay:priority:callSite:)`` for a task a decorator builds anew for the call.
+    /// ``DispatchedTask/init(_:label:delay:priority:callSite:)`` for a task a decorator builds anew inside the call.
     @TaskLocal package static var dispatchingCall: AwaitableCall?
 
     /// The wait of the awaitable dispatch whose `dispatch(_:)` call is in progress on this task, if it runs in a
@@ -44,7 +44,8 @@ package struct AwaitableCall: Sendable {
     package let wait: (any TaskTrackingWait)?
     /// The await, for the task that carries its work. A decorator that builds that task anew through the public
     /// initializer drops ``DispatchedTask/awaiter``; the initializer gives it back to a task of the same call site
-    /// and context, so that a test dispatcher still bounds the await.
+    /// and context built synchronously inside the call (``isRebuilt(callSite:context:)``), so that a test
+    /// dispatcher still bounds the await.
     package let awaiter: any TaskAwaiter
     /// The label the awaitable dispatch was given.
     package let label: String?
@@ -52,7 +53,10 @@ package struct AwaitableCall: Sendable {
     package let callSite: CallSite
     /// Where its work runs.
     package let context: TaskContext
+    /// The thread the call runs on.
+    package let thread: UInt
 
+    /// The call about to be made on the calling thread.
     package init(
         wait: (any TaskTrackingWait)?,
         awaiter: any TaskAwaiter,
@@ -65,6 +69,14 @@ package struct AwaitableCall: Sendable {
         self.label = label
         self.callSite = callSite
         self.context = context
+        self.thread = currentThreadIdentity()
+    }
+
+    /// Whether a task of `callSite` and `context`, built now through `DispatchedTask`'s initializer, is this call's
+    /// task rebuilt: it has the call's site and context, and it is built on the call's thread while the call is in
+    /// progress, that is synchronously inside `dispatch(_:)`.
+    package func isRebuilt(callSite: CallSite, context: TaskContext) -> Bool {
+        callSite == self.callSite && context == self.context && self.awaiter.isInDispatchCall(onItsThread: self.thread)
     }
 
     /// The call as written, `runInBackground "parse" (Feed.swift:12)`, whatever a decorator named the task.
@@ -102,8 +114,9 @@ package protocol TaskAwaiter: AnyObject, Sendable {
     /// the dispatcher may run it (a test dispatcher may see the awaiting task as waiting from that section on).
     func accepted(_ handle: TaskHandle)
 
-    /// Whether a task built anew for this await may carry it: no dispatcher has accepted the awaited task yet, and
-    /// the await has not ended. A `Task` that a decorator creates inside the dispatch call inherits the call's
-    /// task-local; a task it builds there for a later call must not take this await.
-    var awaitsItsTask: Bool { get }
+    /// Whether the calling thread, `thread` (the one the awaitable call was bound on), is inside the await's call to
+    /// `dispatch(_:)`: a task built anew there carries the await. A `Task` that a decorator creates inside the call
+    /// inherits the call's task-local, but runs later or on another thread, where a task it builds may be another
+    /// call's.
+    func isInDispatchCall(onItsThread thread: UInt) -> Bool
 }
