@@ -24,7 +24,8 @@ import Foundation
 ///   in ``backgroundOperationCount``) until a slot frees; the queue then starts it, and it finishes at once
 ///   without running anything. A cancelled delayed task is never added to the queue.
 /// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
-///   work accepted so far; a cancelled task stops counting the moment it is cancelled, and a task delayed
+///   work, until none is outstanding (counting what is dispatched while it waits, so stop dispatching first); a
+///   cancelled task stops counting the moment it is cancelled, and a task delayed
 ///   10^9 seconds (some 31 years) or more, which never runs, does not count.
 ///
 /// The background queue itself is not exposed: changing its width or adding operations to it would bypass
@@ -128,7 +129,7 @@ public final class OperationQueueDispatcher: TaskDispatcher {
         return TaskHandle(canceller: operation)
     }
 
-    /// Blocks until every background operation accepted so far has finished or been cancelled, or `timeout`
+    /// Blocks until no background operation is outstanding (counting those dispatched while it waits), or `timeout`
     /// passes; as ``QueueDispatcher/waitForBackgroundTasks(timeout:)-(Duration)`` does for its queues.
     ///
     /// - Parameter timeout: How long to wait at most; any value is accepted.
@@ -138,7 +139,7 @@ public final class OperationQueueDispatcher: TaskDispatcher {
         self.tracker.wait(timeout: timeout)
     }
 
-    /// Suspends until every background operation accepted so far has finished or been cancelled, `timeout` passes,
+    /// Suspends until no background operation is outstanding (counting those dispatched while it waits), `timeout` passes,
     /// or the calling task is cancelled, without blocking a thread; as
     /// ``QueueDispatcher/waitForBackgroundTasks(timeout:)-(Duration?)`` does for its queues.
     ///

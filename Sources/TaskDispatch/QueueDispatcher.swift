@@ -29,7 +29,8 @@ public import Dispatch
 ///   applies; the task's priority is ignored).
 /// - Cancelling a task releases its closure at once; the queue's block then finds nothing to run.
 /// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
-///   work accepted so far, for a graceful shutdown of a command-line tool or server. A cancelled task stops
+///   work, for a graceful shutdown of a command-line tool or server: until none is outstanding, counting what is
+///   dispatched while it waits, so stop dispatching first. A cancelled task stops
 ///   counting the moment it is cancelled, even if its delay has not passed; a task delayed 10^9 seconds (some
 ///   31 years) or more, which never runs, does not count.
 ///
@@ -107,8 +108,10 @@ public struct QueueDispatcher: TaskDispatcher {
         return TaskHandle(canceller: state)
     }
 
-    /// Blocks until every background task accepted so far has finished or been cancelled, or `timeout` passes: a
-    /// graceful shutdown for a command-line tool or a server.
+    /// Blocks until no background task is outstanding (every one accepted before the call, or while it waits, has
+    /// finished or been cancelled), or `timeout` passes: a graceful shutdown for a command-line tool or a server.
+    /// Stop dispatching new work first: a task dispatched while it waits keeps it waiting too, so work that keeps
+    /// coming (a poll loop that dispatches itself again) holds it until the timeout.
     ///
     /// Tasks still waiting for their delay count as unfinished, except one delayed 10^9 seconds (some 31 years) or
     /// more, which never runs; a cancelled task stops counting the moment it is cancelled. In async code the
@@ -126,7 +129,7 @@ public struct QueueDispatcher: TaskDispatcher {
         self.tracker.wait(timeout: timeout)
     }
 
-    /// Suspends until every background task accepted so far has finished or been cancelled, `timeout` passes, or
+    /// Suspends until no background task is outstanding (counting those dispatched while it waits), `timeout` passes, or
     /// the calling task is cancelled, without blocking a thread: the async form of
     /// ``waitForBackgroundTasks(timeout:)-(Duration)``.
     ///

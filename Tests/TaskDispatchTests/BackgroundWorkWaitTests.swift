@@ -19,6 +19,28 @@ extension ParkedThreadTests {
             #expect(ran.values.isEmpty)
         }
 
+        /// The wait is for no outstanding work, not for a snapshot (a probe read "accepted so far" as one): work that
+        /// another task dispatched, still running, keeps it waiting; the docs now say so.
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func theWaitLastsUntilNoBackgroundTaskIsOutstanding(kind: ProductionDispatcherKind) async {
+            let dispatcher = kind.makeDispatcher()
+            let releaseFirst = DispatchSemaphore(value: 0)
+            let releaseSecond = DispatchSemaphore(value: 0)
+            let secondStarted = DispatchSemaphore(value: 0)
+            dispatcher.background {
+                _ = releaseFirst.wait(timeout: .now() + 60)
+                dispatcher.background {  // dispatched by the first, which then ends
+                    secondStarted.signal()
+                    _ = releaseSecond.wait(timeout: .now() + 60)
+                }
+            }
+            releaseFirst.signal()
+            #expect(await onOwnThread { secondStarted.wait(timeout: .now() + 60) } == .success)
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .milliseconds(50)) == false)
+            releaseSecond.signal()
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(20)))
+        }
+
         /// Documented, not refused: a background task that waits for the dispatcher's background work waits for
         /// itself, so its wait ends with `false` at the timeout (found by a probe; detecting it would cost every
         /// task a thread-local write).
