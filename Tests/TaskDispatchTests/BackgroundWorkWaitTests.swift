@@ -19,26 +19,40 @@ extension ParkedThreadTests {
             #expect(ran.values.isEmpty)
         }
 
-        /// The wait is for no outstanding work, not for a snapshot (a probe read "accepted so far" as one): work that
-        /// another task dispatched, still running, keeps it waiting; the docs now say so.
+        /// The wait is for no outstanding work, not for a snapshot (a probe read "accepted so far" as one): a task that
+        /// a running task dispatches before it ends keeps a wait already under way waiting, until that task ends too.
         @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
         func theWaitLastsUntilNoBackgroundTaskIsOutstanding(kind: ProductionDispatcherKind) async {
             let dispatcher = kind.makeDispatcher()
+            let firstStarted = DispatchSemaphore(value: 0)
             let releaseFirst = DispatchSemaphore(value: 0)
+            let firstEnding = DispatchSemaphore(value: 0)
             let releaseSecond = DispatchSemaphore(value: 0)
-            let secondStarted = DispatchSemaphore(value: 0)
+            let order = OrderLog()
             dispatcher.background {
+                firstStarted.signal()
                 _ = releaseFirst.wait(timeout: .now() + 60)
                 dispatcher.background {  // dispatched by the first, which then ends
-                    secondStarted.signal()
                     _ = releaseSecond.wait(timeout: .now() + 60)
+                    order.append(2)
                 }
+                firstEnding.signal()
+            }
+            #expect(await onOwnThread { firstStarted.wait(timeout: .now() + 60) } == .success)
+            // The wait is started while the first task runs: usually before the second exists, and either way it must
+            // last until both have ended.
+            async let waited = onOwnThread {
+                let finished = dispatcher.waitForBackgroundTasks(timeout: .seconds(20))
+                order.append(3)
+                return finished
             }
             releaseFirst.signal()
-            #expect(await onOwnThread { secondStarted.wait(timeout: .now() + 60) } == .success)
+            #expect(await onOwnThread { firstEnding.wait(timeout: .now() + 60) } == .success)
+            // The first task has ended; the second, still held, keeps every wait waiting.
             #expect(await dispatcher.waitForBackgroundTasks(timeout: .milliseconds(50)) == false)
             releaseSecond.signal()
-            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(20)))
+            #expect(await waited)
+            #expect(order.values == [2, 3], "the wait returned only after the second task ended")
         }
 
         /// Documented, not refused: a background task that waits for the dispatcher's background work waits for

@@ -15,10 +15,6 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     }
 
     private let state = LockedValue(State())
-    /// Whether ``start(_:dispatch:)`` is inside its `dispatch` call: a task that a decorator builds anew there takes
-    /// this await (see `AwaitableCall`). Read and written only on the thread that runs `start`: `AwaitableCall`
-    /// names that thread, and a reader on any other thread does not read it.
-    private nonisolated(unsafe) var inDispatchCall = false
     /// The wait of a tracked task on the dispatched task, if any (see ``TaskTracking``), to end before the
     /// awaiting task is resumed.
     private let trackedWait: (any TaskTrackingWait)?
@@ -43,9 +39,8 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
             continuation.resume(throwing: CancellationError())
             return
         }
-        self.inDispatchCall = true
-        let handle = dispatch()
-        self.inDispatchCall = false
+        // Marked on this thread for the call: a task a decorator builds anew inside it takes this await.
+        let handle = DispatchCallMarker.marking(self) { dispatch() }
         // The handle `dispatch` returned replaces the one the dispatcher handed over (``accepted(_:)``): a decorator's
         // handle is the one to cancel through from now on. The one replaced is released outside the lock.
         let (cancelledMeanwhile, replaced) = self.state.withLock { state -> (Bool, TaskHandle?) in
@@ -74,13 +69,6 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         self.state.withLock { state in
             if state.handle == nil, state.continuation != nil { state.handle = handle }
         }
-    }
-
-    /// Whether the calling thread, `thread`, is inside this await's `dispatch` call: a task built anew there (by a
-    /// decorator, through `DispatchedTask`'s initializer) carries this await. Call it only with the thread the
-    /// call was bound on.
-    package func isInDispatchCall(onItsThread thread: UInt) -> Bool {
-        thread == currentThreadIdentity() && self.inDispatchCall
     }
 
     /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.

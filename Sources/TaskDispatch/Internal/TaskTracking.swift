@@ -53,10 +53,8 @@ package struct AwaitableCall: Sendable {
     package let callSite: CallSite
     /// Where its work runs.
     package let context: TaskContext
-    /// The thread the call runs on.
-    package let thread: UInt
 
-    /// The call about to be made on the calling thread.
+    /// The call about to be made.
     package init(
         wait: (any TaskTrackingWait)?,
         awaiter: any TaskAwaiter,
@@ -69,14 +67,14 @@ package struct AwaitableCall: Sendable {
         self.label = label
         self.callSite = callSite
         self.context = context
-        self.thread = currentThreadIdentity()
     }
 
-    /// Whether a task of `callSite` and `context`, built now through `DispatchedTask`'s initializer, is this call's
-    /// task rebuilt: it has the call's site and context, and it is built on the call's thread while the call is in
-    /// progress, that is synchronously inside `dispatch(_:)`.
+    /// Whether a task of `callSite` and `context`, built now through `DispatchedTask`'s initializer, is taken for this
+    /// call's task rebuilt: it has the call's site and context, and it is built while the call is in progress on
+    /// this thread (``DispatchCallMarker``), that is synchronously inside `dispatch(_:)`. A decorator that holds a
+    /// task and forwards it, rebuilt, inside a later call from the same line gives it that later call's await.
     package func isRebuilt(callSite: CallSite, context: TaskContext) -> Bool {
-        callSite == self.callSite && context == self.context && self.awaiter.isInDispatchCall(onItsThread: self.thread)
+        callSite == self.callSite && context == self.context && DispatchCallMarker.isMarked(self.awaiter)
     }
 
     /// The call as written, `runInBackground "parse" (Feed.swift:12)`, whatever a decorator named the task.
@@ -113,10 +111,4 @@ package protocol TaskAwaiter: AnyObject, Sendable {
     /// accepts it, so that a cancellation of the awaiting task from then on cancels the task at once, however soon
     /// the dispatcher may run it (a test dispatcher may see the awaiting task as waiting from that section on).
     func accepted(_ handle: TaskHandle)
-
-    /// Whether the calling thread, `thread` (the one the awaitable call was bound on), is inside the await's call to
-    /// `dispatch(_:)`: a task built anew there carries the await. A `Task` that a decorator creates inside the call
-    /// inherits the call's task-local, but runs later or on another thread, where a task it builds may be another
-    /// call's.
-    func isInDispatchCall(onItsThread thread: UInt) -> Bool
 }
