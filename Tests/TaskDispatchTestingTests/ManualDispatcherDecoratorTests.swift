@@ -135,7 +135,7 @@ private let settleLimit = Duration.seconds(60)
 /// Forwards the clock and `startTask`, and each task from a `Task`: one `Task` per task (`pumpPerTask`), or one
 /// long-lived pump, created on the first dispatch, that rebuilds the tasks it receives through `DispatchedTask`'s
 /// initializer, as a decorator that forwards asynchronously might.
-private struct PumpingDecorator: TaskDispatcher {
+private struct PumpingDecorator: ForwardsStartTask {
     let base: any TaskDispatcher
     let clock: AnyDispatcherClock
     let pumpPerTask: Bool
@@ -145,14 +145,6 @@ private struct PumpingDecorator: TaskDispatcher {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
         self.pumpPerTask = pumpPerTask
-    }
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {

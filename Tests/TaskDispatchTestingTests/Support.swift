@@ -52,7 +52,7 @@ final class NSLockBox: Sendable {
 
 /// A decorator around `any TaskDispatcher`, as a user's logging dispatcher would be: it forwards `dispatch(_:)`,
 /// `startTask` and the clock (erased once), and may change each task on the way, as `Rewrite` says.
-struct ForwardingDispatcher: TaskDispatcher {
+struct ForwardingDispatcher: ForwardsStartTask {
     /// What the decorator does to each task before forwarding it.
     enum Rewrite: Sendable {
         /// Forwards the task as it is.
@@ -77,14 +77,6 @@ struct ForwardingDispatcher: TaskDispatcher {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
         self.rewrite = rewrite
-    }
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
@@ -130,5 +122,20 @@ extension ManualDispatcher {
             schedule.allPendingTasks.compactMap { schedule.cancel($0) }
         }
         _ = consume released
+    }
+}
+
+/// A decorator of `base` that forwards `startTask` to it, as every decorator must.
+protocol ForwardsStartTask: TaskDispatcher {
+    var base: any TaskDispatcher { get }
+}
+
+extension ForwardsStartTask {
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 }
