@@ -148,8 +148,12 @@ extension ManualDispatcher {
             [weak monitor = self.monitor, weak task, weak awaiting] in
             guard let monitor, let task, let awaiting else { return }
             let stopped = monitor.withLock { schedule -> (work: DispatchedTask.Work, failure: Failure)? in
+                // Another task of the same await (a decorator's note of the call's site) whose timer fired first has
+                // ended it: this one stays pending, and verifyIdle() reports it.
+                guard awaiting.mayFail else { return nil }
                 let delayed = task.key.due > schedule.now
                 guard let work = schedule.cancel(task) else { return nil }  // it started, or was cancelled
+                awaiting.claimFailure()  // in this critical section: a later timer of the await sees it
                 // Reported again by verifyIdle() and the release, in case the awaiting code swallows the error.
                 schedule.cancelledAwaits.append(what)
                 let misuse = Failure.Misuse.awaitNotRun(what: what, limit: limit, mode: schedule.mode, delayed: delayed)

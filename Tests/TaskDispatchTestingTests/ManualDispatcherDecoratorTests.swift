@@ -56,7 +56,7 @@ private let settleLimit = Duration.seconds(60)
     /// the rebuilt task lost the await, which then waited for ever with no message). The rebuilt task of the
     /// awaitable call's site and context carries the await again, so the wait limit ends it, and the message names
     /// the call as written. A decorator's note of its own that it gives the same call site is taken for part of the
-    /// call: bounded with it, and cancelled with it when the await ends.
+    /// call and bounded with it: whichever of the two reaches the limit first ends the await.
     @Test(
         .timeLimit(.minutes(1)),
         arguments: [ForwardingDispatcher.Rewrite.rebuild, .noteFirst, .noteAndRebuild, .copy, .none])
@@ -73,8 +73,10 @@ private let settleLimit = Duration.seconds(60)
             return
         }
         #expect(error?.summary.contains("runInBackground \"never run\"") == true)
-        // The awaited task was cancelled with the await, and so was a note of the same call site.
-        #expect(dispatcher.pendingTaskCount == 0, "\(dispatcher.pendingTasks)")
+        // The first of the call's tasks to reach the limit was cancelled and ended the await; a second task of the
+        // call's site (a note) stays pending, for the drain and verifyIdle() (a review saw both orders).
+        let carriesANote = rewrite == .noteFirst || rewrite == .noteAndRebuild
+        #expect(dispatcher.pendingTaskCount == (carriesANote ? 1 : 0), "\(dispatcher.pendingTasks)")
         try await dispatcher.runUntilIdle()
         #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }  // the ended await, reported once
         try dispatcher.verifyIdle()

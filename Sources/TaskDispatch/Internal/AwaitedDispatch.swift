@@ -12,6 +12,8 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         var continuation: CheckedContinuation<Value, any Error>?
         var handle: TaskHandle?
         var isCancelled = false
+        /// Whether a dispatcher claimed the await's failure (``claimFailure()``).
+        var failureClaimed = false
     }
 
     private let state = LockedValue(State())
@@ -69,6 +71,14 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         self.state.withLock { state in
             if state.handle == nil, state.continuation != nil { state.handle = handle }
         }
+    }
+
+    package var mayFail: Bool {
+        self.state.withLock { $0.continuation != nil && !$0.failureClaimed }
+    }
+
+    package func claimFailure() {
+        self.state.withLock { $0.failureClaimed = true }
     }
 
     /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.

@@ -9,9 +9,9 @@
 ///
 /// Because the wait travels with the dispatch call and not with the ``DispatchedTask``, a decorator that forwards
 /// synchronously keeps it, whether it forwards the task or builds a new one. Production code never binds a scope:
-/// for a production dispatcher the cost is one task-local lookup that finds nothing and one binding of
-/// ``dispatchingCall`` per awaitable dispatch, and one lookup of it per task a decorator builds through the public
-/// initializer.
+/// for a production dispatcher the cost is one task-local lookup that finds nothing, one binding of
+/// ``dispatchingCall`` and two writes of ``DispatchCallMarker``'s thread-local per awaitable dispatch, and one
+/// lookup of the task-local per task a decorator builds through the public initializer.
 package enum TaskTracking {
     /// The tracked task the current code runs in, if any; child tasks and `Task {}` inherit it.
     @TaskLocal package static var scope: (any TaskTrackingScope)?
@@ -111,4 +111,12 @@ package protocol TaskAwaiter: AnyObject, Sendable {
     /// accepts it, so that a cancellation of the awaiting task from then on cancels the task at once, however soon
     /// the dispatcher may run it (a test dispatcher may see the awaiting task as waiting from that section on).
     func accepted(_ handle: TaskHandle)
+
+    /// Whether the await may still be ended with ``fail(with:releasing:)``: it has not ended, and no failure has been
+    /// claimed for it.
+    var mayFail: Bool { get }
+
+    /// Claims the await's failure, which ``fail(with:releasing:)`` then delivers: from here ``mayFail`` is `false`,
+    /// so of several tasks that carry the await, one ends it.
+    func claimFailure()
 }
