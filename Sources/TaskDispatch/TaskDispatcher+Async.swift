@@ -139,3 +139,9 @@ extension TaskDispatcher {
 package func describeAwaitableCall(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
     "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
 }
+
+/// The awaitable dispatch whose work runs in `context`, as ``describeAwaitableCall(_:_:_:)`` names it:
+/// `runOnMainActor` for the foreground, `runInBackground` for the background.
+package func describeAwaitableCall(in context: TaskContext, _ label: String?, _ callSite: CallSite) -> String {
+    describeAwaitableCall(context == .foreground ? "runOnMainActor" : "runInBackground", label, callSite)
+}

@@ -204,10 +204,7 @@ extension ManualDispatcher {
             ran += 1
             if let stop {
                 // The task has ended: the condition runs between tasks, where `verifyIdle()` sees none running.
-                self.monitor.withLock { schedule in
-                    schedule.claim?.executing = nil
-                    schedule.wakeIdleChecks()
-                }
+                self.monitor.withLock { $0.endExecution() }
                 if stop(step.run) { return ran }
             }
         }

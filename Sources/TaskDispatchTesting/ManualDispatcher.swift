@@ -189,14 +189,13 @@ public final class ManualDispatcher: TaskDispatcher {
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // Two inlined calls of `record`, so that a plain dispatch, the hot path, carries nothing of the bound.
         guard let awaiter = task.awaiter else { return self.record(nil) { $0.accept(task) } }
-        // The call as written, even through a decorator that renamed the task it forwards.
-        let call = TaskTracking.dispatchingCall.flatMap { $0.awaiter === awaiter ? $0 : nil }
+        // The call as written, even through a decorator that renamed the task it forwards; read only for an await
+        // the dispatcher bounds.
         return self.record(
             nil,
             awaitedBy: awaiter,
-            describedAs: call?.description
-                ?? describeAwaitableCall(
-                    task.context == .foreground ? "runOnMainActor" : "runInBackground", task.label, task.callSite)
+            describedAs: TaskTracking.dispatchingCall.flatMap { $0.awaiter === awaiter ? $0.description : nil }
+                ?? describeAwaitableCall(in: task.context, task.label, task.callSite)
         ) { $0.accept(task) }
     }
 

@@ -79,8 +79,7 @@ package struct AwaitableCall: Sendable {
 
     /// The call as written, `runInBackground "parse" (Feed.swift:12)`, whatever a decorator named the task.
     package var description: String {
-        describeAwaitableCall(
-            self.context == .foreground ? "runOnMainActor" : "runInBackground", self.label, self.callSite)
+        describeAwaitableCall(in: self.context, self.label, self.callSite)
     }
 }
 

@@ -104,8 +104,7 @@ extension Schedule {
     ///
     /// - Returns: Whether the caller must now drain automatically.
     mutating func release() -> Bool {
-        self.claim?.executing = nil
-        self.wakeIdleChecks()
+        self.endExecution()
         if self.autoDrain && (self.hasDueTask || self.canAutoAdvance()) {
             self.claim?.method = "auto-drain"
             return true
@@ -137,8 +136,8 @@ extension Schedule {
 
     private mutating func autoDrainRunaway(_ failure: Failure) -> AutoDrainStep {
         self.deferredFailure = failure
+        self.endExecution()
         self.claim = nil
-        self.wakeIdleChecks()
         return .runaway(failure, woken: self.wokenWaiters())
     }
 

@@ -18,8 +18,7 @@ extension Schedule {
     /// - Complexity: O(1) amortized in every order; O(log n) when the clock jumps.
     mutating func next(in scope: Scope, jumpingClockTo clockLimit: Int64?, before sequenceLimit: UInt64 = .max) -> Step?
     {
-        self.claim?.executing = nil
-        self.wakeIdleChecks()
+        self.endExecution()
         var chosen = self.chooseDue(in: scope, before: sequenceLimit)
         if chosen == nil, let clockLimit, self.jumpClock(notAfter: clockLimit) {
             chosen = self.chooseDue(in: scope, before: sequenceLimit)

@@ -61,7 +61,7 @@ struct Schedule: Sendable {
     /// The run method in progress, if any.
     var claim: RunClaim?
     /// The `verifyIdle()` calls waiting for the task another thread is running to end (see
-    /// `ManualDispatcher.verifyIdle()`), each woken once by ``wakeIdleChecks()`` when that run's step ends.
+    /// `ManualDispatcher.verifyIdle()`), each woken once by ``endExecution()`` when that run's step ends.
     var idleChecks: [DispatchSemaphore] = []
     /// Called as a `verifyIdle()` call begins to wait in ``idleChecks``; a seam for the package's own tests.
     var idleCheckObserver: (@Sendable () -> Void)?
@@ -249,10 +249,12 @@ extension ManualDispatcher.Order {
 }
 
 extension Schedule {
-    /// Wakes the ``idleChecks``: the task a run was executing has ended (the run chose its next step, or released
-    /// the claim). Called in those critical sections; a check woken looks again once the lock is free.
+    /// The task the run in progress was executing has ended (the run chooses its next step, checks a condition
+    /// between tasks, or releases the claim): no task is executing, and the ``idleChecks`` waiting for that end are
+    /// woken; each looks again once the lock is free.
     @inline(__always)
-    mutating func wakeIdleChecks() {
+    mutating func endExecution() {
+        self.claim?.executing = nil
         guard !self.idleChecks.isEmpty else { return }
         for check in self.idleChecks { check.signal() }
         self.idleChecks.removeAll()

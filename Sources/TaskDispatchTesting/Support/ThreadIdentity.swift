@@ -8,6 +8,15 @@
     import Bionic
 #endif
 
+/// The calling thread, as a number that tells a re-entrant call from another thread's.
+package func currentThreadIdentity() -> UInt {
+    #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+    #else
+        UInt(pthread_self())
+    #endif
+}
+
 /// Writes `text` to standard error in one call, so reports from parallel tests do not interleave mid-line.
 func writeToStandardError(_ text: String) {
     var bytes = Array(text.utf8)
