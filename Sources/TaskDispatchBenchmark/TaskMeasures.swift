@@ -59,6 +59,18 @@ func trackedTaskThroughput(count: Int, timeout: Double) throws -> Double {
     return nanoseconds
 }
 
+/// `count` held tasks with the runtime pieces of a tracked task and no dispatcher, once, for `valgrind
+/// --tool=callgrind` (`--profile-floor`); where the runtime has no `Task.immediate`, nothing.
+func profileHeldTasksWithTheRuntimePieces(_ count: Int) throws {
+    guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+    let gate = HeldTaskGate()
+    _ = try taskThroughput(count: count, timeout: 120) {
+        gate.startWithTheRuntimePieces($0)
+    } drive: {
+        gate.openAll()
+    }
+}
+
 /// `count` plain `Task`s from start to finish: the baseline of the tracked-task rows.
 ///
 /// - Returns: Nanoseconds per task.
@@ -107,6 +119,24 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
                 let gate = HeldTaskGate()
                 return try taskThroughput(count: count, timeout: timeout) {
                     gate.start($0)
+                } drive: {
+                    gate.openAll()
+                }
+            })
+    }
+
+    // The same floor with the three runtime pieces a tracked task's guarantees rest on, and no dispatcher: what any
+    // design that keeps those guarantees pays before it records anything.
+    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+        progress("held task floor with the runtime pieces")
+        rows.append(
+            againstPlainTasks(
+                "  floor + a counting task executor, a cancellation handler and a task-local, vs Task { }",
+                target: nil
+            ) {
+                let gate = HeldTaskGate()
+                return try taskThroughput(count: count, timeout: timeout) {
+                    gate.startWithTheRuntimePieces($0)
                 } drive: {
                     gate.openAll()
                 }
@@ -178,6 +208,31 @@ final class HeldTaskGate: @unchecked Sendable {
         }
     }
 
+    /// ``start(_:)`` with the three pieces of the Swift runtime that a tracked task's documented guarantees rest on,
+    /// and nothing of the dispatcher: its own executor that counts its jobs (so that a task with child tasks settles
+    /// only when none of them runs), a cancellation handler around the park (so that a task cancelled before its
+    /// start stops waiting at once), and a task-local bound around its creation (so that the dispatches and clock
+    /// sleeps inside it find their task).
+    func startWithTheRuntimePieces(_ group: DispatchGroup) {
+        let executor = CountingTaskExecutor(lock: self.lock)
+        HeldTaskGate.$scope.withValue(executor) {
+            Task.immediate(executorPreference: executor) {
+                await withTaskCancellationHandler {
+                    await withUnsafeContinuation { continuation in
+                        self.lock.lock()
+                        self.held.append(continuation)
+                        self.lock.unlock()
+                    }
+                } onCancel: {
+                }
+                group.leave()
+            }
+        }
+    }
+
+    /// The task-local that ``startWithTheRuntimePieces(_:)`` binds, as a tracked task's scope is bound.
+    @TaskLocal static var scope: CountingTaskExecutor?
+
     /// Lets every parked task go, oldest first.
     func openAll() {
         self.lock.lock()
@@ -185,6 +240,32 @@ final class HeldTaskGate: @unchecked Sendable {
         self.held = []
         self.lock.unlock()
         for continuation in batch { continuation.resume() }
+    }
+}
+
+/// A task executor that counts the jobs enqueued on it and not yet run, under a lock, and runs each on a global
+/// dispatch queue: what a tracked task's own executor does, without the dispatcher's records.
+@available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *)
+final class CountingTaskExecutor: TaskExecutor, @unchecked Sendable {
+    // `outstanding` is only touched while `lock` is held.
+    private let lock: NSLock
+    private var outstanding = 0
+
+    init(lock: NSLock) {
+        self.lock = lock
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        self.lock.lock()
+        self.outstanding += 1
+        self.lock.unlock()
+        DispatchQueue.global().async {
+            job.runSynchronously(on: self.asUnownedTaskExecutor())
+            self.lock.lock()
+            self.outstanding -= 1
+            self.lock.unlock()
+        }
     }
 }
 

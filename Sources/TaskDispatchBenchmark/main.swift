@@ -26,6 +26,7 @@ let usage = """
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
+      --profile-floor  only 10,000 held tasks with the runtime pieces of a tracked task and no dispatcher, once, for the same
     """
 
 /// Runs one profiling workload and ends the process: 0 when it finished, 1 (with the error) when it did not.
@@ -58,6 +59,9 @@ for argument in CommandLine.arguments.dropFirst() {
     case "--profile-plain":
         // Its baseline, once: 10,000 plain `Task`s.
         profileOnce { _ = try plainTasks(10_000, timeout: 120) }
+    case "--profile-floor":
+        // The floor with the runtime pieces, once: what any design that keeps a tracked task's guarantees pays.
+        profileOnce { try profileHeldTasksWithTheRuntimePieces(10_000) }
     case "-h", "--help":
         print(usage)
         exit(0)
