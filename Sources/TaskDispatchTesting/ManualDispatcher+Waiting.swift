@@ -244,3 +244,66 @@ extension Schedule {
         return self.failure(.awaitsCancelled(method: method, whats: self.cancelledAwaits, limit: limit))
     }
 }
+
+extension Monitor where Value == Schedule {
+    /// Waits until every tracked task that was cancelled and has not finished has finished (a loop cancelled as its
+    /// owner went away ends on its own, without a step of the test), within `limit` of real time, unless the
+    /// calling task is cancelled. Works on the schedule alone, so the end-of-test check can wait this way for the
+    /// tasks of a dispatcher that was released too.
+    ///
+    /// It runs nothing and moves no clock: a cancelled task that waits for a step of the test (a cancelled task
+    /// that ignores its cancellation and awaits a pending dispatch) is still running when the limit passes, and the
+    /// check that follows reports it.
+    func awaitCancelledTrackedTasks(within limit: Duration) async {
+        let deadline = ManualDispatcher.deadline(after: limit)
+        while let (id, waiter) = self.withLock({ schedule -> (UInt64, DispatchWaiters<WaitResumer>.ID)? in
+            guard let id = schedule.tracked.firstCancelledUnfinished else { return nil }
+            return (id, schedule.waiters.makeID())
+        }) {
+            guard await self.suspend(untilTrackedTaskFinished: id, id: waiter, deadline: deadline) == .conditionMet,
+                self.withLock({ $0.tracked.hasFinished(id) })
+            else { return }  // timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports
+        }
+    }
+
+    /// Suspends until tracked task `id` has finished, `deadline` passes, or the calling task is cancelled, with a
+    /// timer of its own (the dispatcher may be gone).
+    private func suspend(
+        untilTrackedTaskFinished id: UInt64,
+        id waiter: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime
+    ) async -> WaitOutcome {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                let registration = self.withLock { schedule -> FinishWaitRegistration in
+                    let condition = DispatchWaiters<WaitResumer>.Condition.trackedTaskFinished(id)
+                    guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished) else {
+                        return .conditionAlreadyMet
+                    }
+                    _ = schedule.waiters.add(
+                        waiter, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
+                    return .registered(observer: schedule.waiters.registrationObserver)
+                }
+                guard case .registered(let observer) = registration else {
+                    return continuation.resume(returning: .conditionMet)
+                }
+                DispatchQueue.global().asyncAfter(deadline: deadline) {
+                    self.withLock { $0.waiters.remove(waiter) }?.resume(.timedOut)
+                }
+                // The cancellation handler may have run before the waiter was registered.
+                if Task.isCancelled { self.withLock { $0.waiters.remove(waiter) }?.resume(.cancelled) }
+                // The package's tests' seam, run as the test would, from outside any tracked task.
+                if let observer { TaskTracking.$scope.withValue(nil) { observer() } }
+            }
+        } onCancel: {
+            self.withLock { $0.waiters.remove(waiter) }?.resume(.cancelled)
+        }
+    }
+}
+
+/// Whether a wait for a tracked task's end registered (with the package's tests' observer of registrations), or
+/// found the task finished.
+private enum FinishWaitRegistration {
+    case conditionAlreadyMet
+    case registered(observer: (@Sendable () -> Void)?)
+}

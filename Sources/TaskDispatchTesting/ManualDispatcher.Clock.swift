@@ -89,12 +89,18 @@ extension ManualDispatcher {
         ///   the tracked tasks slept longer than ``ManualDispatcher/waitLimit`` of real time.
         public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
             let due = deadline.offset.nanosecondsSaturated
+            let sleeper = TrackedTaskScope.current
             guard due > self.dispatcher.now.nanosecondsSaturated else {
+                // Noted, so that a loop of such sleeps, which never settles, is named for what it does.
+                if let sleeper {
+                    sleeper.monitor.withLock {
+                        $0.tracked.sleptWithoutSuspending(sleeper.id, until: formatTime(due))
+                    }
+                }
                 try Task.checkCancellation()
                 return
             }
             let dispatcher = self.dispatcher
-            let sleeper = TrackedTaskScope.current
             let deadline = "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))"
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
             let wait = sleeper?.makeWait(on: "a sleep on the dispatcher's clock (\"\(label)\")")

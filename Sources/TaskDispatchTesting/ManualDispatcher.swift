@@ -58,9 +58,11 @@ public import TaskDispatch
 /// run may need the main actor for a foreground task), so it throws ``ManualDispatcherError/Kind/concurrentRun``.
 ///
 /// Deinitializing a dispatcher that still holds tasks never crashes: it writes the pending tasks to
-/// standard error. A pending task whose closure captures an object that holds the dispatcher keeps the
-/// dispatcher alive, so end each test with ``verifyIdle()``, or put the `verifiesIdleDispatchers` trait from
-/// `TaskDispatchTestingTraits` on the suite.
+/// standard error. But a pending task whose closure holds the dispatcher keeps it alive, and then no release
+/// comes and nothing is written: that is the usual shape of a service (a background step that dispatches its
+/// delivery through the dispatcher it captured), and so is a closure that holds an object that holds the
+/// dispatcher. So do not count on the release: end each test with ``verifyIdle()``, or put the
+/// `verifiesIdleDispatchers` trait from `TaskDispatchTestingTraits` on the suite.
 public final class ManualDispatcher: TaskDispatcher {
     /// The schedule, behind the lock every operation takes once.
     let monitor: Monitor<Schedule>

@@ -102,7 +102,7 @@ extension ManualDispatcherError {
         case .tasksNotSettled(let method, let limit?, let tasks):
             return (
                 .unsettledTasks(after: limit),
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). Since then each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks))"
             )
         case .tasksNotSettled(let method, nil, let tasks):
             return (
@@ -126,7 +126,7 @@ extension ManualDispatcherError {
         case .unfinishedTasks(let tasks):
             return (
                 .unfinishedTasks,
-                "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them (a timer or poll loop that never ends must be cancelled before the end of the test)"
+                "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). \(Self.unfinishedAdvice(tasks, orAwait: true))"
             )
         case .taskNotFinished(let method, let limit, let task, let mode, let holding):
             let advice =
@@ -180,7 +180,7 @@ extension ManualDispatcherError {
                 case (.manual, false):
                     "In manual mode only the test runs tasks, and a test that awaits the work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), run the work before the limit, or use mode .autoDrain"
                 case (.manual, true), (.autoDrain, true):
-                    "It was still waiting for the clock, and a test that awaits the work itself cannot also move the clock: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), advance the clock before the limit, or use mode .autoAdvance"
+                    "It was still waiting for the clock, at \(formatTime(snapshot.now)), and a test that awaits the work itself cannot also move the clock: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), advance the clock before the limit, or use mode .autoAdvance. Code the test started alongside (async let) may reach its sleep after the test's advance, which then does not wake it: wait for the sleep first with try await dispatcher.waitForPendingTasks(1), then advance"
                 case (.autoDrain, false):
                     "It was due, so another thread's run or a runaway auto-drain held it: check what else runs tasks on this dispatcher"
                 case (.autoAdvance, _):
@@ -257,7 +257,7 @@ extension ManualDispatcherError {
         case .pendingTasks(let unfinished):
             return (
                 .pendingTasks,
-                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). Drive them to the end with try await dispatcher.runUntilIdle(), cancel them (a timer or poll loop that never ends must be cancelled before the end of the test), or fix the code that dispatched them"
+                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.unfinishedAdvice(unfinished, orAwait: false))"
             )
         case .labelNotFound(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
             return (
@@ -324,10 +324,48 @@ extension ManualDispatcherError {
     private static func listing(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
         tasks.map { task in
             let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""
+            let cancelled = task.isCancelled ? " (cancelled)" : ""
             return
-                "\(task.label.map { "\"\($0)\"" } ?? "(no label)") started at \(task.callSite): last seen, \(task.lastSeen)\(awaiting)"
+                "\(task.label.map { "\"\($0)\"" } ?? "(no label)") started at \(task.callSite)\(cancelled): last seen, \(task.lastSeen)\(awaiting)"
         }
         .joined(separator: "; ")
+    }
+
+    /// What to do about tracked tasks that did not settle within a wait limit: a task that keeps running without a
+    /// wait on the dispatcher (cancelled, or looping on sleeps that do not suspend) is told so; the others await
+    /// something the dispatcher does not control.
+    private static func unsettledAdvice(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
+        let running = tasks.filter { $0.isCancelled || $0.keepsRunning }
+        let elsewhere =
+            "each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+        guard !running.isEmpty else { return "Since then \(elsewhere)" }
+        let names = running.map { $0.label.map { "\"\($0)\"" } ?? "(no label)" }.joined(separator: ", ")
+        let loop =
+            "\(names) \(running.count == 1 ? "keeps" : "keep") running without waiting on the dispatcher. A sleep on dispatcher.clock or an awaitable dispatch in a cancelled task throws CancellationError at once, and a sleep until a time that has come returns at once, so a loop that swallows the error (try? await dispatcher.clock.sleep(…)) or sleeps for no time never suspends: end the loop when its task is cancelled (let the error end it, or check Task.isCancelled), and sleep for a positive duration"
+        return running.count == tasks.count ? loop : "\(loop). Of the others, \(elsewhere)"
+    }
+
+    /// What to do about tracked tasks that have not finished at a check: drive them or cancel them; a task already
+    /// cancelled is about to end, or goes on after its cancellation.
+    private static func unfinishedAdvice(_ tasks: [TrackedTasks.UnsettledTask], orAwait: Bool) -> String {
+        if tasks.allSatisfy(\.isCancelled) {
+            let one = tasks.count == 1
+            let them = one ? "it" : "them"
+            // A check that also found pending tasks says what they need first.
+            let subject =
+                orAwait
+                ? (one ? "It was" : "Each was")
+                : "Run the pending tasks (runUntilIdle()) or cancel them. \(one ? "The tracked task was" : "Each tracked task was")"
+            return
+                "\(subject) cancelled and has not ended yet: let \(them) end before the check with try await dispatcher.settle() (or runUntilIdle()), which waits for \(them). A task that still does not end goes on after its cancellation (a loop that swallows CancellationError with try?, or never checks Task.isCancelled), and must stop on it"
+        }
+        let drive =
+            orAwait
+            ? "Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them (a timer or poll loop that never ends must be cancelled before the end of the test)"
+            : "Drive them to the end with try await dispatcher.runUntilIdle(), cancel them (a timer or poll loop that never ends must be cancelled before the end of the test), or fix the code that dispatched them"
+        guard tasks.contains(where: \.isCancelled) else { return drive }
+        return
+            "\(drive). Those marked cancelled have not ended yet: try await dispatcher.settle() before the check lets them end"
     }
 
     /// The summary of the unobserved-error failure: each task, its call site and what it threw.

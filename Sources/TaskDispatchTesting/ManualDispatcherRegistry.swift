@@ -87,6 +87,23 @@ public final class ManualDispatcherRegistry: Sendable {
         return registrations.compactMap { $0.idleFailure() }
     }
 
+    /// ``idleFailures()``, once the tracked tasks that were cancelled have ended (within each dispatcher's
+    /// ``ManualDispatcher/waitLimit``): the end-of-test check of the `.verifiesIdleDispatchers` trait.
+    ///
+    /// A test that cancels a loop as it goes away (a suite's `deinit`, a model released at the end of the test) is
+    /// idle once that loop ends, which it does on its own thread: checked at once, the loop would still be seen
+    /// running, and the test would fail or pass by the luck of the threads. A cancelled task that does not end
+    /// within the limit is reported as running, and marked cancelled.
+    ///
+    /// If the calling task is cancelled (a test cancelled with `Test.cancel()`), it does not wait.
+    package func idleFailuresOnceCancelledTasksEnd() async -> [IdleFailure] {
+        let registrations = self.registrations.withLock { $0.all }
+        for registration in registrations where !Task.isCancelled {
+            await registration.awaitCancelledTrackedTasks()
+        }
+        return registrations.compactMap { $0.idleFailure() }
+    }
+
     /// Throws the first of ``idleFailures()``, if any.
     ///
     /// Use it in an XCTest `tearDown`, where a thrown error fails the test.
@@ -136,6 +153,8 @@ extension ManualDispatcherRegistry {
             /// The lock and schedule of a dispatcher released while tracked tasks were still running, kept to see
             /// at the check how they ended; `nil` otherwise.
             var trackedTasks: Monitor<Schedule>?
+            /// The dispatcher's ``ManualDispatcher/waitLimit``, for waits at the check after its release.
+            var waitLimit = Duration.zero
         }
 
         let createdAt: CallSite
@@ -147,7 +166,20 @@ extension ManualDispatcherRegistry {
 
         /// Points the entry at its dispatcher, weakly; called once, at the end of the dispatcher's `init`.
         func attach(_ dispatcher: ManualDispatcher) {
-            self.state.withLock { $0.dispatcher = dispatcher }
+            self.state.withLock { state in
+                state.dispatcher = dispatcher
+                state.waitLimit = dispatcher.waitLimit
+            }
+        }
+
+        /// Waits, within the dispatcher's wait limit, until its tracked tasks that were cancelled have ended, whether
+        /// the dispatcher is alive or was released while they ran.
+        func awaitCancelledTrackedTasks() async {
+            let (dispatcher, trackedTasks, limit) = self.state.withLock {
+                ($0.dispatcher, $0.trackedTasks, $0.waitLimit)
+            }
+            guard let monitor = dispatcher?.monitor ?? trackedTasks else { return }
+            await monitor.awaitCancelledTrackedTasks(within: limit)
         }
 
         /// Records the release of the dispatcher, its report (`nil` when it was idle), and the schedule of the

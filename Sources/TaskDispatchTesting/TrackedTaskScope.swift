@@ -206,12 +206,15 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
 
     /// The awaited work ran or was cancelled: ends the wait in the dispatcher's records, if it was recorded there,
     /// and wakes the async calls the change satisfies.
-    func end() {
+    ///
+    /// - Parameter cancelled: Whether the wait ends with `CancellationError`, which the records keep as the task's
+    ///   last event: a cancelled task that goes on looping is named as such when it does not settle.
+    func end(cancelled: Bool) {
         self.scope.monitor.changeTrackedTasks { schedule in
             let wasRecorded = self.state == .recorded
             self.state = .ended
             guard wasRecorded else { return }  // it awaited another dispatcher's work
-            schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description)
+            schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
         }
     }
 }

@@ -10,6 +10,11 @@ public import Testing
 /// the dispatcher was created. A dispatcher released before the end with work left (pending tasks, tracked tasks
 /// still running, an unclaimed error) is reported too.
 ///
+/// Before it checks, the trait lets the tracked tasks that were cancelled end, within each dispatcher's
+/// `waitLimit`: a suite that cancels its model's loop in `deinit`, which Swift Testing runs after the test, is idle
+/// once the loop ends. A test that was cancelled (`Test.cancel()`) gets the work it left as a warning, not a
+/// failure, and is shown as cancelled.
+///
 /// ```swift
 /// import TaskDispatchTestingTraits
 ///
@@ -89,17 +94,27 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
         do {
             try await registry.track { try await function() }
         } catch {
-            Self.recordIssues(of: registry, in: test)
+            await Self.recordIssues(of: registry, in: test)
             throw error
         }
-        Self.recordIssues(of: registry, in: test)
+        await Self.recordIssues(of: registry, in: test)
     }
 
-    private static func recordIssues(of registry: ManualDispatcherRegistry, in test: Test) {
-        for failure in registry.idleFailures() {
-            Issue.record(
-                Comment(rawValue: failure.description),
-                sourceLocation: Self.sourceLocation(of: failure.createdAt) ?? test.sourceLocation)
+    /// Records an issue for each dispatcher that holds work, once the tracked tasks that were cancelled (a loop
+    /// stopped in a suite's `deinit`) have ended. In a test that was cancelled (`Test.cancel()`, a time limit), the
+    /// work left is recorded as a warning: the test did not run to its end, and its cancellation is what it reports.
+    private static func recordIssues(of registry: ManualDispatcherRegistry, in test: Test) async {
+        let cancelled = Task.isCancelled
+        for failure in await registry.idleFailuresOnceCancelledTasksEnd() {
+            let location = Self.sourceLocation(of: failure.createdAt) ?? test.sourceLocation
+            let comment = Comment(rawValue: failure.description)
+            #if compiler(>=6.3)
+                if cancelled {
+                    Issue.record(comment, severity: .warning, sourceLocation: location)
+                    continue
+                }
+            #endif
+            Issue.record(comment, sourceLocation: location)
         }
     }
 

@@ -168,6 +168,63 @@ import Testing
         expectation.expect(label: "case-\(index)", line: line)
         if index % 4 == 1 { expectation.keepAlive(dispatcher) }
     }
+
+    /// A loop cancelled as its owner goes away (a suite's `deinit`, which Swift Testing runs after the test) ends on
+    /// its own thread after the body: the trait lets it end before its check and records nothing. A probe saw the
+    /// check fail 59 of 60 times; here the loop's end is held until the check waits for it, so without the wait the
+    /// check always sees the loop running.
+    @Test(arguments: [false, true])
+    func aLoopCancelledAsTheTestEndsIsLetEndBeforeTheCheck(releasesTheDispatcher: Bool) async throws {
+        let test = try #require(Test.current)
+        let end = AsyncGate()
+        try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+            let dispatcher = ManualDispatcher()
+            let stream = AsyncStream<Int>.makeStream()
+            // The released case's loop holds nothing of the dispatcher, so the dispatcher goes with the scope.
+            let loop: Task<Void, any Error> =
+                releasesTheDispatcher
+                ? dispatcher.startTask(label: "loop") { @concurrent in
+                    for await _ in stream.stream {}
+                    await end.wait()
+                    throw CancellationError()
+                }
+                : dispatcher.startTask(label: "loop") { @concurrent in
+                    do {
+                        while true { try await dispatcher.clock.sleep(for: .seconds(1)) }
+                    } catch {
+                        await end.wait()
+                        throw error
+                    }
+                }
+            if releasesTheDispatcher {
+                try dispatcher.runCurrent()  // its start: it then waits on the stream, which no step moves
+            } else {
+                try await dispatcher.advance(by: .seconds(2))
+            }
+            // From here the only wait that registers is the check's, which lets the loop end.
+            dispatcher.observeWaiterRegistrations { end.open() }
+            loop.cancel()  // as a suite's deinit would
+        }
+        #expect(end.isOpen)
+    }
+
+    /// A test cancelled with `Test.cancel()` (or its task cancelled) is shown as cancelled: the work it left is
+    /// recorded as a warning, which does not fail the test. (The trait recorded it as a failure, so a cancelled test
+    /// showed as failed; found by a probe.) Here a task of its own runs the scope and is cancelled inside it, so this
+    /// test is not cancelled itself: it fails if the trait records an error.
+    @Test func aCancelledTestsLeftoverWorkDoesNotFailIt() async throws {
+        let test = try #require(Test.current)
+        let testCase = Test.Case.current
+        let scope = Task {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: testCase) {
+                let dispatcher = ManualDispatcher()
+                dispatcher.background(label: "left as the test was cancelled") {}
+                withUnsafeCurrentTask { $0?.cancel() }
+                throw CancellationError()
+            }
+        }
+        await #expect(throws: CancellationError.self) { try await scope.value }
+    }
 }
 
 /// The trait on a suite checks each test, and each case of a parameterized test, on its own.
@@ -273,4 +330,33 @@ final class Box<Value>: @unchecked Sendable {
     func update(_ transform: (Value?) -> Value) { self.lock.withLock { self.storage = transform(self.storage) } }
     func keepAlive(_ object: AnyObject) { self.lock.withLock { self.retained.append(object) } }
     var value: Value? { self.lock.withLock { self.storage } }
+}
+
+/// A one-shot gate for async code: ``wait()`` suspends until ``open()``, at once if it is open.
+/// `@unchecked Sendable`: `lock` guards `isOpened` and `waiting`.
+final class AsyncGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpened = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func open() {
+        let waiting = self.lock.withLock {
+            self.isOpened = true
+            defer { self.waiting = [] }
+            return self.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    var isOpen: Bool { self.lock.withLock { self.isOpened } }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let opened = self.lock.withLock {
+                if !self.isOpened { self.waiting.append(continuation) }
+                return self.isOpened
+            }
+            if opened { continuation.resume() }
+        }
+    }
 }

@@ -124,7 +124,11 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// Ends the tracked wait and resumes the awaiting task.
     private func resume(_ continuation: CheckedContinuation<Value, any Error>, with result: Result<Value, any Error>) {
         // Before the resume: once resumed, the task is running again, no longer waiting on the dispatcher.
-        self.trackedWait?.end()
+        if let trackedWait = self.trackedWait {
+            let cancelled: Bool
+            if case .failure(let error) = result { cancelled = error is CancellationError } else { cancelled = false }
+            trackedWait.end(cancelled: cancelled)
+        }
         continuation.resume(with: result)
     }
 

@@ -92,7 +92,9 @@ package protocol TaskTrackingScope: AnyObject, Sendable {
 /// One wait of a tracked task on a dispatched task, implemented by the dispatcher that tracks the task.
 package protocol TaskTrackingWait: AnyObject, Sendable {
     /// The awaited work ran or was cancelled: called once, before the waiting task is resumed.
-    func end()
+    ///
+    /// - Parameter cancelled: Whether the await ends with `CancellationError` (the waiting task was cancelled).
+    func end(cancelled: Bool)
 }
 
 /// An awaitable dispatch, as the dispatcher that holds the awaited task sees it (``DispatchedTask/awaiter``).

@@ -58,6 +58,19 @@ struct TrackedTasks: Sendable {
         case resumed(after: String)
         case awaitedValue(of: String)
         case gotValue
+        /// A wait on the dispatcher's work ended with `CancellationError`: the task was cancelled.
+        case waitCancelled(String)
+        /// A sleep on a dispatcher's clock returned at once: its deadline had come.
+        case sleptWithoutSuspending(until: String)
+
+        /// Whether the task's last event leaves it running without a wait on the dispatcher: it was cancelled while
+        /// it waited, or its sleep did not suspend. A task that does not settle after that loops on such waits.
+        var keepsTheTaskRunning: Bool {
+            switch self {
+            case .waitCancelled, .sleptWithoutSuspending: true
+            default: false
+            }
+        }
 
         var description: String {
             switch self {
@@ -67,6 +80,9 @@ struct TrackedTasks: Sendable {
             case .resumed(let what): "it resumed after \(what)"
             case .awaitedValue(let task): "it awaited the value of \(task) with value(of:)"
             case .gotValue: "it resumed with the value it awaited with value(of:)"
+            case .waitCancelled(let what): "its wait on \(what) ended with CancellationError"
+            case .sleptWithoutSuspending(let deadline):
+                "it slept on the dispatcher's clock until \(deadline), a time that had come, so the sleep returned at once without suspending"
             }
         }
     }
@@ -75,6 +91,12 @@ struct TrackedTasks: Sendable {
     struct UnsettledTask: Sendable {
         let label: String?
         let callSite: CallSite
+        /// Whether the task was cancelled (it has not finished, so it goes on after its cancellation, or is about to
+        /// end).
+        var isCancelled = false
+        /// Whether its last event leaves it running without a wait on the dispatcher (see
+        /// ``Event/keepsTheTaskRunning``).
+        var keepsRunning = false
         let lastSeen: String
         /// The tracked task it awaits through `value(of:)`, if any, and how that task stands: `tracked task
         /// "load" (File.swift:12), which has not settled either`, or `a tracked task that has finished (its value
@@ -160,12 +182,18 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// The wait on `description` ended: the task is about to run again.
-    mutating func ownedWaitEnded(_ id: UInt64, on description: String) {
+    /// The wait on `description` ended, with `CancellationError` if `cancelled`: the task is about to run again.
+    mutating func ownedWaitEnded(_ id: UInt64, on description: String, cancelled: Bool = false) {
         self.wake(id) { record in
             record.ownedWaits -= 1
-            record.lastSeen = .resumed(after: description)
+            record.lastSeen = cancelled ? .waitCancelled(description) : .resumed(after: description)
         }
+    }
+
+    /// Task `id` slept on a dispatcher's clock until `deadline`, a time that had come, so the sleep returned at once
+    /// without suspending.
+    mutating func sleptWithoutSuspending(_ id: UInt64, until deadline: String) {
+        self.update(id) { $0.lastSeen = .sleptWithoutSuspending(until: deadline) }
     }
 
     /// A job of task `id`, of a child task of it, or of an actor one of them entered, was enqueued on its executor.
@@ -192,6 +220,16 @@ struct TrackedTasks: Sendable {
         self.update(id) { record in
             if let index = record.awaiting.firstIndex(of: other) { record.awaiting.remove(at: index) }
             record.lastSeen = .gotValue
+        }
+    }
+
+    /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any.
+    ///
+    /// - Complexity: O(n log n) in the tracked tasks that have not finished; read at the end-of-test check.
+    var firstCancelledUnfinished: UInt64? {
+        self.records.keys.sorted().first { id in
+            guard let record = self.records[id], record.phase != .failed else { return false }
+            return record.key?.isCancelled ?? false
         }
     }
 
@@ -306,6 +344,8 @@ struct TrackedTasks: Sendable {
             return UnsettledTask(
                 label: record.label,
                 callSite: record.callSite,
+                isCancelled: record.key?.isCancelled ?? false,
+                keepsRunning: record.lastSeen.keepsTheTaskRunning,
                 lastSeen: record.lastSeen.description,
                 awaiting: record.awaiting.isEmpty
                     ? nil
@@ -439,6 +479,11 @@ struct TrackedTaskKey: Hashable, Sendable {
 
     init<Success, Failure>(_ task: Task<Success, Failure>) {
         self.task = unsafeBitCast(task, to: Task<Never, Never>.self)
+    }
+
+    /// Whether the task was cancelled.
+    var isCancelled: Bool {
+        self.task.isCancelled
     }
 
     /// The task's address, to recognize it without retaining it.

@@ -1,0 +1,106 @@
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// What the dispatcher says about a tracked task that was cancelled and has not ended, or that loops without
+/// suspending. Two probes found the messages wrong there: they told the test to cancel a task it had just cancelled,
+/// and to send through the dispatcher a sleep that already went through it.
+@Suite struct CancelledTaskMessageTests {
+    /// `verifyIdle()` right after a cancel: the task is marked cancelled, and the advice is to let it end first.
+    @Test func verifyIdleRightAfterACancelSaysSoAndToSettleFirst() async throws {
+        let dispatcher = ManualDispatcher()
+        let ending = ArrivalCounter()  // holds the task's end until the check has run
+        let line = #line + 1
+        let loop = dispatcher.startTask(label: "timer") { @concurrent in
+            do {
+                while true { try await dispatcher.clock.sleep(for: .seconds(1)) }
+            } catch {
+                await ending.reach(1)
+                throw error
+            }
+        }
+        try await dispatcher.advance(by: .seconds(2))
+        loop.cancel()
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error.kind == .unfinishedTasks)
+        #expect(
+            error.summary.contains(
+                "\"timer\" started at TaskDispatchTestingTests/CancelledTaskMessageTests.swift:\(line) (cancelled): last seen, its wait on a sleep on the dispatcher's clock (\"timer: clock sleep until 3 s\") ended with CancellationError"
+            ))
+        #expect(
+            error.summary.contains(
+                "It was cancelled and has not ended yet: let it end before the check with try await dispatcher.settle()"
+            ))
+        #expect(!error.summary.contains("or cancel them"))
+        ending.signal()
+        try await dispatcher.settle()
+        try dispatcher.verifyIdle()
+    }
+
+    /// A cancelled loop that swallows the error (`try?`) spins through sleeps that throw at once: the drain names
+    /// it as running, not as awaiting work the dispatcher does not control.
+    @Test func aCancelledLoopThatSwallowsTheErrorIsNamedAsKeepingOnRunning() async throws {
+        let dispatcher = ManualDispatcher()
+        let stop = Locked(false)
+        let poll = dispatcher.startTask(label: "poll") { @concurrent in
+            while !stop.withLock({ $0 }) { try? await dispatcher.clock.sleep(for: .seconds(1)) }
+        }
+        try await dispatcher.advance(by: .seconds(2))
+        poll.cancel()
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await dispatcher.runUntilIdle(waitingUpTo: .milliseconds(200))
+        }
+        stop.withLock { $0 = true }
+        let summary = try #require(error?.summary)
+        #expect(summary.contains("\"poll\" started at "))
+        #expect(summary.contains(" (cancelled): last seen, "))
+        #expect(
+            summary.contains(
+                "\"poll\" keeps running without waiting on the dispatcher. A sleep on dispatcher.clock or an awaitable dispatch in a cancelled task throws CancellationError at once"
+            ))
+        #expect(!summary.contains("does not control"))
+        try await dispatcher.settle()
+        try dispatcher.verifyIdle()
+    }
+
+    /// A loop of sleeps for no time never suspends: the drain says its sleeps return at once.
+    @Test func aLoopOfSleepsForNoTimeIsNamedForWhatItDoes() async throws {
+        let dispatcher = ManualDispatcher()
+        let stop = Locked(false)
+        dispatcher.startTask(label: "ticker") { @concurrent in
+            while !stop.withLock({ $0 }) { try await dispatcher.clock.sleep(for: .zero) }
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await dispatcher.runUntilIdle(waitingUpTo: .milliseconds(200))
+        }
+        stop.withLock { $0 = true }
+        let summary = try #require(error?.summary)
+        #expect(
+            summary.contains(
+                "last seen, it slept on the dispatcher's clock until 0 s, a time that had come, so the sleep returned at once without suspending"
+            ))
+        #expect(summary.contains("\"ticker\" keeps running without waiting on the dispatcher"))
+        #expect(!summary.contains(" (cancelled)"))
+        #expect(!summary.contains("does not control"))
+        try await dispatcher.settle()
+        try dispatcher.verifyIdle()
+    }
+
+    /// The test's own sleep that began after its advance: the message says the clock's time and how to wait for
+    /// such a sleep first (a probe's `async let` then `advance(by:)` got "advance the clock before the limit",
+    /// which it had done).
+    @Test func aSleepThatBeganAfterTheAdvanceIsExplained() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        try await dispatcher.advance(by: .seconds(1))
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await dispatcher.clock.sleep(for: .seconds(1))
+        }
+        let summary = try #require(error?.summary)
+        #expect(summary.contains("It was still waiting for the clock, at 1 s,"))
+        #expect(
+            summary.contains(
+                "wait for the sleep first with try await dispatcher.waitForPendingTasks(1), then advance"))
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }  // the cancelled sleep, reported
+    }
+}
