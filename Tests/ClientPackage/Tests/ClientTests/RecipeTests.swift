@@ -225,9 +225,11 @@ final class ProfileModel {
     let model = ProfileModel(dispatcher: dispatcher)
 
     model.load(userID: 1)
-    try await dispatcher.settle()  // "load 1" starts and waits for "fetch 1"
+    try await dispatcher.runNextForeground()  // starts "load 1", and nothing else
+    try await dispatcher.waitForPendingTasks(1, in: .background)  // "load 1" waits for "fetch 1"
     model.load(userID: 2)  // cancels "load 1" and its fetch
     try await dispatcher.runUntilIdle()
     #expect(model.name == "user 2")
+    #expect(dispatcher.history.compactMap(\.task.label) == ["load 1", "load 2", "fetch 2"])  // "fetch 1" never ran
     try dispatcher.verifyIdle()
 }
