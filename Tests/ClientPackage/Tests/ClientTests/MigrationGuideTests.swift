@@ -61,6 +61,8 @@ final class NumberFactModel {
 
         let task = model.getFactButtonTapped(42)
         try await dispatcher.advance(by: .seconds(1))  // the fetch is dispatched, and waits for the clock
+        #expect(dispatcher.unfinishedTaskCount == 1)  // "get fact": a plain Task would not count
+        #expect(dispatcher.pendingTasks.map(\.label) == ["fetch"])
         #expect(model.isLoading)
         task.cancel()  // the pending fetch is cancelled with it
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
