@@ -35,8 +35,12 @@ final class StatusPoller {
 
     try await dispatcher.settle()  // the first check, then a sleep
     #expect(poller.checks == 1)
-    try await dispatcher.advance(by: .seconds(15))
-    #expect(poller.checks == 4)
+    try await dispatcher.advance(by: .milliseconds(4_999))
+    #expect(poller.checks == 1)  // a millisecond short of the interval
+    try await dispatcher.advance(by: .milliseconds(1))
+    #expect(poller.checks == 2)  // at 5 s
+    try await dispatcher.advance(by: .seconds(10))
+    #expect(poller.checks == 4)  // at 10 s and 15 s
     poller.stop()
     try await dispatcher.settle()
     try dispatcher.verifyIdle()
