@@ -37,7 +37,9 @@ final class NumberFactModel {
         model.getFactButtonTapped(42)
         try await dispatcher.settle()  // was: await megaYield()
         #expect(model.isLoading)
-        try await dispatcher.advance(by: .seconds(1))  // was: await clock.advance(by: .seconds(1))
+        try await dispatcher.advance(by: .milliseconds(999))  // was: await clock.advance(by: .seconds(1)), in two steps
+        #expect(model.fact == nil)  // a millisecond before the sleep ends
+        try await dispatcher.advance(by: .milliseconds(1))
         #expect(model.fact == "42 is a good number")
         #expect(!model.isLoading)
         try dispatcher.verifyIdle()
@@ -61,6 +63,8 @@ final class NumberFactModel {
 
         let task = model.getFactButtonTapped(42)
         try await dispatcher.advance(by: .seconds(1))  // the fetch is dispatched, and waits for the clock
+        #expect(dispatcher.unfinishedTaskCount == 1)  // "get fact": a plain Task would not count
+        #expect(dispatcher.pendingTasks.map(\.label) == ["fetch"])
         #expect(model.isLoading)
         task.cancel()  // the pending fetch is cancelled with it
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }

@@ -72,6 +72,7 @@ struct CountingDispatcher: TaskDispatcher {
 @MainActor
 final class SearchModel {
     private let dispatcher: any TaskDispatcher
+    private(set) var queries: [String] = []  // the searches that ran, oldest first
     private(set) var results: [String] = []
     private(set) var pending: Task<Void, any Error>?
 
@@ -81,6 +82,7 @@ final class SearchModel {
         pending?.cancel()
         pending = dispatcher.startTask(label: "search") {
             try await self.dispatcher.clock.sleep(for: .milliseconds(300))  // debounce on the dispatcher's clock
+            self.queries.append(text)
             self.results = ["\(text) 1", "\(text) 2"]
         }
     }
@@ -120,6 +122,7 @@ final class SearchModel {
         try await dispatcher.advance(by: .milliseconds(200))
         model.search("swift")  // cancels the first search, asleep
         try await dispatcher.advance(by: .milliseconds(300))
+        #expect(model.queries == ["swift"])  // "sw" never ran
         #expect(model.results == ["swift 1", "swift 2"])  // 300 ms of virtual time, microseconds of real time
         #expect(dispatcher.now == .milliseconds(500))
         try dispatcher.verifyIdle()

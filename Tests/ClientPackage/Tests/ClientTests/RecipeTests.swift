@@ -35,8 +35,12 @@ final class StatusPoller {
 
     try await dispatcher.settle()  // the first check, then a sleep
     #expect(poller.checks == 1)
-    try await dispatcher.advance(by: .seconds(15))
-    #expect(poller.checks == 4)
+    try await dispatcher.advance(by: .milliseconds(4_999))
+    #expect(poller.checks == 1)  // a millisecond short of the interval
+    try await dispatcher.advance(by: .milliseconds(1))
+    #expect(poller.checks == 2)  // at 5 s
+    try await dispatcher.advance(by: .seconds(10))
+    #expect(poller.checks == 4)  // at 10 s and 15 s
     poller.stop()
     try await dispatcher.settle()
     try dispatcher.verifyIdle()
@@ -225,9 +229,11 @@ final class ProfileModel {
     let model = ProfileModel(dispatcher: dispatcher)
 
     model.load(userID: 1)
-    try await dispatcher.settle()  // "load 1" starts and waits for "fetch 1"
+    try await dispatcher.runNextForeground()  // starts "load 1", and nothing else
+    try await dispatcher.waitForPendingTasks(1, in: .background)  // "load 1" waits for "fetch 1"
     model.load(userID: 2)  // cancels "load 1" and its fetch
     try await dispatcher.runUntilIdle()
     #expect(model.name == "user 2")
+    #expect(dispatcher.history.compactMap(\.task.label) == ["load 1", "load 2", "fetch 2"])  // "fetch 1" never ran
     try dispatcher.verifyIdle()
 }

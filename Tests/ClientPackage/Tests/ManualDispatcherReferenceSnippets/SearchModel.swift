@@ -10,6 +10,7 @@ struct SearchEngine: Sendable {
 /// The model of the debounce example, whole (the article shows `search(_:)`).
 @MainActor
 final class SearchModel {
+    private(set) var queries: [String] = []
     private(set) var results: [String] = []
     private var pending: Task<Void, any Error>?
     private let dispatcher: any TaskDispatcher
@@ -23,6 +24,7 @@ final class SearchModel {
         pending?.cancel()
         pending = dispatcher.startTask(label: "search") {
             try await self.dispatcher.clock.sleep(for: .milliseconds(300))  // debounce on the dispatcher's clock
+            self.queries.append(text)  // the searches that ran
             self.results = try await self.engine.search(text)
         }
     }
