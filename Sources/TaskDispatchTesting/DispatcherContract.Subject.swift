@@ -30,6 +30,11 @@ extension DispatcherContract {
         /// passes on its own.
         let advance: (@Sendable (Duration) throws -> Void)?
 
+        /// Runs every task the `ManualDispatcher` underneath holds, whenever it falls due, moving its clock as far as
+        /// they need: what a decorator held later than the check asked (an added delay, which the contract allows;
+        /// a second run of a task, which it does not) then runs, and the rules see it. `nil` for other subjects.
+        let runHeldTasks: (@Sendable () throws -> Void)?
+
         /// Creates a subject with a driver: the check calls `advance` after it dispatches each batch of tasks.
         ///
         /// - Parameters:
@@ -49,6 +54,7 @@ extension DispatcherContract {
             self.manualBase = nil
             self.now = now
             self.advance = advance
+            self.runHeldTasks = nil
         }
 
         private init(_ dispatcher: any TaskDispatcher, over base: ManualDispatcher) {
@@ -57,6 +63,7 @@ extension DispatcherContract {
             self.manualBase = base
             self.now = { base.now }
             self.advance = { duration in try base.advance(by: duration) }
+            self.runHeldTasks = { try base.runUntilIdle() }
         }
 
         private init(realTime dispatcher: any TaskDispatcher) {
@@ -67,6 +74,7 @@ extension DispatcherContract {
             self.manualBase = nil
             self.now = { clock.now - start }
             self.advance = nil
+            self.runHeldTasks = nil
         }
 
         /// A dispatcher that runs its tasks on its own, in real time, such as `QueueDispatcher` or a decorator

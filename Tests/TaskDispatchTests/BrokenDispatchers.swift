@@ -21,6 +21,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case dropsTheWholeSecondsOfADelay
     case truncatesDelaysToWholeMilliseconds
     case runsPendingWorkInALaterDispatch
+    case runsEachTaskAgainLater
+    case capsLongDelays
 
     var description: String { self.rawValue }
 
@@ -41,6 +43,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .dropsTheWholeSecondsOfADelay: .delayIsLowerBound
         case .truncatesDelaysToWholeMilliseconds: .delayIsLowerBound
         case .runsPendingWorkInALaterDispatch: .neverInline
+        case .runsEachTaskAgainLater: .exactlyOnce
+        case .capsLongDelays: .delayIsLowerBound
         }
     }
 
@@ -61,6 +65,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .dropsTheWholeSecondsOfADelay: "before its delay had passed"
         case .truncatesDelaysToWholeMilliseconds: "before its delay had passed"
         case .runsPendingWorkInALaterDispatch: "ran inline, inside dispatch(_:)"
+        case .runsEachTaskAgainLater: "ran 2 times"
+        case .capsLongDelays: "before its delay had passed"
         }
     }
 
@@ -74,6 +80,10 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         // On the virtual clock, where the half millisecond it drops always shows (found by a probe).
         case .truncatesDelaysToWholeMilliseconds:
             return .manual(MillisecondTruncatingDecorator(base: manual), over: manual)
+        // On the virtual clock, where the check can reach a run seconds later, or a delay of an hour (found by a
+        // probe: both passed, in real time and over a ManualDispatcher).
+        case .runsEachTaskAgainLater: return .manual(RepeatingDecorator(base: manual), over: manual)
+        case .capsLongDelays: return .manual(DelayCappingDecorator(base: manual), over: manual)
         default: return .realTime(self.makeDispatcher())
         }
     }
@@ -83,6 +93,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .dropsTheWholeSecondsOfADelay: WholeSecondsDroppingDispatcher()
         case .truncatesDelaysToWholeMilliseconds: MillisecondTruncatingDecorator(base: ManualDispatcher())
         case .runsPendingWorkInALaterDispatch: TrampolineDispatcher()
+        case .runsEachTaskAgainLater: RepeatingDecorator(base: ManualDispatcher())
+        case .capsLongDelays: DelayCappingDecorator(base: ManualDispatcher())
         case .runsInline: InlineDispatcher()
         case .runsATaskTwice: TwiceDispatcher()
         case .dropsEvery100thTask: DroppingDispatcher()
@@ -389,5 +401,59 @@ final class TrampolineDispatcher: TaskDispatcher, @unchecked Sendable {
             for held in left { held() }
         }
         return TaskHandle(canceller: SpentCanceller())
+    }
+}
+
+/// Forwards every task, and the same task again two seconds later: a retry layer that retries work that
+/// succeeded.
+struct RepeatingDecorator: StartTaskForwarding {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        var again = task
+        again.delay = Swift.max(task.delay, .zero) + .seconds(2)
+        _ = self.base.dispatch(again)
+        return self.base.dispatch(task)
+    }
+}
+
+/// Forwards every task with its delay cut to two seconds at most: a timer API with a ceiling.
+struct DelayCappingDecorator: StartTaskForwarding {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        var capped = task
+        capped.delay = Swift.min(task.delay, .seconds(2))
+        return self.base.dispatch(capped)
+    }
+}
+
+/// Forwards every task ten milliseconds later than asked: a correct decorator (a delay is a lower bound), which
+/// the check over a `ManualDispatcher` once reported as losing every task (found by a probe).
+struct DelayingDecorator: StartTaskForwarding {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        var later = task
+        later.delay = Swift.max(task.delay, .zero) + .milliseconds(10)
+        return self.base.dispatch(later)
     }
 }

@@ -97,7 +97,7 @@ import Testing
         try await DispatcherContract.check(rules: [.neverInline]) { .realTime(TaskHoppingDispatcher()) }
     }
 
-    @Test(.timeLimit(.minutes(3)), arguments: [ForwardingDecoratorKind.generic, .rebuilding])
+    @Test(.timeLimit(.minutes(3)), arguments: [ForwardingDecoratorKind.generic, .rebuilding, .delaying])
     func aDecoratorOverAManualDispatcherKeepsTheContract(kind: ForwardingDecoratorKind) async throws {
         try await DispatcherContract.check {
             let manual = ManualDispatcher()
@@ -183,6 +183,7 @@ enum ManualConfiguration: String, Sendable, CaseIterable, CustomStringConvertibl
 enum ForwardingDecoratorKind: String, Sendable, CustomStringConvertible {
     case generic
     case rebuilding
+    case delaying
 
     var description: String { self.rawValue }
 
@@ -190,6 +191,7 @@ enum ForwardingDecoratorKind: String, Sendable, CustomStringConvertible {
         switch self {
         case .generic: GenericForwardingDecorator(base: manual)
         case .rebuilding: RebuildingDecorator(base: manual)
+        case .delaying: DelayingDecorator(base: manual)
         }
     }
 }

@@ -242,6 +242,9 @@ extension RuleCheck {
         // handle it cancels, so a step now would race that cancel (and run the closure the cancel would stop).
         if !cancellingAfterDispatch {
             try self.letTimePass(delay)
+            // Over a ManualDispatcher, a task a decorator holds later than asked (an added delay) runs now, on the
+            // virtual clock; otherwise the await would wait for it in real time, in vain.
+            try? self.subject.runHeldTasks?()
         }
         guard let result = await outcome.wait(until: self.deadline) else {
             task.cancel()
