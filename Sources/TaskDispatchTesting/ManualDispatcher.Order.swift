@@ -7,7 +7,8 @@ extension ManualDispatcher {
         /// Dispatch order: by due time, then by the order of the dispatch calls. The default.
         case dispatch
         /// Background tasks by `BackgroundPriority`, highest first (dispatch order among equals);
-        /// the choice between the foreground and the background stays in dispatch order.
+        /// between the foreground and the background, the next foreground task and the background task that
+        /// priority puts first run in the order they were dispatched in.
         case priority
         /// A seeded random choice among the due tasks: the oldest foreground task or any due background
         /// task, each equally likely. The same seed replays the same order for the same dispatches and

@@ -385,7 +385,7 @@ extension ManualDispatcherError {
     private static func recurringTasks(_ window: ArraySlice<RunRecord>, _ snapshot: Snapshot) -> String {
         guard !window.isEmpty else {
             return
-                "raise the dispatcher's runawayLimit if that many tasks are expected, or stop the task that reschedules itself"
+                "this dispatcher keeps no history (historyLimit: 0), so the tasks that ran cannot be named here (the pending ones are listed below). Raise the dispatcher's runawayLimit if that many tasks are expected, or stop the task that reschedules itself"
         }
         struct Group {
             var count = 0

@@ -106,6 +106,25 @@ import Testing
         dispatcher.cancelAllPendingTasks()
     }
 
+    /// Without a history the runs cannot be named: the message says why, instead of naming nothing (a probe).
+    @Test func aRunawayWithoutAHistorySaysWhyItNamesNoTask() throws {
+        let dispatcher = ManualDispatcher(runawayLimit: 9, historyLimit: 0)
+        @Sendable func poll() {
+            dispatcher.background(label: "poll") { poll() }
+        }
+        poll()
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runUntilIdle() }
+        #expect(error.kind == .runawayTasks(limit: 9))
+        #expect(
+            error.summary
+                == "runUntilIdle() ran 10 tasks and tasks keep falling due; this dispatcher keeps no history "
+                + "(historyLimit: 0), so the tasks that ran cannot be named here (the pending ones are listed below). "
+                + "Raise the dispatcher's runawayLimit if that many tasks are expected, or stop the task that "
+                + "reschedules itself")
+        #expect(error.pendingTasks.map(\.label) == ["poll"])
+        dispatcher.cancelAllPendingTasks()
+    }
+
     @Test func advanceStopsARunawayTimerAndNamesIt() throws {
         let dispatcher = ManualDispatcher(runawayLimit: 19)  // one pending at the start, plus 19
         @Sendable func tick() {
