@@ -116,15 +116,9 @@ extension ManualDispatcher {
         }
     }
 
-    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`. It holds the
-    /// dispatcher weakly: a wait that ended keeps nothing alive until the deadline.
+    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`.
     private func setTimer(for deadline: DispatchTime) {
-        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
-            guard let self else { return }
-            let (expired, next) = self.monitor.withLock { $0.waiters.timerFired(for: deadline, now: .now()) }
-            for resumer in expired { resumer.resume(.timedOut) }
-            if let next { self.setTimer(for: next) }
-        }
+        self.monitor.setWaitTimer(for: deadline)
     }
 
     // MARK: - Awaits from outside the tracked tasks
@@ -246,14 +240,26 @@ extension Schedule {
 }
 
 extension Monitor where Value == Schedule {
+    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`, as
+    /// `DispatchWaiters.add` asks, and the next one when it fires. It holds the schedule weakly: a wait that ended
+    /// keeps nothing alive until the deadline.
+    func setWaitTimer(for deadline: DispatchTime) {
+        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            let (expired, next) = self.withLock { $0.waiters.timerFired(for: deadline, now: .now()) }
+            for resumer in expired { resumer.resume(.timedOut) }
+            if let next { self.setWaitTimer(for: next) }
+        }
+    }
+
     /// Waits until every tracked task that was cancelled and has not finished has finished (a loop cancelled as its
     /// owner went away ends on its own, without a step of the test), within `limit` of real time, unless the
     /// calling task is cancelled. Works on the schedule alone, so the end-of-test check can wait this way for the
     /// tasks of a dispatcher that was released too.
     ///
-    /// It runs nothing and moves no clock: a cancelled task that waits for a step of the test (a cancelled task
-    /// that ignores its cancellation and awaits a pending dispatch) is still running when the limit passes, and the
-    /// check that follows reports it.
+    /// It runs nothing itself: a cancelled task that waits for a step of the test (a cancelled task that ignores its
+    /// cancellation and awaits a pending dispatch) is still running when the limit passes, and the check that
+    /// follows reports it.
     func awaitCancelledTrackedTasks(within limit: Duration) async {
         let deadline = ManualDispatcher.deadline(after: limit)
         while let (id, waiter) = self.withLock({ schedule -> (UInt64, DispatchWaiters<WaitResumer>.ID)? in
@@ -266,8 +272,8 @@ extension Monitor where Value == Schedule {
         }
     }
 
-    /// Suspends until tracked task `id` has finished, `deadline` passes, or the calling task is cancelled, with a
-    /// timer of its own (the dispatcher may be gone).
+    /// Suspends until tracked task `id` has finished, `deadline` passes, or the calling task is cancelled, bounded
+    /// by the schedule's one timer (which works without the dispatcher, which may be gone).
     private func suspend(
         untilTrackedTaskFinished id: UInt64,
         id waiter: DispatchWaiters<WaitResumer>.ID,
@@ -280,16 +286,14 @@ extension Monitor where Value == Schedule {
                     guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished) else {
                         return .conditionAlreadyMet
                     }
-                    _ = schedule.waiters.add(
+                    let timer = schedule.waiters.add(
                         waiter, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
-                    return .registered(observer: schedule.waiters.registrationObserver)
+                    return .registered(observer: schedule.waiters.registrationObserver, timer: timer)
                 }
-                guard case .registered(let observer) = registration else {
+                guard case .registered(let observer, let timer) = registration else {
                     return continuation.resume(returning: .conditionMet)
                 }
-                DispatchQueue.global().asyncAfter(deadline: deadline) {
-                    self.withLock { $0.waiters.remove(waiter) }?.resume(.timedOut)
-                }
+                if let timer { self.setWaitTimer(for: timer) }
                 // The cancellation handler may have run before the waiter was registered.
                 if Task.isCancelled { self.withLock { $0.waiters.remove(waiter) }?.resume(.cancelled) }
                 // The package's tests' seam, run as the test would, from outside any tracked task.
@@ -305,5 +309,5 @@ extension Monitor where Value == Schedule {
 /// found the task finished.
 private enum FinishWaitRegistration {
     case conditionAlreadyMet
-    case registered(observer: (@Sendable () -> Void)?)
+    case registered(observer: (@Sendable () -> Void)?, timer: DispatchTime?)
 }

@@ -93,8 +93,10 @@ extension ManualDispatcher {
             guard due > self.dispatcher.now.nanosecondsSaturated else {
                 // Noted, so that a loop of such sleeps, which never settles, is named for what it does.
                 if let sleeper {
+                    let deadline = formatTime(due)
+                    let cancelled = Task.isCancelled
                     sleeper.monitor.withLock {
-                        $0.tracked.sleptWithoutSuspending(sleeper.id, until: formatTime(due))
+                        $0.tracked.sleptWithoutSuspending(sleeper.id, until: deadline, cancelled: cancelled)
                     }
                 }
                 try Task.checkCancellation()

@@ -331,24 +331,28 @@ extension ManualDispatcherError {
         .joined(separator: "; ")
     }
 
-    /// What to do about tracked tasks that did not settle within a wait limit: a task that keeps running without a
-    /// wait on the dispatcher (cancelled, or looping on sleeps that do not suspend) is told so; the others await
+    /// What to do about tracked tasks that did not settle within a wait limit: a task that loops on sleeps or
+    /// awaitable dispatches that end at once (cancelled, or sleeping for no time) is told so; the others await
     /// something the dispatcher does not control.
     private static func unsettledAdvice(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
-        let running = tasks.filter { $0.isCancelled || $0.keepsRunning }
+        let looping = tasks.filter(\.keepsRunning)
+        let cancelledNote =
+            tasks.contains { $0.isCancelled && !$0.keepsRunning }
+            ? " (a task marked cancelled awaits work that does not end when it is cancelled)" : ""
         let elsewhere =
-            "each awaits something the dispatcher does not control: a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
-        guard !running.isEmpty else { return "Since then \(elsewhere)" }
-        let names = running.map { $0.label.map { "\"\($0)\"" } ?? "(no label)" }.joined(separator: ", ")
+            "each awaits something the dispatcher does not control\(cancelledNote): a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+        guard !looping.isEmpty else { return "Since then \(elsewhere)" }
+        let names = looping.map { $0.label.map { "\"\($0)\"" } ?? "(no label)" }.joined(separator: ", ")
         let loop =
-            "\(names) \(running.count == 1 ? "keeps" : "keep") running without waiting on the dispatcher. A sleep on dispatcher.clock or an awaitable dispatch in a cancelled task throws CancellationError at once, and a sleep until a time that has come returns at once, so a loop that swallows the error (try? await dispatcher.clock.sleep(…)) or sleeps for no time never suspends: end the loop when its task is cancelled (let the error end it, or check Task.isCancelled), and sleep for a positive duration"
-        return running.count == tasks.count ? loop : "\(loop). Of the others, \(elsewhere)"
+            "\(names) \(looping.count == 1 ? "loops" : "loop") on sleeps or awaitable dispatches that end at once, without waiting on the dispatcher. In a cancelled task each sleep on dispatcher.clock and each awaitable dispatch throws CancellationError at once, and a sleep until a time that has come returns at once, so a loop that swallows the error (try? await dispatcher.clock.sleep(…)) or sleeps for no time never settles: end the loop when its task is cancelled (let the error end it, or check Task.isCancelled), and sleep for a positive duration"
+        return looping.count == tasks.count ? loop : "\(loop). Of the others, \(elsewhere)"
     }
 
     /// What to do about tracked tasks that have not finished at a check: drive them or cancel them; a task already
-    /// cancelled is about to end, or goes on after its cancellation.
+    /// cancelled is about to end (the check came right after the cancel), or ignores its cancellation.
     private static func unfinishedAdvice(_ tasks: [TrackedTasks.UnsettledTask], orAwait: Bool) -> String {
-        if tasks.allSatisfy(\.isCancelled) {
+        let cancelled = tasks.filter(\.isCancelled).count
+        if cancelled == tasks.count {
             let one = tasks.count == 1
             let them = one ? "it" : "them"
             // A check that also found pending tasks says what they need first.
@@ -357,15 +361,16 @@ extension ManualDispatcherError {
                 ? (one ? "It was" : "Each was")
                 : "Run the pending tasks (runUntilIdle()) or cancel them. \(one ? "The tracked task was" : "Each tracked task was")"
             return
-                "\(subject) cancelled and has not ended yet: let \(them) end before the check with try await dispatcher.settle() (or runUntilIdle()), which waits for \(them). A task that still does not end goes on after its cancellation (a loop that swallows CancellationError with try?, or never checks Task.isCancelled), and must stop on it"
+                "\(subject) cancelled and has not ended yet. Right after a cancel, let \(them) end before the check with try await dispatcher.settle() (or runUntilIdle()), which waits for \(them); a task that does not end then ignores its cancellation (a loop that swallows CancellationError with try?, or work that does not stop when cancelled), and must end when it is cancelled"
         }
         let drive =
             orAwait
             ? "Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them (a timer or poll loop that never ends must be cancelled before the end of the test)"
             : "Drive them to the end with try await dispatcher.runUntilIdle(), cancel them (a timer or poll loop that never ends must be cancelled before the end of the test), or fix the code that dispatched them"
-        guard tasks.contains(where: \.isCancelled) else { return drive }
+        guard cancelled > 0 else { return drive }
+        let which = cancelled == 1 ? "The one marked cancelled has" : "Those marked cancelled have"
         return
-            "\(drive). Those marked cancelled have not ended yet: try await dispatcher.settle() before the check lets them end"
+            "\(drive). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
     }
 
     /// The summary of the unobserved-error failure: each task, its call site and what it threw.

@@ -213,8 +213,12 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
         self.scope.monitor.changeTrackedTasks { schedule in
             let wasRecorded = self.state == .recorded
             self.state = .ended
-            guard wasRecorded else { return }  // it awaited another dispatcher's work
-            schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
+            if wasRecorded {
+                schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
+            } else if cancelled {
+                // Cancelled before any dispatcher took the work (or another dispatcher's work): it ended at once.
+                schedule.tracked.waitEndedAtOnce(self.scope.id, on: self.description)
+            }
         }
     }
 }

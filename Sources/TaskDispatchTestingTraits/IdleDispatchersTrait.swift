@@ -13,7 +13,7 @@ public import Testing
 /// Before it checks, the trait lets the tracked tasks that were cancelled end, within each dispatcher's
 /// `waitLimit`: a suite that cancels its model's loop in `deinit`, which Swift Testing runs after the test, is idle
 /// once the loop ends. A test that was cancelled (`Test.cancel()`) gets the work it left as a warning, not a
-/// failure, and is shown as cancelled.
+/// failure, and is shown as cancelled (from Swift 6.3, whose Swift Testing has warnings).
 ///
 /// ```swift
 /// import TaskDispatchTestingTraits
@@ -101,10 +101,13 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
     }
 
     /// Records an issue for each dispatcher that holds work, once the tracked tasks that were cancelled (a loop
-    /// stopped in a suite's `deinit`) have ended. In a test that was cancelled (`Test.cancel()`, a time limit), the
-    /// work left is recorded as a warning: the test did not run to its end, and its cancellation is what it reports.
+    /// stopped in a suite's `deinit`) have ended. In a test that was cancelled (`Test.cancel()`, or a time limit
+    /// that passed, which fails the test itself), the work left is recorded as a warning where Swift Testing has
+    /// warnings (Swift 6.3 and later): the test did not run to its end, and its cancellation is what it reports.
     private static func recordIssues(of registry: ManualDispatcherRegistry, in test: Test) async {
-        let cancelled = Task.isCancelled
+        #if compiler(>=6.3)
+            let cancelled = Task.isCancelled
+        #endif
         for failure in await registry.idleFailuresOnceCancelledTasksEnd() {
             let location = Self.sourceLocation(of: failure.createdAt) ?? test.sourceLocation
             let comment = Comment(rawValue: failure.description)

@@ -177,6 +177,7 @@ import Testing
     func aLoopCancelledAsTheTestEndsIsLetEndBeforeTheCheck(releasesTheDispatcher: Bool) async throws {
         let test = try #require(Test.current)
         let end = AsyncGate()
+        let looping = AsyncGate()
         try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
             let dispatcher = ManualDispatcher()
             let stream = AsyncStream<Int>.makeStream()
@@ -184,6 +185,7 @@ import Testing
             let loop: Task<Void, any Error> =
                 releasesTheDispatcher
                 ? dispatcher.startTask(label: "loop") { @concurrent in
+                    looping.open()  // its operation began: a cancel from here on ends the loop, not the start
                     for await _ in stream.stream {}
                     await end.wait()
                     throw CancellationError()
@@ -198,6 +200,7 @@ import Testing
                 }
             if releasesTheDispatcher {
                 try dispatcher.runCurrent()  // its start: it then waits on the stream, which no step moves
+                await looping.wait()
             } else {
                 try await dispatcher.advance(by: .seconds(2))
             }
@@ -208,23 +211,59 @@ import Testing
         #expect(end.isOpen)
     }
 
+    /// The check's wait for a cancelled task that ignores its cancellation ends at the dispatcher's limit, and the
+    /// dispatcher's own waits afterwards still end at theirs: the check's waiter once left the dispatcher's one
+    /// timer recorded as set without setting it, so every later wait on that dispatcher waited for ever (a review).
+    @Test(.timeLimit(.minutes(1)))
+    func aDispatcherThatOutlivesTheCheckStillBoundsItsWaits() async throws {
+        let test = try #require(Test.current)
+        let kept = Box<ManualDispatcher>()
+        let began = AsyncGate()
+        let finish = AsyncGate()
+        let matched = Box<Int>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                let dispatcher = ManualDispatcher(waitLimit: .milliseconds(300))
+                kept.set(dispatcher)
+                let stubborn = dispatcher.startTask(label: "stubborn") { @concurrent in
+                    began.open()
+                    await finish.wait()  // ignores its cancellation
+                }
+                try dispatcher.runCurrent()
+                await began.wait()
+                stubborn.cancel()
+            }
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined()
+            let isMatch = text.contains("\"stubborn\" started at ") && text.contains("(cancelled)")
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+        let dispatcher = try #require(kept.value)
+        await #expect(throws: ManualDispatcherError.self) { try await dispatcher.waitForPendingTasks(1) }
+        finish.open()
+    }
+
     /// A test cancelled with `Test.cancel()` (or its task cancelled) is shown as cancelled: the work it left is
     /// recorded as a warning, which does not fail the test. (The trait recorded it as a failure, so a cancelled test
     /// showed as failed; found by a probe.) Here a task of its own runs the scope and is cancelled inside it, so this
     /// test is not cancelled itself: it fails if the trait records an error.
-    @Test func aCancelledTestsLeftoverWorkDoesNotFailIt() async throws {
-        let test = try #require(Test.current)
-        let testCase = Test.Case.current
-        let scope = Task {
-            try await IdleDispatchersTrait().provideScope(for: test, testCase: testCase) {
-                let dispatcher = ManualDispatcher()
-                dispatcher.background(label: "left as the test was cancelled") {}
-                withUnsafeCurrentTask { $0?.cancel() }
-                throw CancellationError()
+    #if compiler(>=6.3)  // before, Swift Testing has no warnings, and the work is recorded as a failure
+        @Test func aCancelledTestsLeftoverWorkDoesNotFailIt() async throws {
+            let test = try #require(Test.current)
+            let testCase = Test.Case.current
+            let scope = Task {
+                try await IdleDispatchersTrait().provideScope(for: test, testCase: testCase) {
+                    let dispatcher = ManualDispatcher()
+                    dispatcher.background(label: "left as the test was cancelled") {}
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    throw CancellationError()
+                }
             }
+            await #expect(throws: CancellationError.self) { try await scope.value }
         }
-        await #expect(throws: CancellationError.self) { try await scope.value }
-    }
+    #endif
 }
 
 /// The trait on a suite checks each test, and each case of a parameterized test, on its own.

@@ -38,6 +38,9 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
             return false
         }
         if cancelledEarly {
+            // Never dispatched: the tracked wait ends unrecorded, and the awaiting task's records note that it
+            // returned at once (a loop of such awaits in a cancelled task never settles).
+            self.trackedWait?.end(cancelled: true)
             continuation.resume(throwing: CancellationError())
             return
         }

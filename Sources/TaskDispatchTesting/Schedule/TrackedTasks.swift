@@ -48,6 +48,10 @@ struct TrackedTasks: Sendable {
         var lastSeen: Event
         /// The value of ``TrackedTasks/wakeups`` when the task was last woken.
         var wokenAt: UInt64 = 0
+        /// How many sleeps and awaitable dispatches of the task in a row ended at once (it was cancelled, or a
+        /// sleep's deadline had come) with no wait on the dispatcher that lasted in between: two or more, and the
+        /// task is looping on them, which never settles.
+        var immediateReturns = 0
     }
 
     /// The last thing the dispatcher saw a tracked task do; turned into text only for an error.
@@ -60,17 +64,9 @@ struct TrackedTasks: Sendable {
         case gotValue
         /// A wait on the dispatcher's work ended with `CancellationError`: the task was cancelled.
         case waitCancelled(String)
-        /// A sleep on a dispatcher's clock returned at once: its deadline had come.
-        case sleptWithoutSuspending(until: String)
-
-        /// Whether the task's last event leaves it running without a wait on the dispatcher: it was cancelled while
-        /// it waited, or its sleep did not suspend. A task that does not settle after that loops on such waits.
-        var keepsTheTaskRunning: Bool {
-            switch self {
-            case .waitCancelled, .sleptWithoutSuspending: true
-            default: false
-            }
-        }
+        /// A sleep on a dispatcher's clock ended at once, its deadline come: it returned, or threw
+        /// `CancellationError` in a `cancelled` task.
+        case sleptWithoutSuspending(until: String, cancelled: Bool)
 
         var description: String {
             switch self {
@@ -81,8 +77,10 @@ struct TrackedTasks: Sendable {
             case .awaitedValue(let task): "it awaited the value of \(task) with value(of:)"
             case .gotValue: "it resumed with the value it awaited with value(of:)"
             case .waitCancelled(let what): "its wait on \(what) ended with CancellationError"
-            case .sleptWithoutSuspending(let deadline):
+            case .sleptWithoutSuspending(let deadline, false):
                 "it slept on the dispatcher's clock until \(deadline), a time that had come, so the sleep returned at once without suspending"
+            case .sleptWithoutSuspending(let deadline, true):
+                "it slept on the dispatcher's clock until \(deadline), and the sleep threw CancellationError at once"
             }
         }
     }
@@ -94,8 +92,7 @@ struct TrackedTasks: Sendable {
         /// Whether the task was cancelled (it has not finished, so it goes on after its cancellation, or is about to
         /// end).
         var isCancelled = false
-        /// Whether its last event leaves it running without a wait on the dispatcher (see
-        /// ``Event/keepsTheTaskRunning``).
+        /// Whether it loops on sleeps and awaitable dispatches that end at once (see ``Record/immediateReturns``).
         var keepsRunning = false
         let lastSeen: String
         /// The tracked task it awaits through `value(of:)`, if any, and how that task stands: `tracked task
@@ -187,13 +184,26 @@ struct TrackedTasks: Sendable {
         self.wake(id) { record in
             record.ownedWaits -= 1
             record.lastSeen = cancelled ? .waitCancelled(description) : .resumed(after: description)
+            record.immediateReturns = cancelled ? record.immediateReturns + 1 : 0
         }
     }
 
-    /// Task `id` slept on a dispatcher's clock until `deadline`, a time that had come, so the sleep returned at once
-    /// without suspending.
-    mutating func sleptWithoutSuspending(_ id: UInt64, until deadline: String) {
-        self.update(id) { $0.lastSeen = .sleptWithoutSuspending(until: deadline) }
+    /// Task `id` was cancelled before its wait on `description` began: the wait ended at once with
+    /// `CancellationError`, and the task runs on.
+    mutating func waitEndedAtOnce(_ id: UInt64, on description: String) {
+        self.update(id) { record in
+            record.lastSeen = .waitCancelled(description)
+            record.immediateReturns += 1
+        }
+    }
+
+    /// Task `id` slept on a dispatcher's clock until `deadline`, a time that had come, so the sleep returned (or, in
+    /// a `cancelled` task, threw) at once without suspending.
+    mutating func sleptWithoutSuspending(_ id: UInt64, until deadline: String, cancelled: Bool) {
+        self.update(id) { record in
+            record.lastSeen = .sleptWithoutSuspending(until: deadline, cancelled: cancelled)
+            record.immediateReturns += 1
+        }
     }
 
     /// A job of task `id`, of a child task of it, or of an actor one of them entered, was enqueued on its executor.
@@ -345,7 +355,7 @@ struct TrackedTasks: Sendable {
                 label: record.label,
                 callSite: record.callSite,
                 isCancelled: record.key?.isCancelled ?? false,
-                keepsRunning: record.lastSeen.keepsTheTaskRunning,
+                keepsRunning: record.immediateReturns >= 2,
                 lastSeen: record.lastSeen.description,
                 awaiting: record.awaiting.isEmpty
                     ? nil
