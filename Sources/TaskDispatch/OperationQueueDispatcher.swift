@@ -26,19 +26,18 @@ import Foundation
 /// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
 ///   work, until none is outstanding (counting what is dispatched while it waits, so stop dispatching first); a
 ///   cancelled task stops counting the moment it is cancelled, and a task delayed
-///   10^9 seconds (some 31 years) or more, which never runs, does not count. A Swift task started with
-///   ``TaskDispatcher/startTask(label:fileID:line:_:)`` counts until it ends, unless it runs on the main actor.
+///   10^9 seconds (some 31 years) or more, which never runs, does not count.
 ///
 /// The background queue itself is not exposed: changing its width or adding operations to it would bypass
 /// ``maxConcurrentBackgroundTasks`` and the waits above. ``backgroundOperationCount`` reports what it holds.
 ///
 /// It keeps the ``TaskDispatcher`` contract.
-public final class OperationQueueDispatcher: TaskDispatcher, CountsBackgroundWork {
+public final class OperationQueueDispatcher: TaskDispatcher {
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int
 
     private let backgroundQueue: OperationQueue
-    let tracker = BackgroundWorkTracker()
+    private let tracker = BackgroundWorkTracker()
     private let delayedForeground = DelayedForegroundQueue()
 
     /// Creates a dispatcher whose background queue runs at most three tasks at once.

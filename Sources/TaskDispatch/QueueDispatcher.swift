@@ -32,8 +32,7 @@ public import Dispatch
 ///   work, for a graceful shutdown of a command-line tool or server: until none is outstanding, counting what is
 ///   dispatched while it waits, so stop dispatching first. A cancelled task stops
 ///   counting the moment it is cancelled, even if its delay has not passed; a task delayed 10^9 seconds (some
-///   31 years) or more, which never runs, does not count. A Swift task started with
-///   ``TaskDispatcher/startTask(label:fileID:line:_:)`` counts until it ends, unless it runs on the main actor.
+///   31 years) or more, which never runs, does not count.
 ///
 /// It keeps the ``TaskDispatcher`` contract; background tasks on a concurrent queue run concurrently.
 ///
@@ -42,9 +41,9 @@ public import Dispatch
 /// queues are submitted with `dispatch_async_f`, the task object as the context, and Dispatch allocates no
 /// block. On systems without `Synchronization.Atomic` (before macOS 15, iOS 18, tvOS 18, watchOS 11,
 /// visionOS 2) the state sits behind a lock in a second allocation.
-public struct QueueDispatcher: TaskDispatcher, CountsBackgroundWork {
+public struct QueueDispatcher: TaskDispatcher {
     private let backgroundQueue: DispatchQueue?
-    let tracker = BackgroundWorkTracker()
+    private let tracker = BackgroundWorkTracker()
     private let delayedForeground = DelayedForegroundQueue()
 
     /// Creates a dispatcher that runs background work on the global queues, by priority.
@@ -115,9 +114,7 @@ public struct QueueDispatcher: TaskDispatcher, CountsBackgroundWork {
     /// coming (a poll loop that dispatches itself again) holds it until the timeout.
     ///
     /// Tasks still waiting for their delay count as unfinished, except one delayed 10^9 seconds (some 31 years) or
-    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. A Swift task started
-    /// with ``TaskDispatcher/startTask(label:fileID:line:_:)`` counts until its operation returns or throws,
-    /// unless the operation is isolated to the main actor: foreground work does not count. In async code the
+    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. In async code the
     /// compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``, which blocks no thread.
     ///
     /// Call it from outside the dispatcher's background tasks: one of them that calls it waits for itself, which

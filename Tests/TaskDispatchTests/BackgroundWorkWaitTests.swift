@@ -55,44 +55,6 @@ extension ParkedThreadTests {
             #expect(order.values == [2, 3], "the wait returned only after the second task ended")
         }
 
-        /// A Swift task started with `startTask` counts as background work until it ends, through a decorator too:
-        /// the wait returned `true` while it ran, so a command-line tool that waited before it exited lost the work
-        /// (found by a probe).
-        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases, [false, true])
-        func aStartedTaskCountsUntilItEnds(kind: ProductionDispatcherKind, throughADecorator: Bool) async throws {
-            let dispatcher = kind.makeDispatcher()
-            let service: any TaskDispatcher =
-                throughADecorator ? forwardingDecorator(of: dispatcher) : dispatcher
-            let release = DispatchSemaphore(value: 0)
-            let order = OrderLog()
-            let upload = service.startTask(label: "upload") { @concurrent in
-                _ = await onOwnThread { release.wait(timeout: .now() + 60) }
-                order.append(1)
-            }
-            #expect(await dispatcher.waitForBackgroundTasks(timeout: .milliseconds(50)) == false)
-            async let waited = dispatcher.waitForBackgroundTasks(timeout: .seconds(20))
-            release.signal()
-            #expect(await waited)
-            #expect(order.values == [1], "the wait returned only after the task ended")
-            try await upload.value
-            // A task that threw counts no more either.
-            let failing = service.startTask(label: "fails") { @concurrent in throw CancellationError() }
-            _ = await failing.result
-            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(20)))
-        }
-
-        /// A main-actor task does not count, as foreground work does not: a blocking wait on the main thread would
-        /// wait for it for ever.
-        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-        @MainActor func aMainActorTaskDoesNotCount(kind: ProductionDispatcherKind) async throws {
-            let dispatcher = kind.makeDispatcher()
-            let ran = OrderLog()
-            let task = dispatcher.startTask(label: "on main") { ran.append(1) }
-            #expect(dispatcher.waitForBackgroundTasks(timeout: .zero))  // the task has not run: this holds the actor
-            try await task.value
-            #expect(ran.values == [1])
-        }
-
         /// Documented, not refused: a background task that waits for the dispatcher's background work waits for
         /// itself, so its wait ends with `false` at the timeout (found by a probe; detecting it would cost every
         /// task a thread-local write).
@@ -193,9 +155,4 @@ extension ParkedThreadTests {
             #expect(results == Array(repeating: true, count: 21))
         }
     }
-}
-
-/// A decorator of `base` that forwards `startTask`, opened from an existential.
-func forwardingDecorator(of base: some TaskDispatcher) -> any TaskDispatcher {
-    GenericForwardingDecorator(base: base)
 }
