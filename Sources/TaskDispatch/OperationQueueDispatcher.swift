@@ -26,7 +26,8 @@ import Foundation
 /// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
 ///   work, until none is outstanding (counting what is dispatched while it waits, so stop dispatching first); a
 ///   cancelled task stops counting the moment it is cancelled, and a task delayed
-///   10^9 seconds (some 31 years) or more, which never runs, does not count.
+///   10^9 seconds (some 31 years) or more, which never runs, does not count. Swift tasks started with
+///   `startTask` are plain `Task`s here and do not count: await them.
 ///
 /// The background queue itself is not exposed: changing its width or adding operations to it would bypass
 /// ``maxConcurrentBackgroundTasks`` and the waits above. ``backgroundOperationCount`` reports what it holds.

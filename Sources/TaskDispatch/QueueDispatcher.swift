@@ -32,7 +32,8 @@ public import Dispatch
 ///   work, for a graceful shutdown of a command-line tool or server: until none is outstanding, counting what is
 ///   dispatched while it waits, so stop dispatching first. A cancelled task stops
 ///   counting the moment it is cancelled, even if its delay has not passed; a task delayed 10^9 seconds (some
-///   31 years) or more, which never runs, does not count.
+///   31 years) or more, which never runs, does not count. Swift tasks started with `startTask` are plain `Task`s
+///   here and do not count: await them.
 ///
 /// It keeps the ``TaskDispatcher`` contract; background tasks on a concurrent queue run concurrently.
 ///
@@ -114,7 +115,9 @@ public struct QueueDispatcher: TaskDispatcher {
     /// coming (a poll loop that dispatches itself again) holds it until the timeout.
     ///
     /// Tasks still waiting for their delay count as unfinished, except one delayed 10^9 seconds (some 31 years) or
-    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. In async code the
+    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. A Swift task started with
+    /// ``TaskDispatcher/startTask(label:fileID:line:_:)`` does not count: in production it is a plain `Task`, so
+    /// await it (`try await task.value`) before the tool exits, as you would a `Task { }`. In async code the
     /// compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``, which blocks no thread.
     ///
     /// Call it from outside the dispatcher's background tasks: one of them that calls it waits for itself, which

@@ -33,7 +33,9 @@ extension DispatcherContract {
         ///
         /// Checked on the dispatcher's own clock (real time, or the virtual time of a test dispatcher) with
         /// delays from 1 to 50 ms and one of 1.05 s in both contexts (a dispatcher that drops the whole seconds
-        /// of a delay runs that one early), and with zero and negative delays, which must still run.
+        /// of a delay runs that one early), and with zero and negative delays, which must still run. On a driven
+        /// clock (a subject with a driver), where waiting costs nothing, one delay of an hour more in each context
+        /// catches a dispatcher that caps long delays.
         case delayIsLowerBound
 
         /// A cancelled task never runs, and a cancel that races with the start leaves the task fully run or not

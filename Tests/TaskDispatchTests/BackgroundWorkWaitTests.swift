@@ -55,6 +55,22 @@ extension ParkedThreadTests {
             #expect(order.values == [2, 3], "the wait returned only after the second task ended")
         }
 
+        /// Documented: a Swift task started with `startTask` is a plain `Task` in production and does not count, so
+        /// the wait returns while it still runs (a probe expected otherwise; counting it made the wait block the main
+        /// thread on tasks that hop to the main actor, and a started task's own wait wait for itself, so the
+        /// documentation says to await such tasks).
+        @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+        func aStartedTaskDoesNotCount(kind: ProductionDispatcherKind) async throws {
+            let dispatcher = kind.makeDispatcher()
+            let release = DispatchSemaphore(value: 0)
+            let upload = dispatcher.startTask(label: "upload") { @concurrent in
+                _ = await onOwnThread { release.wait(timeout: .now() + 60) }
+            }
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(20)))
+            release.signal()
+            try await upload.value
+        }
+
         /// Documented, not refused: a background task that waits for the dispatcher's background work waits for
         /// itself, so its wait ends with `false` at the timeout (found by a probe; detecting it would cost every
         /// task a thread-local write).

@@ -23,6 +23,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case runsPendingWorkInALaterDispatch
     case runsEachTaskAgainLater
     case capsLongDelays
+    case holdsEveryTaskForThirtyYears
 
     var description: String { self.rawValue }
 
@@ -45,6 +46,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .runsPendingWorkInALaterDispatch: .neverInline
         case .runsEachTaskAgainLater: .exactlyOnce
         case .capsLongDelays: .delayIsLowerBound
+        case .holdsEveryTaskForThirtyYears: .exactlyOnce
         }
     }
 
@@ -67,6 +69,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .runsPendingWorkInALaterDispatch: "ran inline, inside dispatch(_:)"
         case .runsEachTaskAgainLater: "ran 2 times"
         case .capsLongDelays: "before its delay had passed"
+        case .holdsEveryTaskForThirtyYears: "never ran within"
         }
     }
 
@@ -84,6 +87,9 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         // probe: both passed, in real time and over a ManualDispatcher).
         case .runsEachTaskAgainLater: return .manual(RepeatingDecorator(base: manual), over: manual)
         case .capsLongDelays: return .manual(DelayCappingDecorator(base: manual), over: manual)
+        // The check runs what the ManualDispatcher holds for a day more of its clock, not for ever (a review).
+        case .holdsEveryTaskForThirtyYears:
+            return .manual(DelayingDecorator(base: manual, by: .seconds(1_000_000_000)), over: manual)
         default: return .realTime(self.makeDispatcher())
         }
     }
@@ -95,6 +101,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .runsPendingWorkInALaterDispatch: TrampolineDispatcher()
         case .runsEachTaskAgainLater: RepeatingDecorator(base: ManualDispatcher())
         case .capsLongDelays: DelayCappingDecorator(base: ManualDispatcher())
+        case .holdsEveryTaskForThirtyYears: DelayingDecorator(base: ManualDispatcher(), by: .seconds(1_000_000_000))
         case .runsInline: InlineDispatcher()
         case .runsATaskTwice: TwiceDispatcher()
         case .dropsEvery100thTask: DroppingDispatcher()
@@ -440,20 +447,23 @@ struct DelayCappingDecorator: StartTaskForwarding {
     }
 }
 
-/// Forwards every task ten milliseconds later than asked: a correct decorator (a delay is a lower bound), which
-/// the check over a `ManualDispatcher` once reported as losing every task (found by a probe).
+/// Forwards every task `extra` later than asked: with ten milliseconds, a correct decorator (a delay is a lower
+/// bound), which the check over a `ManualDispatcher` once reported as losing every task (found by a probe); with
+/// thirty years, one whose tasks never run in practice.
 struct DelayingDecorator: StartTaskForwarding {
     let base: any TaskDispatcher
     let clock: AnyDispatcherClock
+    let extra: Duration
 
-    init(base: any TaskDispatcher) {
+    init(base: any TaskDispatcher, by extra: Duration = .milliseconds(10)) {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
+        self.extra = extra
     }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         var later = task
-        later.delay = Swift.max(task.delay, .zero) + .milliseconds(10)
+        later.delay = Swift.max(task.delay, .zero) + self.extra
         return self.base.dispatch(later)
     }
 }

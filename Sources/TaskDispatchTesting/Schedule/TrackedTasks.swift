@@ -230,6 +230,7 @@ struct TrackedTasks: Sendable {
         self.update(id) { record in
             if let index = record.awaiting.firstIndex(of: other) { record.awaiting.remove(at: index) }
             record.lastSeen = .gotValue
+            record.immediateReturns = 0  // it waited on another tracked task
         }
     }
 
