@@ -82,14 +82,15 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .decoratorDropsTheWait: return .manual(WaitDroppingDecorator(base: manual), over: manual)
         // On the virtual clock, where the half millisecond it drops always shows (found by a probe).
         case .truncatesDelaysToWholeMilliseconds:
-            return .manual(MillisecondTruncatingDecorator(base: manual), over: manual)
+            return .manual(RewritingDecorator.truncatingDelaysToWholeMilliseconds(base: manual), over: manual)
         // On the virtual clock, where the check can reach a run seconds later, or a delay of an hour (found by a
         // probe: both passed, in real time and over a ManualDispatcher).
-        case .runsEachTaskAgainLater: return .manual(RepeatingDecorator(base: manual), over: manual)
-        case .capsLongDelays: return .manual(DelayCappingDecorator(base: manual), over: manual)
+        case .runsEachTaskAgainLater:
+            return .manual(RewritingDecorator.runningEachTaskAgainLater(base: manual), over: manual)
+        case .capsLongDelays: return .manual(RewritingDecorator.cappingDelays(base: manual), over: manual)
         // The check runs what the ManualDispatcher holds for a day more of its clock, not for ever (a review).
         case .holdsEveryTaskForThirtyYears:
-            return .manual(DelayingDecorator(base: manual, by: .seconds(1_000_000_000)), over: manual)
+            return .manual(RewritingDecorator.delaying(base: manual, by: .seconds(1_000_000_000)), over: manual)
         default: return .realTime(self.makeDispatcher())
         }
     }
@@ -97,11 +98,13 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     func makeDispatcher() -> any TaskDispatcher {
         switch self {
         case .dropsTheWholeSecondsOfADelay: WholeSecondsDroppingDispatcher()
-        case .truncatesDelaysToWholeMilliseconds: MillisecondTruncatingDecorator(base: ManualDispatcher())
+        case .truncatesDelaysToWholeMilliseconds:
+            RewritingDecorator.truncatingDelaysToWholeMilliseconds(base: ManualDispatcher())
         case .runsPendingWorkInALaterDispatch: TrampolineDispatcher()
-        case .runsEachTaskAgainLater: RepeatingDecorator(base: ManualDispatcher())
-        case .capsLongDelays: DelayCappingDecorator(base: ManualDispatcher())
-        case .holdsEveryTaskForThirtyYears: DelayingDecorator(base: ManualDispatcher(), by: .seconds(1_000_000_000))
+        case .runsEachTaskAgainLater: RewritingDecorator.runningEachTaskAgainLater(base: ManualDispatcher())
+        case .capsLongDelays: RewritingDecorator.cappingDelays(base: ManualDispatcher())
+        case .holdsEveryTaskForThirtyYears:
+            RewritingDecorator.delaying(base: ManualDispatcher(), by: .seconds(1_000_000_000))
         case .runsInline: InlineDispatcher()
         case .runsATaskTwice: TwiceDispatcher()
         case .dropsEvery100thTask: DroppingDispatcher()
@@ -149,25 +152,6 @@ struct TaskWaitingDispatcher: TaskDispatcher {
         }.start()
         ran.wait()
         return TaskHandle(canceller: SpentCanceller())
-    }
-}
-
-/// Forwards every task with its delay rounded down to whole milliseconds, and the clock: a conversion to a
-/// millisecond timer API that drops the rest.
-struct MillisecondTruncatingDecorator: StartTaskForwarding {
-    let base: any TaskDispatcher
-    let clock: AnyDispatcherClock
-
-    init(base: any TaskDispatcher) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
-    }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        var cut = task
-        let (seconds, attoseconds) = task.delay.components
-        cut.delay = .seconds(seconds) + .milliseconds(attoseconds / 1_000_000_000_000_000)
-        return self.base.dispatch(cut)
     }
 }
 
@@ -411,59 +395,60 @@ final class TrampolineDispatcher: TaskDispatcher, @unchecked Sendable {
     }
 }
 
-/// Forwards every task, and the same task again two seconds later: a retry layer that retries work that
-/// succeeded.
-struct RepeatingDecorator: StartTaskForwarding {
+/// A decorator that forwards the clock and `startTask`, and hands each task to `rewrite` with the dispatcher
+/// underneath: the decorators below differ only in what they do to a task.
+struct RewritingDecorator: StartTaskForwarding {
     let base: any TaskDispatcher
     let clock: AnyDispatcherClock
+    let rewrite: @Sendable (DispatchedTask, any TaskDispatcher) -> TaskHandle
 
-    init(base: any TaskDispatcher) {
+    init(base: any TaskDispatcher, rewrite: @escaping @Sendable (DispatchedTask, any TaskDispatcher) -> TaskHandle) {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
+        self.rewrite = rewrite
     }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        var again = task
-        again.delay = Swift.max(task.delay, .zero) + .seconds(2)
-        _ = self.base.dispatch(again)
-        return self.base.dispatch(task)
-    }
-}
-
-/// Forwards every task with its delay cut to two seconds at most: a timer API with a ceiling.
-struct DelayCappingDecorator: StartTaskForwarding {
-    let base: any TaskDispatcher
-    let clock: AnyDispatcherClock
-
-    init(base: any TaskDispatcher) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
+        self.rewrite(task, self.base)
     }
 
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        var capped = task
-        capped.delay = Swift.min(task.delay, .seconds(2))
-        return self.base.dispatch(capped)
-    }
-}
-
-/// Forwards every task `extra` later than asked: with ten milliseconds, a correct decorator (a delay is a lower
-/// bound), which the check over a `ManualDispatcher` once reported as losing every task (found by a probe); with
-/// thirty years, one whose tasks never run in practice.
-struct DelayingDecorator: StartTaskForwarding {
-    let base: any TaskDispatcher
-    let clock: AnyDispatcherClock
-    let extra: Duration
-
-    init(base: any TaskDispatcher, by extra: Duration = .milliseconds(10)) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
-        self.extra = extra
+    /// Each delay rounded down to whole milliseconds: a conversion to a millisecond timer API that drops the rest.
+    static func truncatingDelaysToWholeMilliseconds(base: any TaskDispatcher) -> Self {
+        Self(base: base) { task, base in
+            var cut = task
+            let (seconds, attoseconds) = task.delay.components
+            cut.delay = .seconds(seconds) + .milliseconds(attoseconds / 1_000_000_000_000_000)
+            return base.dispatch(cut)
+        }
     }
 
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        var later = task
-        later.delay = Swift.max(task.delay, .zero) + self.extra
-        return self.base.dispatch(later)
+    /// Every task, and the same task again two seconds later: a retry layer that retries work that succeeded.
+    static func runningEachTaskAgainLater(base: any TaskDispatcher) -> Self {
+        Self(base: base) { task, base in
+            var again = task
+            again.delay = Swift.max(task.delay, .zero) + .seconds(2)
+            _ = base.dispatch(again)
+            return base.dispatch(task)
+        }
+    }
+
+    /// Each delay cut to two seconds at most: a timer API with a ceiling.
+    static func cappingDelays(base: any TaskDispatcher) -> Self {
+        Self(base: base) { task, base in
+            var capped = task
+            capped.delay = Swift.min(task.delay, .seconds(2))
+            return base.dispatch(capped)
+        }
+    }
+
+    /// Every task `extra` later than asked: with ten milliseconds, a correct decorator (a delay is a lower bound),
+    /// which the check over a `ManualDispatcher` once reported as losing every task (found by a probe); with thirty
+    /// years, one whose tasks never run in practice.
+    static func delaying(base: any TaskDispatcher, by extra: Duration = .milliseconds(10)) -> Self {
+        Self(base: base) { task, base in
+            var later = task
+            later.delay = Swift.max(task.delay, .zero) + extra
+            return base.dispatch(later)
+        }
     }
 }

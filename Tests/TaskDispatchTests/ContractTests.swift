@@ -191,7 +191,7 @@ enum ForwardingDecoratorKind: String, Sendable, CustomStringConvertible {
         switch self {
         case .generic: GenericForwardingDecorator(base: manual)
         case .rebuilding: RebuildingDecorator(base: manual)
-        case .delaying: DelayingDecorator(base: manual)
+        case .delaying: RewritingDecorator.delaying(base: manual)
         }
     }
 }
