@@ -102,7 +102,7 @@ extension ManualDispatcherError {
         case .tasksNotSettled(let method, let limit?, let tasks):
             return (
                 .unsettledTasks(after: limit),
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks))"
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
             )
         case .tasksNotSettled(let method, nil, let tasks):
             return (
@@ -334,13 +334,17 @@ extension ManualDispatcherError {
     /// What to do about tracked tasks that did not settle within a wait limit: a task that loops on sleeps or
     /// awaitable dispatches that end at once (cancelled, or sleeping for no time) is told so; the others await
     /// something the dispatcher does not control.
-    private static func unsettledAdvice(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
+    private static func unsettledAdvice(_ tasks: [TrackedTasks.UnsettledTask], delayedTasksPending: Bool) -> String {
         let looping = tasks.filter(\.keepsRunning)
+        // A callback API wrapped in a continuation, resumed by a delayed task of this dispatcher: the work is on the
+        // dispatcher, but the wait is not, so no drain moves the clock to it (a probe).
+        let delayedCallback =
+            ". A continuation resumed by one of this dispatcher's delayed tasks (a callback API wrapped in withCheckedContinuation) counts as such work too: the dispatcher cannot see that wait, so no drain moves the clock to the callback. Await the work with runInBackground(after:) or a sleep on dispatcher.clock instead, which it sees"
         let cancelledNote =
             tasks.contains { $0.isCancelled && !$0.keepsRunning }
             ? " (a task marked cancelled awaits work that does not end when it is cancelled)" : ""
         let elsewhere =
-            "each awaits something the dispatcher does not control\(cancelledNote): a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call"
+            "each awaits something the dispatcher does not control\(cancelledNote): a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call\(delayedTasksPending ? delayedCallback : "")"
         guard !looping.isEmpty else { return "Since then \(elsewhere)" }
         let names = looping.map { $0.label.map { "\"\($0)\"" } ?? "(no label)" }.joined(separator: ", ")
         let loop =

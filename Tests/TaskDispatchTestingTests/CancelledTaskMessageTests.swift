@@ -123,6 +123,31 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// A tracked task awaiting a continuation that a delayed task of the same dispatcher resumes: the drain cannot
+    /// see that wait, so it never moves the clock to the callback; the message says so and what to use instead (a
+    /// probe got "send that work through the dispatcher", though it was pending there).
+    @Test func aContinuationResumedByADelayedTaskIsExplained() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "callback") { @concurrent in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                dispatcher.background(after: .seconds(1), label: "fetch-cb") { continuation.resume() }
+            }
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await dispatcher.runUntilIdle(waitingUpTo: .milliseconds(200))
+        }
+        let summary = try #require(error?.summary)
+        #expect(
+            summary.contains(
+                "A continuation resumed by one of this dispatcher's delayed tasks (a callback API wrapped in withCheckedContinuation) counts as such work too"
+            ))
+        #expect(summary.contains("Await the work with runInBackground(after:) or a sleep on dispatcher.clock instead"))
+        // The synchronous step moves the clock whatever the task's state, and runs the callback.
+        try synchronously { try dispatcher.advance(by: .seconds(1)) }
+        try await dispatcher.value(of: task)
+        try dispatcher.verifyIdle()
+    }
+
     /// The test's own sleep that began after its advance: the message says the clock's time and how to wait for
     /// such a sleep first (a probe's `async let` then `advance(by:)` got "advance the clock before the limit",
     /// which it had done).
