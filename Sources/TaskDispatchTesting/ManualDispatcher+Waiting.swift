@@ -61,64 +61,19 @@ extension ManualDispatcher {
         await self.suspend(until: condition, id: id, deadline: Self.deadline(after: limit))
     }
 
-    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled.
-    ///
-    /// The condition is checked and the waiter registered in one critical section, the one a dispatch takes
-    /// to record its task, so a dispatch is either seen by the check or wakes the waiter. Whoever removes the
-    /// waiter (a dispatch, the timer, the cancellation handler, or this method when the task was cancelled
-    /// before it registered) resumes it, exactly once.
+    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled (see
+    /// ``Monitor/suspend(until:id:deadline:asTheTestsAwaitOfATask:isolation:)``). A wait for a tracked task to finish
+    /// is the test's `value(of:)`: in auto-advance, a jump of the clock that was held for it (see `ClockHold`) is
+    /// made now.
     func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
         deadline: DispatchTime,
         isolation: isolated (any Actor)? = #isolation
     ) async -> WaitOutcome {
-        let monitor = self.monitor
-        return await withTaskCancellationHandler {
-            _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
-            return await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
-                enum Registration {
-                    case conditionAlreadyMet
-                    case registered(observer: (@Sendable () -> Void)?, timer: DispatchTime?, drain: Bool)
-                }
-                let thread = currentThreadIdentity()
-                let registration = monitor.withLock { schedule -> Registration in
-                    guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished)
-                    else { return .conditionAlreadyMet }
-                    let timer = schedule.waiters.add(
-                        id, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
-                    // The test now waits for a tracked task (`value(of:)`): in auto-advance, a jump of the clock
-                    // that was held for it (see `ClockHold`) is made now.
-                    var drain = false
-                    if condition.isTrackedTaskFinished {
-                        schedule.clockHold.endHold()  // a hold after this wait is timed from its own start
-                        drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
-                    }
-                    return .registered(observer: schedule.waiters.registrationObserver, timer: timer, drain: drain)
-                }
-                guard case .registered(let observer, let timer, let drain) = registration else {
-                    continuation.resume(returning: .conditionMet)
-                    return
-                }
-                if let timer { self.setTimer(for: timer) }
-                if drain { self.drainAutomatically() }
-                // The cancellation handler runs at once if the task was cancelled before it was installed, or
-                // concurrently with this closure: one of the two sees the waiter registered.
-                if Task.isCancelled {
-                    monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
-                    return
-                }
-                // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
-                if let observer { TaskTracking.$scope.withValue(nil) { observer() } }
-            }
-        } onCancel: {
-            monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
-        }
-    }
-
-    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`.
-    private func setTimer(for deadline: DispatchTime) {
-        self.monitor.setWaitTimer(for: deadline)
+        await self.monitor.suspend(
+            until: condition, id: id, deadline: deadline, asTheTestsAwaitOfATask: condition.isTrackedTaskFinished,
+            isolation: isolation)
     }
 
     // MARK: - Awaits from outside the tracked tasks
@@ -266,48 +221,77 @@ extension Monitor where Value == Schedule {
             guard let id = schedule.tracked.firstCancelledUnfinished else { return nil }
             return (id, schedule.waiters.makeID())
         }) {
-            guard await self.suspend(untilTrackedTaskFinished: id, id: waiter, deadline: deadline) == .conditionMet,
+            let outcome = await self.suspend(
+                until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: false)
+            guard outcome == .conditionMet,
                 self.withLock({ $0.tracked.hasFinished(id) })
             else { return }  // timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports
         }
     }
 
-    /// Suspends until tracked task `id` has finished, `deadline` passes, or the calling task is cancelled, bounded
-    /// by the schedule's one timer (which works without the dispatcher, which may be gone).
-    private func suspend(
-        untilTrackedTaskFinished id: UInt64,
-        id waiter: DispatchWaiters<WaitResumer>.ID,
-        deadline: DispatchTime
+    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled, bounded by the
+    /// schedule's one wait timer (which works without the dispatcher, which may be gone).
+    ///
+    /// The condition is checked and the waiter registered in one critical section, the one a dispatch takes
+    /// to record its task, so a dispatch is either seen by the check or wakes the waiter. Whoever removes the
+    /// waiter (a dispatch, the timer, the cancellation handler, or this method when the task was cancelled
+    /// before it registered) resumes it, exactly once.
+    ///
+    /// - Parameters:
+    ///   - condition: What the waiter waits for.
+    ///   - id: The waiter's identity, which the cancellation handler removes it by.
+    ///   - deadline: When the wait ends at the latest.
+    ///   - asTheTestsAwaitOfATask: Whether the test now waits for a tracked task (`value(of:)`): in auto-advance, a
+    ///     jump of the clock that was held for it (see `ClockHold`) is made now.
+    ///   - isolation: The caller's isolation, where it resumes.
+    /// - Returns: How the wait ended.
+    func suspend(
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        id: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime,
+        asTheTestsAwaitOfATask: Bool,
+        isolation: isolated (any Actor)? = #isolation
     ) async -> WaitOutcome {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
-                let registration = self.withLock { schedule -> FinishWaitRegistration in
-                    let condition = DispatchWaiters<WaitResumer>.Condition.trackedTaskFinished(id)
-                    guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished) else {
-                        return .conditionAlreadyMet
-                    }
+            _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
+            return await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                let thread = currentThreadIdentity()
+                let registration = self.withLock { schedule -> WaitRegistration in
+                    guard !condition.isMet(by: schedule.waitCounts, isFinished: schedule.tracked.hasFinished)
+                    else { return .conditionAlreadyMet }
                     let timer = schedule.waiters.add(
-                        waiter, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
-                    return .registered(observer: schedule.waiters.registrationObserver, timer: timer)
+                        id, waitingFor: condition, resumer: WaitResumer(continuation), deadline: deadline)
+                    var drain = false
+                    if asTheTestsAwaitOfATask {
+                        schedule.clockHold.endHold()  // a hold after this wait is timed from its own start
+                        drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
+                    }
+                    return .registered(observer: schedule.waiters.registrationObserver, timer: timer, drain: drain)
                 }
-                guard case .registered(let observer, let timer) = registration else {
-                    return continuation.resume(returning: .conditionMet)
+                guard case .registered(let observer, let timer, let drain) = registration else {
+                    continuation.resume(returning: .conditionMet)
+                    return
                 }
                 if let timer { self.setWaitTimer(for: timer) }
-                // The cancellation handler may have run before the waiter was registered.
-                if Task.isCancelled { self.withLock { $0.waiters.remove(waiter) }?.resume(.cancelled) }
-                // The package's tests' seam, run as the test would, from outside any tracked task.
+                if drain { self.drainAutomatically() }
+                // The cancellation handler runs at once if the task was cancelled before it was installed, or
+                // concurrently with this closure: one of the two sees the waiter registered.
+                if Task.isCancelled {
+                    self.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
+                    return
+                }
+                // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
                 if let observer { TaskTracking.$scope.withValue(nil) { observer() } }
             }
         } onCancel: {
-            self.withLock { $0.waiters.remove(waiter) }?.resume(.cancelled)
+            self.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
         }
     }
 }
 
-/// Whether a wait for a tracked task's end registered (with the package's tests' observer of registrations), or
-/// found the task finished.
-private enum FinishWaitRegistration {
+/// Whether a wait registered (with the package's tests' observer of registrations, the timer to set, and whether
+/// the caller drains in auto-advance), or found its condition already met.
+private enum WaitRegistration {
     case conditionAlreadyMet
-    case registered(observer: (@Sendable () -> Void)?, timer: DispatchTime?)
+    case registered(observer: (@Sendable () -> Void)?, timer: DispatchTime?, drain: Bool)
 }

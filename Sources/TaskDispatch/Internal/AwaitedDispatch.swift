@@ -40,8 +40,7 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
         if cancelledEarly {
             // Never dispatched: the tracked wait ends unrecorded, and the awaiting task's records note that it
             // returned at once (a loop of such awaits in a cancelled task never settles).
-            self.trackedWait?.end(cancelled: true)
-            continuation.resume(throwing: CancellationError())
+            self.resume(continuation, with: .failure(CancellationError()))
             return
         }
         // Marked on this thread for the call: a task a decorator builds anew inside it takes this await.
@@ -97,6 +96,20 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// with `CancellationError` when the awaiting task cancelled it, and otherwise with `dropped()`, so the
     /// awaiting task is not left suspended for ever.
     package func workReleased(_ dropped: () -> any Error) {
+        let (continuation, isCancelled) = self.takeAwait()
+        guard let continuation else { return }  // it ran, or a cancel or a failure ended the await
+        self.resume(continuation, with: .failure(isCancelled ? CancellationError() : dropped()))
+    }
+
+    /// The continuation, taken so that nothing else resumes it; `nil` if the await has ended.
+    private func takeContinuation() -> CheckedContinuation<Value, any Error>? {
+        self.takeAwait().continuation
+    }
+
+    /// Ends the await's hold on its state: takes the continuation, so that nothing else resumes it (`nil` if the
+    /// await has ended), with whether the awaiting task cancelled it. Nothing is left to cancel either: the handle
+    /// (a decorator's may hold code of its own) is released outside the lock.
+    private func takeAwait() -> (continuation: CheckedContinuation<Value, any Error>?, isCancelled: Bool) {
         let (continuation, isCancelled, handle) = self.state.withLock { state in
             defer {
                 state.continuation = nil
@@ -104,24 +117,8 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
             }
             return (state.continuation, state.isCancelled, state.handle)
         }
-        _ = consume handle  // released outside the lock
-        guard let continuation else { return }  // it ran, or a cancel or a failure ended the await
-        self.resume(continuation, with: .failure(isCancelled ? CancellationError() : dropped()))
-    }
-
-    /// The continuation, taken so that nothing else resumes it; `nil` if the await has ended.
-    private func takeContinuation() -> CheckedContinuation<Value, any Error>? {
-        // The await has ended: nothing to cancel any more. The handle (a decorator's may hold code of its own) is
-        // released outside the lock.
-        let (continuation, handle) = self.state.withLock { state in
-            defer {
-                state.continuation = nil
-                state.handle = nil
-            }
-            return (state.continuation, state.handle)
-        }
         _ = consume handle
-        return continuation
+        return (continuation, isCancelled)
     }
 
     /// Ends the tracked wait and resumes the awaiting task.

@@ -54,21 +54,6 @@ package struct AwaitableCall: Sendable {
     /// Where its work runs.
     package let context: TaskContext
 
-    /// The call about to be made.
-    package init(
-        wait: (any TaskTrackingWait)?,
-        awaiter: any TaskAwaiter,
-        label: String?,
-        callSite: CallSite,
-        context: TaskContext
-    ) {
-        self.wait = wait
-        self.awaiter = awaiter
-        self.label = label
-        self.callSite = callSite
-        self.context = context
-    }
-
     /// Whether a task of `callSite` and `context`, built now through `DispatchedTask`'s initializer, is taken for this
     /// call's task rebuilt: it has the call's site and context, and it is built while the call is in progress on
     /// this thread (``DispatchCallMarker``), that is synchronously inside `dispatch(_:)`. A decorator that holds a
