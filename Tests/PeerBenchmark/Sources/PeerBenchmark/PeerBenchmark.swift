@@ -1,0 +1,37 @@
+// TaskDispatch's ManualDispatcher beside its peers, on the same work in one process:
+// `swift run -c release --package-path Tests/PeerBenchmark PeerBenchmark [--quick | --full]`.
+// Every row is a median of alternating runs; ratios compare rows of the same run. Timing never fails the process;
+// a contender that runs the wrong number of closures, or a scenario whose checks fail, does.
+import Dispatch
+import Foundation
+
+@main
+enum PeerBenchmark {
+    @MainActor
+    static func main() async {
+        var configuration = Configuration.quick
+        for argument in CommandLine.arguments.dropFirst() {
+            switch argument {
+            case "--quick": configuration = .quick
+            case "--full": configuration = .full
+            default:
+                print("usage: PeerBenchmark [--quick | --full]")
+                exit(2)
+            }
+        }
+        let seconds = configuration.name == "full" ? 1_800.0 : 300.0
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            print("watchdog: the benchmark took over \(Int(seconds)) s; stopping")
+            exit(1)
+        }
+        print("## ManualDispatcher and its peers (\(configuration.name) run)")
+        do {
+            try await perTaskTables(configuration)
+            try await sleeperTable(configuration)
+            try await scenarioTable(configuration)
+        } catch {
+            print("error: \(error)")
+            exit(1)
+        }
+    }
+}
