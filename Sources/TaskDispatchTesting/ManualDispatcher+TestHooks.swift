@@ -50,4 +50,12 @@ extension ManualDispatcher {
     package var clockHoldsTimedOut: Int {
         self.monitor.withLock { $0.clockHold.timedOut }
     }
+
+    #if DEBUG
+        /// How many times the dispatcher's lock has been taken since its creation (debug builds); for the package's
+        /// tests of what each verb costs.
+        package var lockAcquisitions: Int {
+            self.monitor.acquisitionCount
+        }
+    #endif
 }

@@ -21,6 +21,10 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    #if DEBUG
+        /// How many times the mutex was taken through ``withLock(_:)`` and ``waitForResult(_:)``; guarded by it.
+        private var acquisitions = 0
+    #endif
 
     init(_ value: Value) {
         self.value.initialize(to: value)
@@ -59,6 +63,9 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(self.mutex)
         defer { pthread_mutex_unlock(self.mutex) }
+        #if DEBUG
+            self.acquisitions += 1
+        #endif
         return try body(&self.value.pointee)
     }
 
@@ -67,11 +74,23 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
     func waitForResult<Result>(_ body: (inout Value) -> Result?) -> Result {
         pthread_mutex_lock(self.mutex)
         defer { pthread_mutex_unlock(self.mutex) }
+        #if DEBUG
+            self.acquisitions += 1
+        #endif
         while true {
             if let result = body(&self.value.pointee) { return result }
             pthread_cond_wait(self.condition, self.mutex)
         }
     }
+
+    #if DEBUG
+        /// How many times the lock has been taken so far, read without counting this read; for the package's tests.
+        var acquisitionCount: Int {
+            pthread_mutex_lock(self.mutex)
+            defer { pthread_mutex_unlock(self.mutex) }
+            return self.acquisitions
+        }
+    #endif
 
     /// Wakes every thread waiting in ``waitForResult(_:)``.
     func broadcast() {
