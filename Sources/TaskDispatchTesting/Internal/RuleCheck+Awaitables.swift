@@ -274,3 +274,23 @@ enum AwaitableForm: String, CaseIterable, CustomStringConvertible {
         }
     }
 }
+
+/// Forwards to the subject's dispatcher and reports its first dispatch once it has returned; optionally cancels the
+/// calling Swift task right after that dispatch returned, on the caller's stack, so the task cannot have started.
+struct ObservedDispatcher: TaskDispatcher {
+    let base: any TaskDispatcher
+    let dispatched = ContractFlag()
+    let cancelsCallerAfterDispatch: Bool
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let handle = self.base.dispatch(task)
+        if self.cancelsCallerAfterDispatch {
+            withUnsafeCurrentTask { $0?.cancel() }
+        }
+        self.dispatched.set()
+        return handle
+    }
+}
+
+/// The error the contract's closures throw.
+struct ContractError: Error, Equatable {}

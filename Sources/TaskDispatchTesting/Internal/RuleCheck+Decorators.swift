@@ -12,10 +12,10 @@ extension RuleCheck {
         guard let base = self.subject.manualBase else { return }
         let clock = self.subject.dispatcher.clock
         let pending = base.pendingTaskCount
-        let woke = ContractSignal<Bool>()
+        let woke = ContractFlag()
         let sleeper = Task {
             try await clock.sleep(for: .seconds(3_600))
-            woke.fulfil(true)
+            woke.set()
         }
         defer { sleeper.cancel() }
         do {

@@ -26,7 +26,7 @@ extension RuleCheck {
         let fromMainActor = await MainActor.run { () -> [Int] in
             var indices: [Int] = []
             for _ in 0..<10 {
-                let movedOn = MovedOnFlag()
+                let movedOn = ContractFlag()
                 indices.append(
                     self.dispatch(.foreground, note: "dispatched from the main actor", movedOn: movedOn).index
                 )
@@ -62,20 +62,20 @@ extension RuleCheck {
         // Too little time left to wait in: a short wait would call a dispatcher that does a little work after it
         // hands the task on (a decorator that logs) one that waits for its task.
         guard patience >= Self.leastPatience else { return }
-        let waitedInVain = LockedValue(false)
+        let waitedInVain = ContractFlag()
         let index = await withCheckedContinuation { (dispatched: CheckedContinuation<Int, Never>) in
             DispatchQueue(label: "TaskDispatchTesting.DispatcherContract.dispatchCall").async {
                 let callsInProgress = self.callsInProgress
                 let index = self.dispatch(.background, note: "it waits for its dispatch call to return") { call in
                     // Run inside the call, it would wait for itself: that is the inline rule's to report, above.
                     guard !callsInProgress.containCurrentCode else { return }
-                    if !call.waitForReturn(timeout: patience) { waitedInVain.withLock { $0 = true } }
+                    if !call.waitForReturn(timeout: patience) { waitedInVain.set() }
                 }.index
                 dispatched.resume(returning: index)
             }
         }
         // With a dispatcher that waits for the task, the body has given up by the time the call above returned.
-        if waitedInVain.withLock({ $0 }) {
+        if waitedInVain.isSet {
             throw self.violation(
                 "dispatch(_:) did not return while \(self.log.describe(index)) ran on another thread: the task waited \(patience.millisecondsText) for its dispatch call to return, in vain. A dispatch must not wait for its task: a caller that holds what the task needs (the main actor, a lock) would deadlock"
             )

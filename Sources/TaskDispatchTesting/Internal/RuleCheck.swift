@@ -1,58 +1,4 @@
-import Dispatch
 import TaskDispatch
-
-/// The `dispatch(_:)` calls of one contract check in progress, by thread.
-///
-/// A task that starts on a thread while one of the check's calls is in progress there runs inside that call, on
-/// the caller's stack (its own call, or a later one, for a dispatcher that runs pending work as it takes new work):
-/// the thread is busy with the call until it returns, so nothing else can run there meanwhile. (A task-local
-/// marker would not do: a dispatcher that runs its work in a `Task { }` passes it on, and such a task never runs
-/// on the caller's stack.)
-final class DispatchCallsInProgress: Sendable {
-    private let depths = LockedValue<[UInt: Int]>([:])
-
-    /// Makes the call `body` on this thread, as one in progress.
-    func call<Result>(_ body: () -> Result) -> Result {
-        let thread = currentThreadIdentity()
-        self.depths.withLock { $0[thread, default: 0] += 1 }
-        defer {
-            self.depths.withLock { depths in
-                depths[thread, default: 1] -= 1
-                if depths[thread] == 0 { depths[thread] = nil }
-            }
-        }
-        return body()
-    }
-
-    /// Whether the current code runs inside one of the calls, on the caller's stack.
-    var containCurrentCode: Bool {
-        let thread = currentThreadIdentity()
-        return self.depths.withLock { $0[thread] != nil }
-    }
-}
-
-/// One `dispatch(_:)` call of the contract check, which a task may wait to see return.
-final class DispatchCall: Sendable {
-    private let returnedSignal = DispatchSemaphore(value: 0)
-
-    /// The call has returned.
-    func returned() {
-        self.returnedSignal.signal()
-    }
-
-    /// Blocks until the call has returned, or `timeout` passes; returns whether it returned.
-    func waitForReturn(timeout: Duration) -> Bool {
-        self.returnedSignal.wait(timeout: timeout.dispatchDeadline) == .success
-    }
-}
-
-/// A flag set by the dispatching code right after its `dispatch` call returns. `Sendable` through its lock.
-final class MovedOnFlag: Sendable {
-    private let state = LockedValue(false)
-
-    func set() { self.state.withLock { $0 = true } }
-    var isSet: Bool { self.state.withLock { $0 } }
-}
 
 /// The check of one rule against one dispatcher: dispatches recorded tasks, lets time pass, waits with a bound,
 /// and turns what it saw into a ``DispatcherContractViolation``.
@@ -107,7 +53,7 @@ struct RuleCheck: Sendable {
         _ context: TaskContext,
         delay: Duration = .zero,
         note: String = "",
-        movedOn: MovedOnFlag? = nil,
+        movedOn: ContractFlag? = nil,
         body: (@Sendable (DispatchCall) -> Void)? = nil
     ) -> (index: Int, handle: TaskHandle) {
         let log = self.log
@@ -152,8 +98,7 @@ struct RuleCheck: Sendable {
             let counts = self.log.runCounts
             if indices.contains(where: { counts[$0] == 0 }) { try? runHeldTasks() }
         }
-        let remaining = self.deadline - ContinuousClock.now
-        guard await !self.log.waitForStarts(of: indices, timeLimit: remaining) else { return }
+        guard await !self.log.waitForStarts(of: indices, until: self.deadline) else { return }
         let counts = self.log.runCounts
         let missing = indices.filter { counts[$0] == 0 }
         guard let first = missing.first else { return }
