@@ -36,12 +36,11 @@ public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
 
-    private let registrations: LockedValue<Registrations>
+    /// The registered dispatchers; their ``Registration``s write to it.
+    private let entries = LockedValue(Entries())
 
     /// Creates an empty registry; it tracks nothing until ``track(_:)`` runs code with it.
-    public init() {
-        self.registrations = LockedValue(Registrations())
-    }
+    public init() {}
 
     /// Runs `body`, registering with this registry every ``ManualDispatcher`` created inside it.
     ///
@@ -71,7 +70,7 @@ public final class ManualDispatcherRegistry: Sendable {
 
     /// How many dispatchers registered with this registry so far.
     public var createdCount: Int {
-        self.registrations.withLock { $0.createdCount }
+        self.entries.withLock { $0.createdCount }
     }
 
     /// One failure for each registered dispatcher that holds work: still alive with pending tasks (or an
@@ -83,8 +82,7 @@ public final class ManualDispatcherRegistry: Sendable {
     /// - Returns: The failures, empty when every dispatcher is idle.
     /// - Complexity: O(n) in the number of registered dispatchers, plus their pending tasks.
     public func idleFailures() -> [IdleFailure] {
-        let registrations = self.registrations.withLock { $0.all }
-        return registrations.compactMap { $0.idleFailure() }
+        self.registered().compactMap { $0.entry.idleFailure(of: $0.dispatcher) }
     }
 
     /// ``idleFailures()``, once the tracked tasks that were cancelled have ended (within each dispatcher's
@@ -97,11 +95,13 @@ public final class ManualDispatcherRegistry: Sendable {
     ///
     /// If the calling task is cancelled (a test cancelled with `Test.cancel()`), it does not wait.
     package func idleFailuresOnceCancelledTasksEnd() async -> [IdleFailure] {
-        let registrations = self.registrations.withLock { $0.all }
+        let registrations = self.registered().map(\.entry.registration)
         for registration in registrations where !Task.isCancelled {
-            await registration.awaitCancelledTrackedTasks()
+            // Read at its turn: a dispatcher released meanwhile is awaited through the schedule its release kept.
+            guard let found = self.registered([registration]).first else { continue }
+            await found.entry.awaitCancelledTrackedTasks(of: found.dispatcher)
         }
-        return registrations.compactMap { $0.idleFailure() }
+        return self.registered(registrations).compactMap { $0.entry.idleFailure(of: $0.dispatcher) }
     }
 
     /// Throws the first of ``idleFailures()``, if any.
@@ -117,9 +117,20 @@ public final class ManualDispatcherRegistry: Sendable {
 
     /// Registers a dispatcher being created at `callSite`; called by ``ManualDispatcher/init(mode:order:waitLimit:runawayLimit:historyLimit:fileID:line:)``.
     func register(createdAt callSite: CallSite) -> Registration {
-        let registration = Registration(createdAt: callSite)
-        self.registrations.withLock { $0.append(registration) }
+        let registration = Registration(createdAt: callSite, registry: self)
+        self.handle(.created, from: registration)
         return registration
+    }
+
+    /// Records what happened to a registered dispatcher.
+    fileprivate func handle(_ event: Registration.Event, from registration: Registration) {
+        self.entries.withLock { $0.handle(event, from: registration) }
+    }
+
+    /// The entries of `registrations` (all, in creation order, by default), each with its dispatcher if it is
+    /// alive; read in one section, so that an entry shows its dispatcher alive or its release recorded.
+    private func registered(_ registrations: [Registration]? = nil) -> [(entry: Entry, dispatcher: ManualDispatcher?)] {
+        self.entries.withLock { $0.entries(registrations).map { ($0, $0.dispatcher) } }
     }
 }
 
@@ -143,79 +154,79 @@ extension ManualDispatcherRegistry {
         public let description: String
     }
 
-    /// One dispatcher's entry: where it was created, a weak reference to it, and its report if it was released
-    /// with pending tasks.
+    /// A dispatcher's link to the registry it registered with, which it tells of its creation and its release.
     final class Registration: Sendable {
-        struct State: Sendable {
-            weak var dispatcher: ManualDispatcher?
-            var releasedReport: String?
-            var isReleased = false
-            /// The lock and schedule of a dispatcher released while tracked tasks were still running, kept to see
-            /// at the check how they ended; `nil` otherwise.
-            var trackedTasks: Monitor<Schedule>?
-            /// The dispatcher's ``ManualDispatcher/waitLimit``, for waits at the check after its release.
-            var waitLimit = Duration.zero
+        /// What a registration tells its registry.
+        enum Event {
+            case created
+            case attached(ManualDispatcher)
+            case released(report: String?, trackedTasks: Monitor<Schedule>?)
         }
 
         let createdAt: CallSite
-        private let state = LockedValue(State())
+        private weak let registry: ManualDispatcherRegistry?
 
-        init(createdAt: CallSite) {
+        init(createdAt: CallSite, registry: ManualDispatcherRegistry) {
             self.createdAt = createdAt
+            self.registry = registry
         }
 
         /// Points the entry at its dispatcher, weakly; called once, at the end of the dispatcher's `init`.
         func attach(_ dispatcher: ManualDispatcher) {
-            self.state.withLock { state in
-                state.dispatcher = dispatcher
-                state.waitLimit = dispatcher.waitLimit
-            }
-        }
-
-        /// Waits, within the dispatcher's wait limit, until its tracked tasks that were cancelled have ended, whether
-        /// the dispatcher is alive or was released while they ran.
-        func awaitCancelledTrackedTasks() async {
-            let (dispatcher, trackedTasks, limit) = self.state.withLock {
-                ($0.dispatcher, $0.trackedTasks, $0.waitLimit)
-            }
-            guard let monitor = dispatcher?.monitor ?? trackedTasks else { return }
-            await monitor.awaitCancelledTrackedTasks(within: limit)
+            self.registry?.handle(.attached(dispatcher), from: self)
         }
 
         /// Records the release of the dispatcher, its report (`nil` when it was idle), and the schedule of the
         /// tracked tasks it left running, if any, to look at when the check comes.
         func dispatcherReleased(pendingTasksReport report: String?, trackedTasks: Monitor<Schedule>? = nil) {
-            self.state.withLock { state in
-                state.isReleased = true
-                state.releasedReport = report
-                state.trackedTasks = trackedTasks
-            }
+            self.registry?.handle(.released(report: report, trackedTasks: trackedTasks), from: self)
         }
+    }
+
+    /// One dispatcher's entry: where it was created, a weak reference to it, and its report if it was released
+    /// with work left.
+    struct Entry: Sendable {
+        /// Held, so that no other registration has its identity while the entry exists.
+        let registration: Registration
+        let order: Int
+        weak var dispatcher: ManualDispatcher?
+        /// The dispatcher's ``ManualDispatcher/waitLimit``, for waits at the check after its release.
+        var waitLimit = Duration.zero
+        /// Once the dispatcher is released: its report, and the lock and schedule of the tracked tasks it left
+        /// running, kept to see at the check how they ended.
+        var release: (report: String?, trackedTasks: Monitor<Schedule>?)?
 
         /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
         var isSettled: Bool {
-            self.state.withLock { $0.isReleased && $0.releasedReport == nil && $0.trackedTasks == nil }
+            self.release.map { $0.report == nil && $0.trackedTasks == nil } ?? false
         }
 
-        func idleFailure() -> IdleFailure? {
-            let (dispatcher, report, trackedTasks) = self.state.withLock {
-                ($0.dispatcher, $0.releasedReport, $0.trackedTasks)
-            }
+        /// Waits, within the dispatcher's wait limit, until its tracked tasks that were cancelled have ended, whether
+        /// the dispatcher is alive or was released while they ran.
+        func awaitCancelledTrackedTasks(of dispatcher: ManualDispatcher?) async {
+            guard let monitor = dispatcher?.monitor ?? self.release?.trackedTasks else { return }
+            await monitor.awaitCancelledTrackedTasks(within: self.waitLimit)
+        }
+
+        /// The entry's failure, given its `dispatcher` if it is alive.
+        func idleFailure(of dispatcher: ManualDispatcher?) -> IdleFailure? {
+            let createdAt = self.registration.createdAt
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
-            let leftRunning = trackedTasks?.withLock { schedule -> Failure? in
+            let leftRunning = self.release?.trackedTasks?.withLock { schedule -> Failure? in
                 let unfinished = schedule.tracked.unfinished
                 guard unfinished.isEmpty else { return schedule.failure(.unfinishedTasks(tasks: unfinished)) }
                 return schedule.unobservedErrorsFailure(method: "The check after the dispatcher's release")
             }
+            let report = self.release?.report
             if report != nil || leftRunning != nil {
                 let running = leftRunning.map {
                     "ManualDispatcher was released while tracked tasks were still running: \(ManualDispatcherError($0).summary)\n"
                 }
                 return IdleFailure(
-                    createdAt: self.createdAt,
+                    createdAt: createdAt,
                     wasReleased: true,
                     description:
-                        "ManualDispatcher created at \(self.createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
+                        "ManualDispatcher created at \(createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
                 )
             }
             guard let dispatcher else { return nil }
@@ -224,29 +235,44 @@ extension ManualDispatcherRegistry {
                 return nil
             } catch {
                 return IdleFailure(
-                    createdAt: self.createdAt,
+                    createdAt: createdAt,
                     wasReleased: false,
                     description:
-                        "ManualDispatcher created at \(self.createdAt) still holds work at the end of the tracked scope: \(error)"
+                        "ManualDispatcher created at \(createdAt) still holds work at the end of the tracked scope: \(error)"
                 )
             }
         }
     }
 
-    /// The entries of one registry. Entries of dispatchers released idle are dropped as the list grows, so a
-    /// scope that creates many dispatchers holds memory in proportion to the ones that matter.
-    struct Registrations: Sendable {
-        private(set) var all: [Registration] = []
+    /// The entries of one registry. Entries of dispatchers released idle are dropped as they grow, so a scope that
+    /// creates many dispatchers holds memory in proportion to the ones that matter.
+    struct Entries: Sendable {
+        private var byRegistration: [ObjectIdentifier: Entry] = [:]
         private(set) var createdCount = 0
         private var compactionThreshold = 64
 
-        mutating func append(_ registration: Registration) {
-            self.createdCount += 1
-            if self.all.count >= self.compactionThreshold {
-                self.all.removeAll { $0.isSettled }
-                self.compactionThreshold = Swift.max(64, self.all.count * 2)
+        mutating func handle(_ event: Registration.Event, from registration: Registration) {
+            let key = ObjectIdentifier(registration)
+            switch event {
+            case .created:
+                if self.byRegistration.count >= self.compactionThreshold {
+                    self.byRegistration = self.byRegistration.filter { !$0.value.isSettled }
+                    self.compactionThreshold = Swift.max(64, self.byRegistration.count * 2)
+                }
+                self.byRegistration[key] = Entry(registration: registration, order: self.createdCount)
+                self.createdCount += 1
+            case .attached(let dispatcher):
+                self.byRegistration[key]?.dispatcher = dispatcher
+                self.byRegistration[key]?.waitLimit = dispatcher.waitLimit
+            case .released(let report, let trackedTasks):
+                self.byRegistration[key]?.release = (report, trackedTasks)
             }
-            self.all.append(registration)
+        }
+
+        /// The entries of `registrations` still held, in that order; all of them, in creation order, for `nil`.
+        func entries(_ registrations: [Registration]?) -> [Entry] {
+            guard let registrations else { return self.byRegistration.values.sorted { $0.order < $1.order } }
+            return registrations.compactMap { self.byRegistration[ObjectIdentifier($0)] }
         }
     }
 }
