@@ -82,6 +82,7 @@ import Testing
         "Tests/ImageExampleTests/PlantedBugTests.swift",
         "Tests/ImageExampleTests/BuggyImageLoader.swift",
         "Tests/ImageExampleTests/ImageLoaderXCTests.swift",
+        "Tests/TaskDispatchTests/BackgroundWorkWaitingTests.swift",
     ]
 
     /// The repository root: three folders up from this file.
