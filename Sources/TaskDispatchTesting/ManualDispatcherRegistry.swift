@@ -25,13 +25,18 @@ public import TaskDispatch
 ///         dispatchers.track { super.invokeTest() }           // tracks setUp, the test and tearDown
 ///     }
 ///
-///     override func tearDown() async throws {
-///         try dispatchers.verifyIdle()                         // fails the test with the creation line
+///     override func tearDown() {
+///         for failure in dispatchers.idleFailures() {         // each at the line that created its dispatcher
+///             XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
+///         }
+///         super.tearDown()
 ///     }
 /// }
 /// ```
 ///
-/// For one dispatcher the test creates itself, a single line does: `addTeardownBlock { try dispatcher.verifyIdle() }`.
+/// For one dispatcher the test creates itself, a single line in the test does:
+/// `addTeardownBlock { XCTAssertNoThrow(try dispatcher.verifyIdle()) }`. (An error thrown in `tearDown` or a
+/// teardown block fails the test too, but on Linux at `<EXPR>:0`; see the reference's XCTest section.)
 public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
@@ -106,7 +111,8 @@ public final class ManualDispatcherRegistry: Sendable {
 
     /// Throws the first of ``idleFailures()``, if any.
     ///
-    /// Use it in an XCTest `tearDown`, where a thrown error fails the test.
+    /// A thrown error fails the test wherever it is thrown; in an XCTest `tearDown`, prefer failing the test once
+    /// for each of ``idleFailures()`` at its ``IdleFailure/createdAt`` (see the type's example).
     ///
     /// - Throws: ``IdleFailure`` for the first dispatcher, in creation order, that holds work.
     public func verifyIdle() throws(IdleFailure) {

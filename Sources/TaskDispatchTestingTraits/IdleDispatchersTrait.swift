@@ -56,7 +56,8 @@ public import Testing
 /// ## XCTest
 ///
 /// `ManualDispatcherRegistry` does the same without this module: override `invokeTest()` to run
-/// `super.invokeTest()` inside `registry.track { }`, and call `try registry.verifyIdle()` in `tearDown`.
+/// `super.invokeTest()` inside `registry.track { }`, and in `tearDown` fail the test for each of
+/// `registry.idleFailures()`, at the line that created its dispatcher.
 public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
     /// Creates the trait; use ``Testing/Trait/verifiesIdleDispatchers`` instead.
     public init() {}

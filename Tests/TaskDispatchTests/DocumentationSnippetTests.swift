@@ -83,6 +83,8 @@ import Testing
         "Tests/ImageExampleTests/BuggyImageLoader.swift",
         "Tests/ImageExampleTests/ImageLoaderXCTests.swift",
         "Tests/TaskDispatchTests/BackgroundWorkWaitingTests.swift",
+        "Tests/TaskDispatchXCTests/MainActorXCTests.swift",
+        "Tests/TaskDispatchXCTests/ManualDispatcherRegistryXCTests.swift",
     ]
 
     /// The repository root: three folders up from this file.
