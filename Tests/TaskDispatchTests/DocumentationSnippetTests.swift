@@ -99,6 +99,18 @@ import Testing
         #expect(Self.documents.count >= 40)
     }
 
+    /// The README is a landing page: under 200 lines, with the example's and the tests' commands on its first screen
+    /// (it had grown to 202; issue 33).
+    @Test func theReadmeIsALandingPage() throws {
+        let text = try String(contentsOfFile: "\(Self.root)/README.md", encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let count = lines.count - (text.hasSuffix("\n") ? 1 : 0)
+        #expect(count < 200, "README.md has \(count) lines; keep it under 200 and move the detail to a DocC article")
+        let firstScreen = lines.prefix(20)
+        #expect(firstScreen.contains { $0.hasPrefix("swift run feed-demo") })
+        #expect(firstScreen.contains { $0.hasPrefix("swift test") })
+    }
+
     /// Every article that a catalog's landing page links to (`<doc:Name>`) is in ``documents``, and so is the
     /// landing page. `.ci/documents` checks every Markdown file of the catalogs, linked or not; this test repeats
     /// the part it can do without listing folders, so that `swift test` alone catches a new linked article.
