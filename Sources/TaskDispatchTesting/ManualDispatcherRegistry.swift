@@ -43,9 +43,22 @@ public final class ManualDispatcherRegistry: Sendable {
 
     private let registrations: LockedValue<Registrations>
 
+    /// Whether whoever checks this registry records every failure it finds (the `.verifiesIdleDispatchers` trait),
+    /// so that a dispatcher released with work left hands its report to the registry only, not to standard error
+    /// as well.
+    let recordsEveryFailure: Bool
+
     /// Creates an empty registry; it tracks nothing until ``track(_:)`` runs code with it.
     public init() {
         self.registrations = LockedValue(Registrations())
+        self.recordsEveryFailure = false
+    }
+
+    /// Creates an empty registry whose check records every failure it finds, when `recordsEveryFailure` is `true`:
+    /// a dispatcher released with work left then reports it to the registry alone. For the idle trait.
+    package init(recordsEveryFailure: Bool) {
+        self.registrations = LockedValue(Registrations())
+        self.recordsEveryFailure = recordsEveryFailure
     }
 
     /// Runs `body`, registering with this registry every ``ManualDispatcher`` created inside it.
@@ -101,12 +114,18 @@ public final class ManualDispatcherRegistry: Sendable {
     /// within the limit is reported as running, and marked cancelled.
     ///
     /// If the calling task is cancelled (a test cancelled with `Test.cancel()`), it does not wait.
-    package func idleFailuresOnceCancelledTasksEnd() async -> [IdleFailure] {
+    ///
+    /// - Parameter reported: The error the tracked code threw, if any. A dispatcher whose leftover work is exactly
+    ///   what that error listed (the test threw its `verifyIdle()` error, or a step's error that listed the same
+    ///   pending tasks) gets no failure: the test already reports that work once.
+    /// - Returns: The failures, in creation order.
+    package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)? = nil) async -> [IdleFailure] {
         let registrations = self.registrations.withLock { $0.all }
         for registration in registrations where !Task.isCancelled {
             await registration.awaitCancelledTrackedTasks()
         }
-        return registrations.compactMap { $0.idleFailure() }
+        let reported = reported as? ManualDispatcherError
+        return registrations.compactMap { $0.idleFailure(besides: reported) }
     }
 
     /// Throws the first of ``idleFailures()``, if any.
@@ -123,7 +142,7 @@ public final class ManualDispatcherRegistry: Sendable {
 
     /// Registers a dispatcher being created at `callSite`; called by ``ManualDispatcher/init(mode:order:waitLimit:runawayLimit:historyLimit:fileID:line:)``.
     func register(createdAt callSite: CallSite) -> Registration {
-        let registration = Registration(createdAt: callSite)
+        let registration = Registration(createdAt: callSite, reportsReleases: self.recordsEveryFailure)
         self.registrations.withLock { $0.append(registration) }
         return registration
     }
@@ -155,6 +174,9 @@ extension ManualDispatcherRegistry {
         struct State: Sendable {
             weak var dispatcher: ManualDispatcher?
             var releasedReport: String?
+            /// The pending tasks the dispatcher was released with (the first 50, and their count) when they were all
+            /// it left; `nil` otherwise.
+            var releasedPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)?
             var isReleased = false
             /// The lock and schedule of a dispatcher released while tracked tasks were still running, kept to see
             /// at the check how they ended; `nil` otherwise.
@@ -164,10 +186,14 @@ extension ManualDispatcherRegistry {
         }
 
         let createdAt: CallSite
+        /// Whether the registry's check reports the release of a dispatcher with work left, so that the dispatcher
+        /// need not write it to standard error too.
+        let reportsReleases: Bool
         private let state = LockedValue(State())
 
-        init(createdAt: CallSite) {
+        init(createdAt: CallSite, reportsReleases: Bool) {
             self.createdAt = createdAt
+            self.reportsReleases = reportsReleases
         }
 
         /// Points the entry at its dispatcher, weakly; called once, at the end of the dispatcher's `init`.
@@ -188,12 +214,18 @@ extension ManualDispatcherRegistry {
             await monitor.awaitCancelledTrackedTasks(within: limit)
         }
 
-        /// Records the release of the dispatcher, its report (`nil` when it was idle), and the schedule of the
-        /// tracked tasks it left running, if any, to look at when the check comes.
-        func dispatcherReleased(pendingTasksReport report: String?, trackedTasks: Monitor<Schedule>? = nil) {
+        /// Records the release of the dispatcher, its report (`nil` when it was idle), the pending tasks when they
+        /// were all it left, and the schedule of the tracked tasks it left running, if any, to look at when the check
+        /// comes.
+        func dispatcherReleased(
+            pendingTasksReport report: String?,
+            onlyPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)? = nil,
+            trackedTasks: Monitor<Schedule>? = nil
+        ) {
             self.state.withLock { state in
                 state.isReleased = true
                 state.releasedReport = report
+                state.releasedPendingTasks = onlyPendingTasks
                 state.trackedTasks = trackedTasks
             }
         }
@@ -203,15 +235,22 @@ extension ManualDispatcherRegistry {
             self.state.withLock { $0.isReleased && $0.releasedReport == nil && $0.trackedTasks == nil }
         }
 
-        func idleFailure() -> IdleFailure? {
-            let (dispatcher, report, trackedTasks) = self.state.withLock {
-                ($0.dispatcher, $0.releasedReport, $0.trackedTasks)
+        /// The dispatcher's failure, unless it is idle or its leftover is what `reported`, an error the test threw,
+        /// already listed.
+        func idleFailure(besides reported: ManualDispatcherError? = nil) -> IdleFailure? {
+            let (dispatcher, report, releasedPendingTasks, trackedTasks) = self.state.withLock {
+                ($0.dispatcher, $0.releasedReport, $0.releasedPendingTasks, $0.trackedTasks)
             }
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = trackedTasks?.withLock { schedule -> Failure? in
                 let unfinished = schedule.tracked.unfinished
                 guard unfinished.isEmpty else { return schedule.failure(.unfinishedTasks(tasks: unfinished)) }
                 return schedule.unobservedErrorsFailure(method: "The check after the dispatcher's release")
+            }
+            if let reported, leftRunning == nil, let pending = releasedPendingTasks,
+                reported.lists(pending.listed, count: pending.count)
+            {
+                return nil
             }
             if report != nil || leftRunning != nil {
                 let running = leftRunning.map {
@@ -229,6 +268,11 @@ extension ManualDispatcherRegistry {
                 try dispatcher.verifyIdle()
                 return nil
             } catch {
+                if let reported,
+                    reported.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount)
+                {
+                    return nil
+                }
                 return IdleFailure(
                     createdAt: self.createdAt,
                     wasReleased: false,
@@ -254,5 +298,20 @@ extension ManualDispatcherRegistry {
             }
             self.all.append(registration)
         }
+    }
+}
+
+extension ManualDispatcherError {
+    /// Whether this error listed exactly these pending tasks (the first 50, and their count), and at least one.
+    fileprivate func lists(_ tasks: [ManualDispatcher.PendingTask], count: Int) -> Bool {
+        count > 0 && self.pendingTaskCount == count && self.pendingTasks == tasks
+    }
+
+    /// Whether this error, thrown by the test, already reported what `check`, the dispatcher's `verifyIdle()` error
+    /// at the end of the test, reports: the same error, or the same pending tasks when nothing else is left.
+    fileprivate func reportsTheSameLeftover(as check: ManualDispatcherError, unfinishedTasks: Int) -> Bool {
+        if self.description == check.description { return true }
+        return check.kind == .pendingTasks && unfinishedTasks == 0
+            && self.lists(check.pendingTasks, count: check.pendingTaskCount)
     }
 }
