@@ -21,8 +21,8 @@
 ///
 /// A protocol of your own that requires `waitForBackgroundTasks(timeout: Duration) async -> Bool` compiles too, but
 /// the production dispatchers satisfy it with their blocking form, which holds a thread for the whole timeout and
-/// ignores cancellation; see <doc:ProductionDispatchers>. A type that wraps a dispatcher conforms by forwarding
-/// ``waitForBackgroundTasks(timeout:)`` to it.
+/// ignores cancellation (the article "Production dispatchers" names this trap). A type that wraps a dispatcher
+/// conforms by forwarding ``waitForBackgroundTasks(timeout:)`` to it.
 public protocol BackgroundWorkWaiting: Sendable {
     /// Suspends until no background task is outstanding, `timeout` passes, or the calling task is cancelled, without
     /// blocking a thread.
