@@ -19,21 +19,18 @@ import Foundation
 ///   ``maxConcurrentBackgroundTasks`` of them at once, with the task's priority as their quality of service.
 ///   A delayed task is added to the queue when its delay has passed.
 /// - Cancelling a task cancels its operation (`Operation.cancel()`) and releases its closure at once, and the
-///   task stops counting for ``waitForBackgroundTasks(timeout:)-(Duration)`` at once. `OperationQueue` cannot take an
+///   task stops counting for ``waitForBackgroundTasks(timeout:)-(Duration?)`` at once. `OperationQueue` cannot take an
 ///   operation out, though: a cancelled operation that waits for a free slot keeps its place (and its count
 ///   in ``backgroundOperationCount``) until a slot frees; the queue then starts it, and it finishes at once
 ///   without running anything. A cancelled delayed task is never added to the queue.
-/// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
-///   work, until none is outstanding (counting what is dispatched while it waits, so stop dispatching first); a
-///   cancelled task stops counting the moment it is cancelled, and a task delayed
-///   10^9 seconds (some 31 years) or more, which never runs, does not count. Swift tasks started with
-///   `startTask` are plain `Task`s here and do not count: await them.
+/// - It conforms to ``BackgroundWorkWaiting``: `await dispatcher.waitForBackgroundTasks(timeout:)` waits for the
+///   background operations, for a graceful shutdown of a command-line tool or server.
 ///
 /// The background queue itself is not exposed: changing its width or adding operations to it would bypass
 /// ``maxConcurrentBackgroundTasks`` and the waits above. ``backgroundOperationCount`` reports what it holds.
 ///
 /// It keeps the ``TaskDispatcher`` contract.
-public final class OperationQueueDispatcher: TaskDispatcher {
+public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int
 
@@ -74,7 +71,7 @@ public final class OperationQueueDispatcher: TaskDispatcher {
     ///
     /// It is `OperationQueue.operationCount` of the background queue. A delayed task joins when its delay has
     /// passed. A cancelled task that waits for a free slot still counts until a slot frees and the queue
-    /// finishes its operation (without running it); ``waitForBackgroundTasks(timeout:)-(Duration)`` stops counting it at
+    /// finishes its operation (without running it); ``waitForBackgroundTasks(timeout:)-(Duration?)`` stops counting it at
     /// once. A snapshot: other threads may change it as soon as it is read.
     public var backgroundOperationCount: Int {
         self.backgroundQueue.operationCount
@@ -130,8 +127,8 @@ public final class OperationQueueDispatcher: TaskDispatcher {
         return TaskHandle(canceller: operation)
     }
 
-    /// Blocks until no background operation is outstanding (counting those dispatched while it waits), or `timeout`
-    /// passes; as ``QueueDispatcher/waitForBackgroundTasks(timeout:)-(Duration)`` does for its queues.
+    /// Blocks the calling thread until no background operation is outstanding, or `timeout` passes; the form for
+    /// synchronous code, as ``QueueDispatcher/waitForBackgroundTasks(timeout:)-(Duration)`` is for its queues.
     ///
     /// - Parameter timeout: How long to wait at most; any value is accepted.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.
@@ -140,16 +137,11 @@ public final class OperationQueueDispatcher: TaskDispatcher {
         self.tracker.wait(timeout: timeout)
     }
 
-    /// Suspends until no background operation is outstanding (counting those dispatched while it waits), `timeout` passes,
-    /// or the calling task is cancelled, without blocking a thread; as
-    /// ``QueueDispatcher/waitForBackgroundTasks(timeout:)-(Duration?)`` does for its queues.
-    ///
-    /// - Parameter timeout: How long to wait at most; `nil` (the default) waits without a limit.
-    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling task
-    ///   was cancelled.
+    /// Suspends until no background operation is outstanding, `timeout` passes (`nil`, the default: no limit), or the
+    /// calling task is cancelled: the requirement of ``BackgroundWorkWaiting``, which says what counts.
     @discardableResult
     public func waitForBackgroundTasks(timeout: Duration? = nil) async -> Bool {
-        await self.tracker.finished(timeout: timeout, isCancellable: true)
+        await self.tracker.finished(timeout: timeout)
     }
 
     private static func qualityOfService(_ priority: BackgroundPriority) -> QualityOfService {

@@ -28,12 +28,8 @@ public import Dispatch
 ///   ``BackgroundPriority``, or, when you pass one, to your own queue (whose own quality of service then
 ///   applies; the task's priority is ignored).
 /// - Cancelling a task releases its closure at once; the queue's block then finds nothing to run.
-/// - ``waitForBackgroundTasks(timeout:)-(Duration)`` (and its async form) waits for the background
-///   work, for a graceful shutdown of a command-line tool or server: until none is outstanding, counting what is
-///   dispatched while it waits, so stop dispatching first. A cancelled task stops
-///   counting the moment it is cancelled, even if its delay has not passed; a task delayed 10^9 seconds (some
-///   31 years) or more, which never runs, does not count. Swift tasks started with `startTask` are plain `Task`s
-///   here and do not count: await them.
+/// - It conforms to ``BackgroundWorkWaiting``: `await dispatcher.waitForBackgroundTasks(timeout:)` waits for the
+///   background work, for a graceful shutdown of a command-line tool or server.
 ///
 /// It keeps the ``TaskDispatcher`` contract; background tasks on a concurrent queue run concurrently.
 ///
@@ -42,7 +38,7 @@ public import Dispatch
 /// queues are submitted with `dispatch_async_f`, the task object as the context, and Dispatch allocates no
 /// block. On systems without `Synchronization.Atomic` (before macOS 15, iOS 18, tvOS 18, watchOS 11,
 /// visionOS 2) the state sits behind a lock in a second allocation.
-public struct QueueDispatcher: TaskDispatcher {
+public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     private let backgroundQueue: DispatchQueue?
     private let tracker = BackgroundWorkTracker()
     private let delayedForeground = DelayedForegroundQueue()
@@ -109,20 +105,12 @@ public struct QueueDispatcher: TaskDispatcher {
         return TaskHandle(canceller: state)
     }
 
-    /// Blocks until no background task is outstanding (every one accepted before the call, or while it waits, has
-    /// finished or been cancelled), or `timeout` passes: a graceful shutdown for a command-line tool or a server.
-    /// Stop dispatching new work first: a task dispatched while it waits keeps it waiting too, so work that keeps
-    /// coming (a poll loop that dispatches itself again) holds it until the timeout.
+    /// Blocks the calling thread until no background task is outstanding, or `timeout` passes: the form for
+    /// synchronous code, such as a tool's last line before it exits. See ``BackgroundWorkWaiting`` for what counts; in
+    /// async code the compiler picks ``waitForBackgroundTasks(timeout:)-(Duration?)``, which blocks no thread.
     ///
-    /// Tasks still waiting for their delay count as unfinished, except one delayed 10^9 seconds (some 31 years) or
-    /// more, which never runs; a cancelled task stops counting the moment it is cancelled. A Swift task started with
-    /// ``TaskDispatcher/startTask(label:fileID:line:_:)`` does not count: in production it is a plain `Task`, so
-    /// await it (`try await task.value`) before the tool exits, as you would a `Task { }`. In async code the
-    /// compiler picks the async form, ``waitForBackgroundTasks(timeout:)-(Duration?)``, which blocks no thread.
-    ///
-    /// Call it from outside the dispatcher's background tasks: one of them that calls it waits for itself, which
-    /// cannot finish while it waits, so the call returns `false` once `timeout` has passed (and with no limit,
-    /// never).
+    /// One of the dispatcher's own background tasks that calls it waits for itself, which cannot finish while it
+    /// waits, so the call returns `false` once `timeout` has passed.
     ///
     /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
     ///   10^9 seconds (some 31 years) or more waits without a limit.
@@ -132,24 +120,11 @@ public struct QueueDispatcher: TaskDispatcher {
         self.tracker.wait(timeout: timeout)
     }
 
-    /// Suspends until no background task is outstanding (counting those dispatched while it waits), `timeout` passes, or
-    /// the calling task is cancelled, without blocking a thread: the async form of
-    /// ``waitForBackgroundTasks(timeout:)-(Duration)``.
-    ///
-    /// ```swift
-    /// guard await dispatcher.waitForBackgroundTasks(timeout: .seconds(5)) else {
-    ///     print("background work still running after 5 s; exiting anyway")
-    ///     return
-    /// }
-    /// ```
-    ///
-    /// - Parameter timeout: How long to wait at most; `nil` (the default) waits without a limit. Any value is
-    ///   accepted: zero or negative checks once, and 10^9 seconds (some 31 years) or more waits without a limit.
-    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling task
-    ///   was cancelled.
+    /// Suspends until no background task on the queues is outstanding, `timeout` passes (`nil`, the default: no
+    /// limit), or the calling task is cancelled: the requirement of ``BackgroundWorkWaiting``, which says what counts.
     @discardableResult
     public func waitForBackgroundTasks(timeout: Duration? = nil) async -> Bool {
-        await self.tracker.finished(timeout: timeout, isCancellable: true)
+        await self.tracker.finished(timeout: timeout)
     }
 
     private static let globalQueues: [DispatchQueue] = BackgroundPriority.allCases.map {

@@ -25,13 +25,18 @@ public import TaskDispatch
 ///         dispatchers.track { super.invokeTest() }           // tracks setUp, the test and tearDown
 ///     }
 ///
-///     override func tearDown() async throws {
-///         try dispatchers.verifyIdle()                         // fails the test with the creation line
+///     override func tearDown() {
+///         for failure in dispatchers.idleFailures() {         // each at the line that created its dispatcher
+///             XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
+///         }
+///         super.tearDown()
 ///     }
 /// }
 /// ```
 ///
-/// For one dispatcher the test creates itself, a single line does: `addTeardownBlock { try dispatcher.verifyIdle() }`.
+/// For one dispatcher the test creates itself, a single line in the test does:
+/// `addTeardownBlock { XCTAssertNoThrow(try dispatcher.verifyIdle()) }`. (An error thrown in `tearDown` or a
+/// teardown block fails the test too, but on Linux at `<EXPR>:0`; see the reference's XCTest section.)
 public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
@@ -39,8 +44,21 @@ public final class ManualDispatcherRegistry: Sendable {
     /// The registered dispatchers; their ``Registration``s write to it.
     private let entries = LockedValue(Entries())
 
+    /// Whether whoever checks this registry records every failure it finds (the `.verifiesIdleDispatchers` trait),
+    /// so that a dispatcher released with work left hands its report to the registry only, not to standard error
+    /// as well.
+    let recordsEveryFailure: Bool
+
     /// Creates an empty registry; it tracks nothing until ``track(_:)`` runs code with it.
-    public init() {}
+    public init() {
+        self.recordsEveryFailure = false
+    }
+
+    /// Creates an empty registry whose check records every failure it finds, when `recordsEveryFailure` is `true`:
+    /// a dispatcher released with work left then reports it to the registry alone. For the idle trait.
+    package init(recordsEveryFailure: Bool) {
+        self.recordsEveryFailure = recordsEveryFailure
+    }
 
     /// Runs `body`, registering with this registry every ``ManualDispatcher`` created inside it.
     ///
@@ -94,19 +112,26 @@ public final class ManualDispatcherRegistry: Sendable {
     /// within the limit is reported as running, and marked cancelled.
     ///
     /// If the calling task is cancelled (a test cancelled with `Test.cancel()`), it does not wait.
-    package func idleFailuresOnceCancelledTasksEnd() async -> [IdleFailure] {
+    ///
+    /// - Parameter reported: The error the tracked code threw, if any. A dispatcher whose leftover work is exactly
+    ///   what that error listed (the test threw its `verifyIdle()` error, or a step's error that listed the same
+    ///   pending tasks) gets no failure: the test already reports that work once.
+    /// - Returns: The failures, in creation order.
+    package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)? = nil) async -> [IdleFailure] {
         let registrations = self.registered().map(\.entry.registration)
         for registration in registrations where !Task.isCancelled {
             // Read at its turn: a dispatcher released meanwhile is awaited through the schedule its release kept.
             guard let found = self.registered([registration]).first else { continue }
             await found.entry.awaitCancelledTrackedTasks(of: found.dispatcher)
         }
-        return self.registered(registrations).compactMap { $0.entry.idleFailure(of: $0.dispatcher) }
+        let reported = reported as? ManualDispatcherError
+        return self.registered(registrations).compactMap { $0.entry.idleFailure(of: $0.dispatcher, besides: reported) }
     }
 
     /// Throws the first of ``idleFailures()``, if any.
     ///
-    /// Use it in an XCTest `tearDown`, where a thrown error fails the test.
+    /// A thrown error fails the test wherever it is thrown; in an XCTest `tearDown`, prefer failing the test once
+    /// for each of ``idleFailures()`` at its ``IdleFailure/createdAt`` (see the type's example).
     ///
     /// - Throws: ``IdleFailure`` for the first dispatcher, in creation order, that holds work.
     public func verifyIdle() throws(IdleFailure) {
@@ -160,14 +185,18 @@ extension ManualDispatcherRegistry {
         enum Event {
             case created
             case attached(ManualDispatcher)
-            case released(report: String?, trackedTasks: Monitor<Schedule>?)
+            case released(Release)
         }
 
         let createdAt: CallSite
+        /// Whether the registry's check reports the release of a dispatcher with work left, so that the dispatcher
+        /// need not write it to standard error too.
+        let reportsReleases: Bool
         private weak let registry: ManualDispatcherRegistry?
 
         init(createdAt: CallSite, registry: ManualDispatcherRegistry) {
             self.createdAt = createdAt
+            self.reportsReleases = registry.recordsEveryFailure
             self.registry = registry
         }
 
@@ -176,11 +205,25 @@ extension ManualDispatcherRegistry {
             self.registry?.handle(.attached(dispatcher), from: self)
         }
 
-        /// Records the release of the dispatcher, its report (`nil` when it was idle), and the schedule of the
-        /// tracked tasks it left running, if any, to look at when the check comes.
-        func dispatcherReleased(pendingTasksReport report: String?, trackedTasks: Monitor<Schedule>? = nil) {
-            self.registry?.handle(.released(report: report, trackedTasks: trackedTasks), from: self)
+        /// Records the release of the dispatcher, its report (`nil` when it was idle), the pending tasks when they
+        /// were all it left, and the schedule of the tracked tasks it left running, if any, to look at when the check
+        /// comes.
+        func dispatcherReleased(
+            pendingTasksReport report: String?,
+            onlyPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)? = nil,
+            trackedTasks: Monitor<Schedule>? = nil
+        ) {
+            let release = Release(report: report, onlyPendingTasks: onlyPendingTasks, trackedTasks: trackedTasks)
+            self.registry?.handle(.released(release), from: self)
         }
+    }
+
+    /// What a dispatcher left at its release: its report (`nil` when idle), its pending tasks (the first 50, and
+    /// their count) when they were all it left, and the lock and schedule of the tracked tasks it left running.
+    struct Release: Sendable {
+        var report: String?
+        var onlyPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)?
+        var trackedTasks: Monitor<Schedule>?
     }
 
     /// One dispatcher's entry: where it was created, a weak reference to it, and its report if it was released
@@ -192,9 +235,9 @@ extension ManualDispatcherRegistry {
         weak var dispatcher: ManualDispatcher?
         /// The dispatcher's ``ManualDispatcher/waitLimit``, for waits at the check after its release.
         var waitLimit = Duration.zero
-        /// Once the dispatcher is released: its report, and the lock and schedule of the tracked tasks it left
-        /// running, kept to see at the check how they ended.
-        var release: (report: String?, trackedTasks: Monitor<Schedule>?)?
+        /// Once the dispatcher is released, what it left; the tracked tasks' schedule is kept to see at the check how
+        /// they ended.
+        var release: Release?
 
         /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
         var isSettled: Bool {
@@ -208,14 +251,22 @@ extension ManualDispatcherRegistry {
             await monitor.awaitCancelledTrackedTasks(within: self.waitLimit)
         }
 
-        /// The entry's failure, given its `dispatcher` if it is alive.
-        func idleFailure(of dispatcher: ManualDispatcher?) -> IdleFailure? {
+        /// The entry's failure, given its `dispatcher` if it is alive, unless it is idle or its leftover is what
+        /// `reported`, an error the test threw, already listed.
+        func idleFailure(of dispatcher: ManualDispatcher?, besides reported: ManualDispatcherError? = nil)
+            -> IdleFailure?
+        {
             let createdAt = self.registration.createdAt
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = self.release?.trackedTasks?.withLock { schedule -> Failure? in
                 let unfinished = schedule.tracked.unfinished
                 guard unfinished.isEmpty else { return schedule.failure(.unfinishedTasks(tasks: unfinished)) }
                 return schedule.unobservedErrorsFailure(method: "The check after the dispatcher's release")
+            }
+            if let reported, leftRunning == nil, let pending = self.release?.onlyPendingTasks,
+                reported.lists(pending.listed, count: pending.count)
+            {
+                return nil
             }
             let report = self.release?.report
             if report != nil || leftRunning != nil {
@@ -234,6 +285,11 @@ extension ManualDispatcherRegistry {
                 try dispatcher.verifyIdle()
                 return nil
             } catch {
+                if let reported,
+                    reported.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount)
+                {
+                    return nil
+                }
                 return IdleFailure(
                     createdAt: createdAt,
                     wasReleased: false,
@@ -264,8 +320,8 @@ extension ManualDispatcherRegistry {
             case .attached(let dispatcher):
                 self.byRegistration[key]?.dispatcher = dispatcher
                 self.byRegistration[key]?.waitLimit = dispatcher.waitLimit
-            case .released(let report, let trackedTasks):
-                self.byRegistration[key]?.release = (report, trackedTasks)
+            case .released(let release):
+                self.byRegistration[key]?.release = release
             }
         }
 
@@ -274,5 +330,20 @@ extension ManualDispatcherRegistry {
             guard let registrations else { return self.byRegistration.values.sorted { $0.order < $1.order } }
             return registrations.compactMap { self.byRegistration[ObjectIdentifier($0)] }
         }
+    }
+}
+
+extension ManualDispatcherError {
+    /// Whether this error listed exactly these pending tasks (the first 50, and their count), and at least one.
+    fileprivate func lists(_ tasks: [ManualDispatcher.PendingTask], count: Int) -> Bool {
+        count > 0 && self.pendingTaskCount == count && self.pendingTasks == tasks
+    }
+
+    /// Whether this error, thrown by the test, already reported what `check`, the dispatcher's `verifyIdle()` error
+    /// at the end of the test, reports: the same error, or the same pending tasks when nothing else is left.
+    fileprivate func reportsTheSameLeftover(as check: ManualDispatcherError, unfinishedTasks: Int) -> Bool {
+        if self.description == check.description { return true }
+        return check.kind == .pendingTasks && unfinishedTasks == 0
+            && self.lists(check.pendingTasks, count: check.pendingTaskCount)
     }
 }

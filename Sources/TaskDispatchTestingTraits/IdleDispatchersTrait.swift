@@ -8,7 +8,8 @@ public import Testing
 /// that test: by the test itself, by its fixtures, or by the code under test. For each one that still holds
 /// work it records an issue with the dispatcher's full `verifyIdle()` error text, at the source location where
 /// the dispatcher was created. A dispatcher released before the end with work left (pending tasks, tracked tasks
-/// still running, an unclaimed error) is reported too.
+/// still running, an unclaimed error) is reported too, to the trait alone, not on standard error as well. Work
+/// that the error the test threw already lists (its own `verifyIdle()`, say) is not reported a second time.
 ///
 /// Before it checks, the trait lets the tracked tasks that were cancelled end, within each dispatcher's
 /// `waitLimit`: a suite that cancels its model's loop in `deinit`, which Swift Testing runs after the test, is idle
@@ -56,7 +57,8 @@ public import Testing
 /// ## XCTest
 ///
 /// `ManualDispatcherRegistry` does the same without this module: override `invokeTest()` to run
-/// `super.invokeTest()` inside `registry.track { }`, and call `try registry.verifyIdle()` in `tearDown`.
+/// `super.invokeTest()` inside `registry.track { }`, and in `tearDown` fail the test for each of
+/// `registry.idleFailures()`, at the line that created its dispatcher.
 public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
     /// Creates the trait; use ``Testing/Trait/verifiesIdleDispatchers`` instead.
     public init() {}
@@ -90,34 +92,49 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        let registry = ManualDispatcherRegistry()
+        try await Self.verifyingIdleDispatchers(elseAt: test.sourceLocation, function)
+    }
+
+    /// Runs `function` while tracking the `ManualDispatcher`s it creates, then records an issue for each one that
+    /// still holds work, at the line that created it, or at `location` when swift-testing cannot show that line.
+    /// The trait's scope, callable without a `Test` (the package's own tests call it in an exit test's process).
+    package static func verifyingIdleDispatchers(
+        elseAt location: SourceLocation,
+        _ function: @Sendable () async throws -> Void
+    ) async throws {
+        let registry = ManualDispatcherRegistry(recordsEveryFailure: true)
         do {
             try await registry.track { try await function() }
         } catch {
-            await Self.recordIssues(of: registry, in: test)
+            await Self.recordIssues(of: registry, elseAt: location, besides: error)
             throw error
         }
-        await Self.recordIssues(of: registry, in: test)
+        await Self.recordIssues(of: registry, elseAt: location, besides: nil)
     }
 
     /// Records an issue for each dispatcher that holds work, once the tracked tasks that were cancelled (a loop
-    /// stopped in a suite's `deinit`) have ended. In a test that was cancelled (`Test.cancel()`, or a time limit
-    /// that passed, which fails the test itself), the work left is recorded as a warning where Swift Testing has
-    /// warnings (Swift 6.3 and later): the test did not run to its end, and its cancellation is what it reports.
-    private static func recordIssues(of registry: ManualDispatcherRegistry, in test: Test) async {
+    /// stopped in a suite's `deinit`) have ended, except work that `thrown`, the error the test threw, already listed:
+    /// one report for each leftover. The issue is the failure itself, so its first line says what is left. In a test
+    /// that was cancelled (`Test.cancel()`, or a time limit that passed, which fails the test itself), the work left
+    /// is recorded as a warning where Swift Testing has warnings (Swift 6.3 and later): the test did not run to its
+    /// end, and its cancellation is what it reports.
+    private static func recordIssues(
+        of registry: ManualDispatcherRegistry,
+        elseAt fallback: SourceLocation,
+        besides thrown: (any Error)?
+    ) async {
         #if compiler(>=6.3)
             let cancelled = Task.isCancelled
         #endif
-        for failure in await registry.idleFailuresOnceCancelledTasksEnd() {
-            let location = Self.sourceLocation(of: failure.createdAt) ?? test.sourceLocation
-            let comment = Comment(rawValue: failure.description)
+        for failure in await registry.idleFailuresOnceCancelledTasksEnd(besides: thrown) {
+            let location = Self.sourceLocation(of: failure.createdAt) ?? fallback
             #if compiler(>=6.3)
                 if cancelled {
-                    Issue.record(comment, severity: .warning, sourceLocation: location)
+                    Issue.record(Comment(rawValue: failure.description), severity: .warning, sourceLocation: location)
                     continue
                 }
             #endif
-            Issue.record(comment, sourceLocation: location)
+            Issue.record(failure, sourceLocation: location)
         }
     }
 

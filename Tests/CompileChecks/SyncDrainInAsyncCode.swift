@@ -34,3 +34,12 @@ import TaskDispatchTesting
     dispatcher.startTask(label: "load") { _ = try await dispatcher.runInBackground(label: "parse") { 42 } }
     try dispatcher.runNext()  // refused
 }
+
+// The shutdown wait: in async code its blocking form, which would hold a thread and ignore cancellation, is not picked.
+func shutDownWithoutAwait(_ dispatcher: QueueDispatcher) async {
+    dispatcher.waitForBackgroundTasks(timeout: .seconds(5))  // refused
+}
+
+func shutDownOperationsWithoutAwait(_ dispatcher: OperationQueueDispatcher) async -> Bool {
+    dispatcher.waitForBackgroundTasks(timeout: .seconds(5))  // refused
+}

@@ -82,6 +82,9 @@ import Testing
         "Tests/ImageExampleTests/PlantedBugTests.swift",
         "Tests/ImageExampleTests/BuggyImageLoader.swift",
         "Tests/ImageExampleTests/ImageLoaderXCTests.swift",
+        "Tests/TaskDispatchTests/BackgroundWorkWaitingTests.swift",
+        "Tests/TaskDispatchXCTests/MainActorXCTests.swift",
+        "Tests/TaskDispatchXCTests/ManualDispatcherRegistryXCTests.swift",
     ]
 
     /// The repository root: three folders up from this file.
@@ -94,6 +97,18 @@ import Testing
         _ = try String(contentsOfFile: "\(Self.root)/Tests/TaskDispatchTests/Documents.txt", encoding: .utf8)
         #expect(Self.documents.contains("README.md"))
         #expect(Self.documents.count >= 40)
+    }
+
+    /// The README is a landing page: under 200 lines, with the example's and the tests' commands on its first screen
+    /// (it had grown to 202; issue 33).
+    @Test func theReadmeIsALandingPage() throws {
+        let text = try String(contentsOfFile: "\(Self.root)/README.md", encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let count = lines.count - (text.hasSuffix("\n") ? 1 : 0)
+        #expect(count < 200, "README.md has \(count) lines; keep it under 200 and move the detail to a DocC article")
+        let firstScreen = lines.prefix(20)
+        #expect(firstScreen.contains { $0.hasPrefix("swift run feed-demo") })
+        #expect(firstScreen.contains { $0.hasPrefix("swift test") })
     }
 
     /// Every article that a catalog's landing page links to (`<doc:Name>`) is in ``documents``, and so is the

@@ -24,10 +24,10 @@ enum ProductionDispatcherKind: String, CaseIterable, CustomTestStringConvertible
     }
 }
 
-/// What both production dispatchers offer for waiting, so a test can run against either.
-protocol WaitableProductionDispatcher: TaskDispatcher {
+/// What both production dispatchers offer for waiting, so a test can run against either: the async wait of
+/// `BackgroundWorkWaiting`, and the blocking form each of them has.
+protocol WaitableProductionDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     func waitForBackgroundTasks(timeout: Duration) -> Bool
-    func waitForBackgroundTasks(timeout: Duration?) async -> Bool
 }
 
 extension QueueDispatcher: WaitableProductionDispatcher {}

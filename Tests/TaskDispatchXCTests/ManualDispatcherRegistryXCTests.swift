@@ -3,19 +3,24 @@ import TaskDispatchTesting
 import XCTest
 
 /// The XCTest equivalent of the `.verifiesIdleDispatchers` trait: a registry around `invokeTest()`, checked in
-/// `tearDown`, with no XCTest import in the library.
+/// `tearDown`, with no XCTest import in the library. The checks are placed as the reference's XCTest section shows,
+/// so that a failure points at a line of the test, not at `<EXPR>:0` as an error thrown in `tearDown` does on Linux.
 final class ManualDispatcherRegistryXCTests: XCTestCase {
     private let dispatchers = ManualDispatcherRegistry()
 
     override func invokeTest() {
-        self.dispatchers.track { super.invokeTest() }
+        dispatchers.track { super.invokeTest() }  // tracks setUp, the test and tearDown
     }
 
-    override func tearDown() async throws {
-        try self.dispatchers.verifyIdle()
-        try await super.tearDown()
+    override func tearDown() {
+        for failure in dispatchers.idleFailures() {  // each at the line that created its dispatcher
+            XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
+        }
+        super.tearDown()
     }
+}
 
+extension ManualDispatcherRegistryXCTests {
     func testTracksTheDispatchersTheCodeUnderTestCreates() throws {
         let model = ModelThatMakesItsOwnDispatcher()
         model.load()
@@ -39,7 +44,7 @@ final class ManualDispatcherRegistryXCTests: XCTestCase {
 
     func testOneDispatcherNeedsOnlyATeardownBlock() {
         let dispatcher = ManualDispatcher()
-        addTeardownBlock { try dispatcher.verifyIdle() }
+        addTeardownBlock { XCTAssertNoThrow(try dispatcher.verifyIdle()) }  // a failure points at this line
         dispatcher.background {}
         XCTAssertEqual(dispatcher.pendingTaskCount, 1)
         XCTAssertNoThrow(try dispatcher.runUntilIdle())

@@ -88,20 +88,15 @@ final class BackgroundWorkTracker: Sendable {
         return self.remove(id) == nil
     }
 
-    /// Suspends until the count is zero, `timeout` passes, or (when `isCancellable`) the calling task is
-    /// cancelled. Blocks no thread.
+    /// Suspends until the count is zero, `timeout` passes, or the calling task is cancelled. Blocks no thread.
     ///
-    /// - Parameters:
-    ///   - timeout: How long to wait at most; `nil` waits without a limit.
-    ///   - isCancellable: Whether cancelling the calling task ends the wait (with `false`).
+    /// - Parameter timeout: How long to wait at most; `nil` waits without a limit.
     /// - Returns: `true` if the count reached zero, `false` if the timeout passed or the task was cancelled.
-    func finished(timeout: Duration?, isCancellable: Bool) async -> Bool {
+    func finished(timeout: Duration?) async -> Bool {
         let id = self.waiters.withLock { $0.makeID() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                guard self.register(.task(continuation), id: id, cancelledIfTaskIsCancelled: isCancellable) else {
-                    return
-                }
+                guard self.register(.task(continuation), id: id, cancelledIfTaskIsCancelled: true) else { return }
                 if let timeout {
                     DispatchQueue.global().asyncAfter(deadline: timeout.dispatchDeadline) {
                         self.remove(id)?.resume(finished: false)
@@ -109,9 +104,8 @@ final class BackgroundWorkTracker: Sendable {
                 }
             }
         } onCancel: {
-            guard isCancellable else { return }
-            // If the waiter has not registered yet, registering sees `Task.isCancelled` (set before this
-            // handler runs) under the same lock, and does not wait.
+            // If the waiter has not registered yet, registering sees `Task.isCancelled` (set before this handler
+            // runs) under the same lock, and does not wait.
             self.remove(id)?.resume(finished: false)
         }
     }

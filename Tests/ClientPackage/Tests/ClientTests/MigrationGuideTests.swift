@@ -71,6 +71,52 @@ final class NumberFactModel {
         #expect(!model.isLoading)
         try dispatcher.verifyIdle()
     }
+
+    /// The guide's last test over its model with `Task {` left in fails at its first two checks, and at no other: the
+    /// plain task needs the main actor, which the test holds, and `advance(by:)` waits only for the tasks the
+    /// dispatcher started, so when the checks run the task has not started, and neither its sleep nor the fetch is
+    /// pending. (The guide said the second check would pass; issue 33.)
+    @Test @MainActor func withTaskLeftInNeitherTheTaskNorTheFetchIsSeen() async throws {
+        let dispatcher = ManualDispatcher()
+        let model = NumberFactModelWithPlainTask(dispatcher: dispatcher) { count in
+            try await dispatcher.runInBackground(after: .seconds(60), label: "fetch") { "\(count) is a good number" }
+        }
+
+        let task = model.getFactButtonTapped(42)
+        try await dispatcher.advance(by: .seconds(1))
+        #expect(dispatcher.unfinishedTaskCount == 0)  // the guide's first check fails
+        #expect(dispatcher.pendingTasks.isEmpty)  // so does its second: no fetch, not even the sleep
+        #expect(dispatcher.history.isEmpty)  // nothing ran: the task has not started
+        #expect(model.isLoading)
+        task.cancel()  // a plain task cancelled before its sleep throws there, and dispatches nothing
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
+        #expect(!model.isLoading)
+        try dispatcher.verifyIdle()
+    }
+}
+
+/// `NumberFactModel` as it was before the migration's first line changed: `Task {` left in.
+@MainActor
+final class NumberFactModelWithPlainTask {
+    private(set) var fact: String?
+    private(set) var isLoading = false
+    private let dispatcher: any TaskDispatcher
+    private let fetchFact: @Sendable (Int) async throws -> String
+
+    init(dispatcher: any TaskDispatcher, fetchFact: @escaping @Sendable (Int) async throws -> String) {
+        self.dispatcher = dispatcher
+        self.fetchFact = fetchFact
+    }
+
+    @discardableResult
+    func getFactButtonTapped(_ count: Int) -> Task<Void, any Error> {
+        self.isLoading = true
+        return Task {
+            defer { self.isLoading = false }
+            try await self.dispatcher.clock.sleep(for: .seconds(1))
+            self.fact = try await self.fetchFact(count)
+        }
+    }
 }
 
 // MARK: From DispatchQueue and OperationQueue called directly

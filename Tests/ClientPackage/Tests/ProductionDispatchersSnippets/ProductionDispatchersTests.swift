@@ -31,6 +31,38 @@ import Testing
     #expect(serial.waitForBackgroundTasks(timeout: .zero))
 }
 
+func shutDown(_ dispatcher: some BackgroundWorkWaiting) async -> Bool {
+    guard await dispatcher.waitForBackgroundTasks(timeout: .seconds(5)) else {
+        print("background work still running after 5 s; exiting anyway")
+        return false
+    }
+    return true
+}
+
+/// The article's shutdown over both production dispatchers, and each form of the wait as 1.0 code calls it on the
+/// concrete types: the blocking one in synchronous code, the async one in async code.
+@Test func theShutdownWaitsForTheBackgroundWorkOfEitherDispatcher() async throws {
+    let queue = QueueDispatcher()
+    let operations = try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 2)
+    let ran = SearchLog()
+    queue.background { ran.append("queue") }
+    operations.background { ran.append("operations") }
+    #expect(await shutDown(queue))
+    #expect(await shutDown(operations))
+    #expect(ran.entries.sorted() == ["operations", "queue"])
+    #expect(blockingWait(queue) && blockingWait(operations))
+    #expect(await queue.waitForBackgroundTasks(timeout: .seconds(5)))
+    #expect(await operations.waitForBackgroundTasks())
+}
+
+private func blockingWait(_ queue: QueueDispatcher) -> Bool {
+    queue.waitForBackgroundTasks(timeout: .seconds(5))
+}
+
+private func blockingWait(_ operations: OperationQueueDispatcher) -> Bool {
+    operations.waitForBackgroundTasks(timeout: .seconds(5))
+}
+
 /// The searches that ran, from any thread.
 final class SearchLog: @unchecked Sendable {
     // `searches` is only touched while `lock` is held.
