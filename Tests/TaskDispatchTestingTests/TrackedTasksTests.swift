@@ -45,6 +45,27 @@ private struct Failure: Error {}
         #expect(tracked.unsettledCount == 1)
     }
 
+    /// An async drain reports only the errors an earlier drain saw: those thrown since the last drain ended are the
+    /// next call's to report, whether the drain began before or after they were thrown.
+    @Test func anAsyncDrainLeavesTheErrorsItSeesToTheNextCall() {
+        var tracked = TrackedTasks()
+        let first = tracked.begin(label: "first", callSite: Self.site)
+        tracked.markStarted(first, at: 0)
+        tracked.finish(first, error: Failure())
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved(.seenByAnEarlierDrain).isEmpty)  // no drain has ended since
+        #expect(tracked.takeUnobserved(.none).isEmpty)
+        tracked.drainEnded()
+        let second = tracked.begin(label: "second", callSite: Self.site)
+        tracked.markStarted(second, at: 0)
+        tracked.finish(second, error: Failure())
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved(.seenByAnEarlierDrain).map(\.label) == ["first"])
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved().map(\.label) == ["second"])  // a step or verifyIdle(): every one
+        tracked.checkInvariants()
+    }
+
     @Test func aFailedTaskIsSettledAndItsErrorIsHandedOutOnce() {
         var tracked = TrackedTasks()
         let id = tracked.begin(label: "sync", callSite: Self.site)
