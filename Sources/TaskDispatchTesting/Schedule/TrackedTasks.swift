@@ -24,8 +24,8 @@ struct TrackedTasks: Sendable {
         /// Whether its operation is isolated to the main actor, so it cannot run while a synchronous caller holds it.
         var isOnMainActor = false
         var phase: Phase
-        /// Whether `value(of:)` awaits it, so its error reaches the test.
-        var claimed = false
+        /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
+        var claims = 0
         /// The task, as the key `value(of:)` finds it by; `nil` until `startTask` registers it.
         var key: TrackedTaskKey?
         /// Whether ``TrackedTasks/keys`` holds ``key``: a key goes there when `value(of:)` first looks one up.
@@ -401,7 +401,7 @@ struct TrackedTasks: Sendable {
         // One lookup, and the record read in place: a copy would retain and release the task it holds, from the
         // thread that runs the task.
         guard let index = self.records.index(forKey: id) else { return }
-        if let error, !(error is CancellationError), !self.records.values[index].claimed {
+        if let error, !(error is CancellationError), self.records.values[index].claims == 0 {
             self.records.values[index].phase = .failed
             self.records.values[index].error = Self.describe(error)
             self.records.values[index].failedAfterDrains = self.drainsEnded
@@ -427,22 +427,22 @@ struct TrackedTasks: Sendable {
         return "\(text) (\(type))"
     }
 
-    /// Claims the error of the task `key`, if it throws one: the test awaits it.
+    /// Claims the error of the task `key`, if it throws one: a `value(of:)` call awaits it.
     mutating func claim(_ key: TrackedTaskKey) {
         guard let id = self.id(of: key), let record = self.records[id] else { return }
         if record.phase == .failed {
             self.unobserved.removeAll { $0 == id }
             self.forget(id)
         } else {
-            self.records[id]?.claimed = true
+            self.update(id) { $0.claims += 1 }
         }
     }
 
     /// Gives back a claim that `value(of:)` made but did not see through (it timed out or was cancelled), so an error
-    /// the task throws later is still reported.
+    /// the task throws later is still reported, unless another call still awaits it.
     mutating func unclaim(_ key: TrackedTaskKey) {
         guard let id = self.id(of: key), self.records[id]?.phase != .failed else { return }
-        self.records[id]?.claimed = false
+        self.update(id) { $0.claims = Swift.max(0, $0.claims - 1) }
     }
 
     /// An async drain ended: the errors thrown until now are reported by the next call (see ``ErrorsToReport``).
