@@ -18,6 +18,20 @@ extension TaskDispatcher {
         Task(operation: operation)
     }
 
+    /// Awaits `task.value`: the default for every dispatcher that does not track tasks.
+    ///
+    /// `QueueDispatcher` and `OperationQueueDispatcher` use it. Inside a task that a test dispatcher tracks (a
+    /// decorator that does not forward ``value(of:)``, say), that dispatcher still sees the await.
+    ///
+    /// - Parameter task: The task to await.
+    /// - Returns: The task's value.
+    /// - Throws: What the task threw.
+    nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
+        -> Success
+    {
+        try await TaskTracking.value(of: task)
+    }
+
     /// Starts a Swift task through this dispatcher, with a label and a call site, and returns it.
     ///
     /// Use it where the code would write `Task { }`: in production it is exactly that, and in a test the

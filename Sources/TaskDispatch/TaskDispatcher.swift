@@ -43,10 +43,11 @@
 ///
 /// ## Implementing a dispatcher
 ///
-/// Implement ``dispatch(_:)``; a decorator also forwards ``clock`` and ``startTask(label:callSite:operation:)``. Everything else (``background(priority:after:label:fileID:line:_:)``,
+/// Implement ``dispatch(_:)``; a decorator also forwards ``clock``, ``startTask(label:callSite:operation:)`` and
+/// ``value(of:)``. Everything else (``background(priority:after:label:fileID:line:_:)``,
 /// ``foreground(after:label:fileID:line:_:)``) is sugar that builds a ``DispatchedTask`` and calls it. The
-/// other requirements have defaults: ``clock`` is the real `ContinuousClock`, and
-/// ``startTask(label:callSite:operation:)`` creates a plain `Task`.
+/// other requirements have defaults: ``clock`` is the real `ContinuousClock`,
+/// ``startTask(label:callSite:operation:)`` creates a plain `Task`, and ``value(of:)`` awaits `task.value`.
 public protocol TaskDispatcher: Sendable {
     /// The clock that measures this dispatcher's delays; `ContinuousClock` unless the dispatcher says otherwise.
     ///
@@ -111,6 +112,21 @@ public protocol TaskDispatcher: Sendable {
         callSite: CallSite,
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error>
+
+    /// Awaits the value of a task started with ``startTask(label:callSite:operation:)``: `task.value`, in a way a
+    /// test dispatcher sees.
+    ///
+    /// Code that awaits a started task it shares (one download awaited by every caller that asks for it) awaits it
+    /// here, so that `ManualDispatcher` counts the task's error as seen, rather than report it as thrown by a tracked
+    /// task that nothing awaited, and counts the caller as waiting on the task. The default awaits `task.value`.
+    /// A decorator forwards it, as it forwards ``startTask(label:callSite:operation:)``:
+    /// `try await base.value(of: task)`. A test of that shape: the recipe "A started task shared by its callers" in
+    /// `TaskDispatchTesting`.
+    ///
+    /// - Parameter task: The task to await.
+    /// - Returns: The task's value.
+    /// - Throws: What the task threw; a test dispatcher may also throw its own error for a wait it bounds.
+    nonisolated(nonsending) func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success
 
     /// Accepts `task` to run later in its context, and returns a handle that can cancel it.
     ///

@@ -49,7 +49,7 @@ extension ManualDispatcher {
     /// the main actor, refusing: a suspended caller holds no thread that the other run may need.
     ///
     /// The wait ends at `deadline`, the end of the call's real-time `limit`, and registers as waiter `id`, which
-    /// must not be registered now.
+    /// must not be registered now. `errors`: which errors of tracked tasks that nobody claimed refuse the call.
     ///
     /// - Throws: What ``claimRun(_:check:)`` throws, except that it waits where that refuses with
     ///   ``ManualDispatcherError/Kind/concurrentRun``; ``ManualDispatcherError/Kind/concurrentRun`` when the other
@@ -61,6 +61,7 @@ extension ManualDispatcher {
         waiter id: DispatchWaiters<WaitResumer>.ID,
         until deadline: DispatchTime,
         limit: Duration,
+        reporting errors: TrackedTasks.ErrorsToReport = .all,
         check: (inout Schedule) -> Failure? = { _ in nil }
     ) async throws -> RunStart {
         // From inside one of this dispatcher's tracked tasks, the run would wait for that task to settle: refused at
@@ -69,7 +70,7 @@ extension ManualDispatcher {
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let outcome = self.monitor.withLock { schedule in
-                Self.claim(&schedule, method, thread: thread, blocksMainActor: false, check: check)
+                Self.claim(&schedule, method, thread: thread, blocksMainActor: false, reporting: errors, check: check)
             }
             switch outcome {
             case .started(let start)?:
@@ -112,9 +113,10 @@ extension ManualDispatcher {
         _ method: String,
         thread: UInt,
         blocksMainActor: Bool,
+        reporting errors: TrackedTasks.ErrorsToReport = .all,
         check: (inout Schedule) -> Failure?
     ) -> ClaimResult? {
-        switch schedule.claim(method, thread: thread, blocksMainActor: blocksMainActor) {
+        switch schedule.claim(method, thread: thread, blocksMainActor: blocksMainActor, reporting: errors) {
         case .mustWait:
             return nil
         case .refused(let failure):

@@ -22,19 +22,23 @@ extension ManualDispatcher {
         let limit = limit ?? self.waitLimit
         let id = self.monitor.withLock { $0.waiters.makeID() }
         var targetTime: Int64 = 0
-        let first = try await self.claimRun(method, waiter: id, until: Self.deadline(after: limit), limit: limit) {
-            schedule in
+        let first = try await self.claimRun(
+            method, waiter: id, until: Self.deadline(after: limit), limit: limit, reporting: .seenByAnEarlierDrain
+        ) { schedule in
             targetTime = target(schedule.now)
             guard targetTime < schedule.now else { return nil }
             return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
         }
+        // However the call ends, the errors tracked tasks threw until then are the next call's to report.
+        defer { self.monitor.withLock { $0.tracked.drainEnded() } }
         let bound = self.bound(from: first)
         var ran = 0
         var claimed = true
         while true {
             // Each wait has the whole limit, this one too.
             if !claimed {
-                try await self.claimRun(method, waiter: id, until: Self.deadline(after: limit), limit: limit)
+                try await self.claimRun(
+                    method, waiter: id, until: Self.deadline(after: limit), limit: limit, reporting: .none)
             }
             let outcome: SettleOutcome
             do {
@@ -47,10 +51,6 @@ extension ManualDispatcher {
             switch outcome {
             case .idle:
                 self.endRun(movingClockTo: movesClockToTarget ? targetTime : nil)
-                // An error thrown during the call is this call's to report, not the next one's.
-                if let failure = self.monitor.withLock({ $0.unobservedErrorsFailure(method: method) }) {
-                    throw ManualDispatcherError(failure)
-                }
                 return ran
             case .unsettled:
                 self.endRun()

@@ -138,8 +138,10 @@ extension ManualDispatcher {
             }
         let deadline = Self.deadline(after: limit)
         let id = self.monitor.withLock { $0.waiters.makeID() }
+        var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
         while true {
-            try await self.claimRun(method, waiter: id, until: deadline, limit: limit)  // within the step's limit
+            try await self.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: errors)
+            errors = .none
             let taken = self.monitor.withLock { schedule -> (Schedule.Step, [CallSite])? in
                 schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
             }

@@ -37,10 +37,12 @@ extension ManualDispatcher {
     ///   body waits for its start, otherwise when the body begins), so drain and await the task before counting
     ///   pending tasks.
     /// - **Errors nobody awaited.** The dispatcher tracks each task until it finishes. When the operation throws
-    ///   (anything but `CancellationError`), the error is kept, and the first run method or ``verifyIdle()``
-    ///   called after that throws ``ManualDispatcherError/Kind/unobservedTaskError`` naming the task's label,
-    ///   call site and error, once. A test claims the error, and so expects it, by awaiting the task with
-    ///   ``value(of:)-(Task<Success,Error>)`` (before or after it finished, as long as no check has reported it yet). Awaiting
+    ///   (anything but `CancellationError`), the error is kept, and a later call throws
+    ///   ``ManualDispatcherError/Kind/unobservedTaskError`` naming the task's label, call site and error, once:
+    ///   ``verifyIdle()``, or the first step or drain after the async drain that saw the task fail (that drain leaves
+    ///   the error claimable; see <doc:ManualDispatcherReference#Errors-of-tracked-tasks>). The test claims the error,
+    ///   and so expects it, by awaiting the task with ``value(of:)-(Task<Success,Error>)``; code under test that
+    ///   awaits the task claims it through `TaskDispatcher.value(of:)`, which is that method here. Awaiting
     ///   `task.value` directly does not claim it: the dispatcher cannot see that await.
     ///
     /// - Parameters:
@@ -186,6 +188,9 @@ extension ManualDispatcher {
     /// Awaits a task started with ``startTask(label:callSite:operation:)`` and claims its error, so the run
     /// methods and ``verifyIdle()`` do not report it: the test sees it here.
     ///
+    /// It is also this dispatcher's `TaskDispatcher.value(of:)`: code under test that awaits a started task through
+    /// its injected dispatcher gets this method, and claims the error the same way.
+    ///
     /// ```swift
     /// let load = model.reload()                                  // a tracked task that fails
     /// try await dispatcher.runUntilIdle()
@@ -245,23 +250,12 @@ extension ManualDispatcher {
     )
         async throws -> Success
     {
-        let key = TrackedTaskKey(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
-        let caller = self.monitor.trackedCaller?.id
-        let waiting = self.monitor.changeTrackedTasks { schedule -> (caller: UInt64, awaited: UInt64)? in
-            schedule.tracked.claim(key)
-            guard let caller, let awaited = schedule.tracked.id(of: key) else { return nil }
-            schedule.tracked.beginAwaiting(caller, awaited)
-            return (caller, awaited)
+        if let caller = self.monitor.trackedCaller?.id {
+            return try await self.monitor.value(of: task, awaitedBy: caller)
         }
-        guard caller == nil else {
-            defer {
-                if let waiting {
-                    self.monitor.changeTrackedTasks { $0.tracked.endAwaiting(waiting.caller, waiting.awaited) }
-                }
-            }
-            return try await task.value
-        }
+        let key = TrackedTaskKey(task)
+        self.monitor.changeTrackedTasks { $0.tracked.claim(key) }
         // A task this dispatcher did not start: nothing to wait for but its value, within the limit, since nothing
         // here can make it finish. One of its own that finished (its record gone) gives its value at once. A limit
         // of zero or less cannot check once whether a task has finished (its value would race the limit), so it
@@ -341,6 +335,24 @@ extension ManualDispatcher {
 }
 
 extension Monitor where Value == Schedule {
+    /// Awaits `task` from tracked task `caller` of this monitor's dispatcher, without a bound: claims the error of
+    /// `task` if the dispatcher tracks it, and records the await, so that `caller` is settled while `task` is.
+    nonisolated(nonsending) func value<Success: Sendable, TaskFailure>(
+        of task: Task<Success, TaskFailure>, awaitedBy caller: UInt64
+    ) async throws -> Success {
+        let key = TrackedTaskKey(task)
+        let awaited = self.changeTrackedTasks { schedule -> UInt64? in
+            schedule.tracked.claim(key)
+            guard let awaited = schedule.tracked.id(of: key) else { return nil }
+            schedule.tracked.beginAwaiting(caller, awaited)
+            return awaited
+        }
+        defer {
+            if let awaited { self.changeTrackedTasks { $0.tracked.endAwaiting(caller, awaited) } }
+        }
+        return try await task.value
+    }
+
     /// Asks auto-advance again whether the clock may move, as a change to the tracked tasks does: an async drain
     /// stopped waiting without moving the clock, and a jump held while it waited (it would have made the jump
     /// itself, so the hold set no timer) is made now, or held with a timer (see ``ClockHold``).

@@ -39,8 +39,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// which the dispatcher then cancelled; ``ManualDispatcher/verifyIdle()`` reports such awaits once more (see
         /// <doc:Limits>).
         case waitTimedOut(after: Duration)
-        /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that the test
-        /// did not await through ``ManualDispatcher/value(of:)-(Task<Success,Error>)``; in production that error would vanish.
+        /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that nothing
+        /// awaited through ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` (the test's call, or the code's
+        /// `TaskDispatcher.value(of:)`); in production that error would vanish unless code awaits the task.
         case unobservedTaskError
         /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does
         /// not control; or a synchronous drain (`after` is zero) ended with tracked tasks still running, which only
@@ -383,7 +384,7 @@ extension ManualDispatcherError {
             "\($0.label.map { "\"\($0)\"" } ?? "(no label)") started at \($0.callSite) threw \($0.error)"
         }
         return
-            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes: handle it inside the task, or await the task with try await dispatcher.value(of: task) to check it"
+            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
     }
 
     /// Names the call sites that ran most often in `window`: the tasks that keep coming back.

@@ -73,6 +73,10 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         self.makeWait(on: description)
     }
 
+    nonisolated(nonsending) func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
+        try await self.monitor.value(of: task, awaitedBy: self.id)
+    }
+
     /// A wait of this task on `description`, not recorded yet.
     func makeWait(on description: String) -> OwnedWait {
         OwnedWait(scope: self, description: description)

@@ -45,6 +45,55 @@ private struct Failure: Error {}
         #expect(tracked.unsettledCount == 1)
     }
 
+    /// Each `value(of:)` call that awaits a task claims its error; one that gives up (timed out, cancelled) gives
+    /// its claim back, and the error is still seen while another call awaits the task.
+    @Test func anErrorStaysClaimedWhileAnyAwaitHoldsAClaim() {
+        var tracked = TrackedTasks()
+        let task = Task<Void, Never> {}
+        let key = TrackedTaskKey(task)
+        let id = tracked.begin(label: "download", callSite: Self.site)
+        tracked.register(key, id: id)
+        tracked.markStarted(id, at: 0)
+        tracked.claim(key)  // two callers await it
+        tracked.claim(key)
+        tracked.unclaim(key)  // one of them is cancelled
+        tracked.checkInvariants()
+        tracked.finish(id, error: Failure())
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved().isEmpty)  // the other one gets the error
+
+        let alone = tracked.begin(label: "alone", callSite: Self.site)
+        let other = Task<Void, Never> {}
+        tracked.register(TrackedTaskKey(other), id: alone)
+        tracked.claim(TrackedTaskKey(other))
+        tracked.unclaim(TrackedTaskKey(other))  // its only caller gave up
+        tracked.unclaim(TrackedTaskKey(other))  // a second give-back changes nothing
+        tracked.finish(alone, error: Failure())
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved().map(\.label) == ["alone"])
+    }
+
+    /// An async drain reports only the errors an earlier drain saw: those thrown since the last drain ended are the
+    /// next call's to report, whether the drain began before or after they were thrown.
+    @Test func anAsyncDrainLeavesTheErrorsItSeesToTheNextCall() {
+        var tracked = TrackedTasks()
+        let first = tracked.begin(label: "first", callSite: Self.site)
+        tracked.markStarted(first, at: 0)
+        tracked.finish(first, error: Failure())
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved(.seenByAnEarlierDrain).isEmpty)  // no drain has ended since
+        #expect(tracked.takeUnobserved(.none).isEmpty)
+        tracked.drainEnded()
+        let second = tracked.begin(label: "second", callSite: Self.site)
+        tracked.markStarted(second, at: 0)
+        tracked.finish(second, error: Failure())
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved(.seenByAnEarlierDrain).map(\.label) == ["first"])
+        tracked.checkInvariants()
+        #expect(tracked.takeUnobserved().map(\.label) == ["second"])  // a step or verifyIdle(): every one
+        tracked.checkInvariants()
+    }
+
     @Test func aFailedTaskIsSettledAndItsErrorIsHandedOutOnce() {
         var tracked = TrackedTasks()
         let id = tracked.begin(label: "sync", callSite: Self.site)

@@ -222,6 +222,51 @@ import Testing
         try await kept.value?.runUntilIdle()
     }
 
+    /// Issue 33, item 2: an error a drain left claimable, which the test never claims, is recorded at the end, with
+    /// the task's label and call site, whether the dispatcher is still alive at the check or died with the test body.
+    @Test(arguments: [false, true])
+    func anErrorTheLastDrainLeftUnclaimedIsRecorded(keepsTheDispatcherAlive: Bool) async throws {
+        let test = try #require(Test.current)
+        let line = Box<Int>()
+        let kept = Box<ManualDispatcher>()
+        let matched = Box<Int>()
+        let drainThrew = Box<String>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                let dispatcher = ManualDispatcher()
+                let (task, startLine) = (
+                    dispatcher.startTask(label: "load") { () async throws -> Int in throw SaveError.offline }, #line
+                )
+                line.set(startLine)
+                do {
+                    try await dispatcher.runUntilIdle()  // leaves the error it saw claimable
+                } catch {
+                    drainThrew.set("\(error)")
+                }
+                _ = task
+                if keepsTheDispatcherAlive { kept.set(dispatcher) }
+            }
+        } matching: { issue in
+            let text = issue.text
+            let isMatch =
+                text.contains(
+                    "\"load\" started at TaskDispatchTestingTraitsTests/IdleDispatchersTraitTests.swift:\(line.value ?? 0) threw SaveError.offline"
+                )
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+        #expect(drainThrew.value == nil)
+    }
+
+    @Test(.verifiesIdleDispatchers)
+    func anErrorClaimedAfterTheDrainLeavesNothingToRecord() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "load") { () async throws -> Int in throw SaveError.offline }
+        try await dispatcher.runUntilIdle()
+        await #expect(throws: SaveError.offline) { try await dispatcher.value(of: task) }
+    }
+
     @Test func theBodysErrorIsRethrownAfterTheCheck() async throws {
         let test = try #require(Test.current)
         struct Expected: Error {}

@@ -34,6 +34,7 @@ import Testing
     /// The Swift files that hold the snippets' compiled copies, relative to the repository root. The list is
     /// explicit (no directory walk), so the test needs only the Foundation API every platform has.
     static let sources = [
+        "Tests/ClientPackage/Tests/ClientTests/AvatarCache.swift",
         "Tests/ClientPackage/Tests/ClientTests/InjectionRecipeTests.swift",
         "Tests/ClientPackage/Tests/ClientTests/MigrationGuideTests.swift",
         "Tests/ClientPackage/Tests/ClientTests/OneNamePerStepTests.swift",
@@ -51,6 +52,7 @@ import Testing
         "Tests/ClientPackage/Tests/GettingStartedSnippets/SearchModelXCTests.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/HeadlinesModel.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/HeadlinesModelTests.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/LoadErrorTests.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/SearchModel.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/SearchModelTests.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/TraitSuite.swift",

@@ -137,8 +137,9 @@ private struct OperationCancellingDecorator: TaskDispatcher {
             try await decorated.runInBackground(label: "load") { 1 }
         }
 
-        // The drain settles at once (the task is not left waiting on a dispatch that never comes) and reports the
-        // error that nothing awaited yet.
+        // The drain settles at once (the task is not left waiting on a dispatch that never comes); the next call
+        // reports the error that nothing awaited yet.
+        try await dispatcher.runUntilIdle()
         let reported = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
         #expect(reported?.kind == .unobservedTaskError)
         #expect(reported?.summary.contains("runInBackground \"load\"") == true)

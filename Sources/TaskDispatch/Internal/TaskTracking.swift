@@ -1,10 +1,12 @@
 /// The one seam between TaskDispatch and a dispatcher that tracks tasks (`ManualDispatcher.startTask`): how such a
-/// dispatcher learns that one of its tracked tasks is suspended on work the dispatcher holds.
+/// dispatcher learns that one of its tracked tasks is suspended on work the dispatcher holds, or on another tracked
+/// task's value.
 ///
 /// The tracking dispatcher binds ``scope`` around a tracked task's operation. An awaitable dispatch
 /// (`runInBackground`, `runOnMainActor`) asks the scope for a ``TaskTrackingWait`` with ``wait(on:)``, binds it in
 /// ``dispatchingWait`` around its one call to `dispatch(_:)`, and calls ``TaskTrackingWait/end()`` just before it
-/// resumes the awaiting task. Everything else (whether the wait is recorded, by which dispatcher, and what the
+/// resumes the awaiting task. The default `TaskDispatcher.value(of:)` hands its await to the scope
+/// (``value(of:)``). Everything else (whether the wait is recorded, by which dispatcher, and what the
 /// records say) belongs to the tracking dispatcher, in `TaskDispatchTesting`: this module keeps no settling state.
 ///
 /// Because the wait travels with the dispatch call and not with the ``DispatchedTask``, a decorator that forwards
@@ -25,6 +27,15 @@ package enum TaskTracking {
     /// tracked task.
     package static var dispatchingWait: (any TaskTrackingWait)? {
         Self.dispatchingCall?.wait
+    }
+
+    /// Awaits `task`: through the tracked task the current code runs in, if any, so that its dispatcher sees the
+    /// await; `task.value` otherwise.
+    package nonisolated(nonsending) static func value<Success: Sendable>(of task: Task<Success, any Error>)
+        async throws -> Success
+    {
+        guard let scope = Self.scope else { return try await task.value }
+        return try await scope.value(of: task)
     }
 
     /// A wait about to begin on `description`, if the current code runs in a tracked task; `nil` otherwise.
@@ -72,6 +83,10 @@ package struct AwaitableCall: Sendable {
 package protocol TaskTrackingScope: AnyObject, Sendable {
     /// Makes the wait of this task on a task about to be dispatched, described by `description`.
     func wait(on description: String) -> any TaskTrackingWait
+
+    /// Awaits `task` from this task: if the dispatcher tracks `task`, it counts the task's error as seen and this task
+    /// as waiting on it until the value arrives.
+    nonisolated(nonsending) func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success
 }
 
 /// One wait of a tracked task on a dispatched task, implemented by the dispatcher that tracks the task.

@@ -75,9 +75,24 @@ extension RuleCheck {
                 "a tracked task awaiting runInBackground(after: 1 s) through the subject did not read as waiting on the ManualDispatcher's own work; runUntilIdle(waitingUpTo:) threw: \(error.summary)"
             )
         }
+        // Claimed through `value(of:)`: the drain leaves a tracked task's error for the test to claim.
         let outcome = ContractSignal<Result<Int, any Error>>()
-        Task { outcome.fulfil(await task.result) }
-        guard case .success(42) = await outcome.wait(until: self.deadline) else {
+        Task {
+            do {
+                outcome.fulfil(.success(try await base.value(of: task)))
+            } catch {
+                outcome.fulfil(.failure(error))
+            }
+        }
+        switch await outcome.wait(until: self.deadline) {
+        case .success(42)?:
+            return
+        case .failure(let error as ManualDispatcherError)?:
+            // The dispatcher bounded the await as one from outside its tracked tasks, and ended it.
+            throw self.violation(
+                "a tracked task awaiting runInBackground(after: 1 s) through the subject did not read as waiting on the ManualDispatcher's own work; its await ended with: \(error.summary)"
+            )
+        default:
             throw self.violation(
                 "a tracked task awaiting runInBackground(after: 1 s) through the subject did not return 42 once drained"
             )

@@ -31,12 +31,17 @@ extension Schedule {
     /// the main actor does. Such a call is refused rather than wait, since the other run may need the main actor, and
     /// during another run's foreground task it can only come from inside that task. An async run method suspends
     /// instead, blocks nothing, and passes `false` on any actor.
-    mutating func claim(_ method: String, thread: UInt, blocksMainActor: Bool) -> ClaimOutcome {
+    ///
+    /// `reporting`: which errors of tracked tasks that nobody claimed refuse the call (see
+    /// ``TrackedTasks/ErrorsToReport``).
+    mutating func claim(
+        _ method: String, thread: UInt, blocksMainActor: Bool, reporting errors: TrackedTasks.ErrorsToReport = .all
+    ) -> ClaimOutcome {
         guard let active = self.claim else {
             if let failure = self.takeDeferredFailure() {
                 return .refused(failure)
             }
-            if let failure = self.unobservedErrorsFailure(method: method) {
+            if let failure = self.unobservedErrorsFailure(method: method, errors) {
                 return .refused(failure)
             }
             self.claim = RunClaim(method: method, thread: thread)

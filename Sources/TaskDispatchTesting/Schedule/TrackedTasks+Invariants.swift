@@ -15,7 +15,7 @@ extension TrackedTasks {
     /// `keys` and the indexed records' keys mirror each other, and a registered record not indexed yet is listed in
     /// `unindexed`, so `value(of:)` can still find it; no two records share a key; the identities listed in `unindexed`
     /// are distinct; every identity lies below `nextID`, and an awaited task is never the task itself; no record
-    /// counts fewer than zero running jobs.
+    /// counts fewer than zero running jobs or claims, nor failed after more drains than have ended.
     ///
     /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
     /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
@@ -39,6 +39,13 @@ extension TrackedTasks {
             }
             if record.runningJobs < 0 {
                 violations.append("tracked task \(id) counts \(record.runningJobs) running jobs")
+            }
+            if record.failedAfterDrains > self.drainsEnded {
+                violations.append(
+                    "tracked task \(id) failed after \(record.failedAfterDrains) drains, of \(self.drainsEnded) so far")
+            }
+            if record.claims < 0 {
+                violations.append("tracked task \(id) counts \(record.claims) claims of its error")
             }
             if record.isIndexed, let key = record.key, self.keys[key] != id {
                 violations.append("tracked task \(id)'s key maps to \(self.keys[key].map(String.init) ?? "nothing")")

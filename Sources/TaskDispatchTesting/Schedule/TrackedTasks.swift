@@ -24,14 +24,16 @@ struct TrackedTasks: Sendable {
         /// Whether its operation is isolated to the main actor, so it cannot run while a synchronous caller holds it.
         var isOnMainActor = false
         var phase: Phase
-        /// Whether `value(of:)` awaits it, so its error reaches the test.
-        var claimed = false
+        /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
+        var claims = 0
         /// The task, as the key `value(of:)` finds it by; `nil` until `startTask` registers it.
         var key: TrackedTaskKey?
         /// Whether ``TrackedTasks/keys`` holds ``key``: a key goes there when `value(of:)` first looks one up.
         var isIndexed = false
         /// The error it threw, as the report shows it, while nobody has claimed it (``Phase/failed``).
         var error: String?
+        /// The value of ``TrackedTasks/drainsEnded`` when it failed.
+        var failedAfterDrains: UInt64 = 0
         /// How many waits on the dispatcher's own work (an awaitable dispatch, a clock sleep) the task, or a child
         /// task of it, is suspended in.
         var ownedWaits = 0
@@ -101,6 +103,21 @@ struct TrackedTasks: Sendable {
         let awaiting: String?
     }
 
+    /// Which errors that nobody claimed a call reports.
+    ///
+    /// An async drain waits for its tracked tasks, up to their failure: it leaves the errors it sees to the next call,
+    /// so that the test can still claim them with `value(of:)` after it returns. Whether such an error was thrown
+    /// before the drain began (after a step that ran its task's start, say) or while it ran does not change that, so
+    /// the outcome never depends on how fast the task ran.
+    enum ErrorsToReport: Sendable {
+        /// Every one: `verifyIdle()`, a release, a step or a synchronous drain (none of which waits for tracked tasks).
+        case all
+        /// Those thrown before an earlier async drain ended: the first claim of an async drain.
+        case seenByAnEarlierDrain
+        /// None: a call that claims the run again after a wait of its own.
+        case none
+    }
+
     /// An error a tracked task threw that nobody claimed.
     struct UnobservedError: Sendable {
         let label: String?
@@ -134,6 +151,8 @@ struct TrackedTasks: Sendable {
     private(set) var unindexed: [UInt64] = []
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
+    /// How many async drains have ended, counting from zero (see ``ErrorsToReport``).
+    private(set) var drainsEnded: UInt64 = 0
 
     /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int {
@@ -382,9 +401,10 @@ struct TrackedTasks: Sendable {
         // One lookup, and the record read in place: a copy would retain and release the task it holds, from the
         // thread that runs the task.
         guard let index = self.records.index(forKey: id) else { return }
-        if let error, !(error is CancellationError), !self.records.values[index].claimed {
+        if let error, !(error is CancellationError), self.records.values[index].claims == 0 {
             self.records.values[index].phase = .failed
             self.records.values[index].error = Self.describe(error)
+            self.records.values[index].failedAfterDrains = self.drainsEnded
             self.unobserved.append(id)
             return
         }
@@ -407,32 +427,49 @@ struct TrackedTasks: Sendable {
         return "\(text) (\(type))"
     }
 
-    /// Claims the error of the task `key`, if it throws one: the test awaits it.
+    /// Claims the error of the task `key`, if it throws one: a `value(of:)` call awaits it.
     mutating func claim(_ key: TrackedTaskKey) {
         guard let id = self.id(of: key), let record = self.records[id] else { return }
         if record.phase == .failed {
             self.unobserved.removeAll { $0 == id }
             self.forget(id)
         } else {
-            self.records[id]?.claimed = true
+            self.update(id) { $0.claims += 1 }
         }
     }
 
     /// Gives back a claim that `value(of:)` made but did not see through (it timed out or was cancelled), so an error
-    /// the task throws later is still reported.
+    /// the task throws later is still reported, unless another call still awaits it.
     mutating func unclaim(_ key: TrackedTaskKey) {
         guard let id = self.id(of: key), self.records[id]?.phase != .failed else { return }
-        self.records[id]?.claimed = false
+        self.update(id) { $0.claims = Swift.max(0, $0.claims - 1) }
     }
 
-    /// Hands out the unclaimed errors, oldest first, and forgets them.
-    mutating func takeUnobserved() -> [UnobservedError] {
-        let taken = self.unobserved.compactMap { id -> UnobservedError? in
+    /// An async drain ended: the errors thrown until now are reported by the next call (see ``ErrorsToReport``).
+    mutating func drainEnded() {
+        self.drainsEnded &+= 1
+    }
+
+    /// Hands out the unclaimed errors of `which` kind, oldest first, and forgets them.
+    mutating func takeUnobserved(_ which: ErrorsToReport = .all) -> [UnobservedError] {
+        let ids: [UInt64]
+        switch which {
+        case .all: ids = self.unobserved
+        case .seenByAnEarlierDrain:
+            ids = self.unobserved.filter { (self.records[$0]?.failedAfterDrains ?? 0) < self.drainsEnded }
+        case .none: return []
+        }
+        let taken = ids.compactMap { id -> UnobservedError? in
             guard let record = self.records[id] else { return nil }
             return UnobservedError(label: record.label, callSite: record.callSite, error: record.error ?? "")
         }
-        for id in self.unobserved { self.forget(id) }
-        self.unobserved = []
+        for id in ids { self.forget(id) }
+        if ids.count == self.unobserved.count {
+            self.unobserved = []
+        } else {
+            let forgotten = Set(ids)
+            self.unobserved.removeAll { forgotten.contains($0) }
+        }
         return taken
     }
 
@@ -504,10 +541,15 @@ struct TrackedTaskKey: Hashable, Sendable {
 }
 
 extension Schedule {
-    /// The failure reporting every unclaimed error of a tracked task, which it hands out once; `nil` if none.
-    mutating func unobservedErrorsFailure(method: String) -> Failure? {
+    /// The failure reporting the unclaimed errors of tracked tasks of `which` kind, which it hands out once; `nil`
+    /// if none.
+    mutating func unobservedErrorsFailure(
+        method: String, _ which: TrackedTasks.ErrorsToReport = .all
+    ) -> Failure? {
         guard !self.tracked.unobserved.isEmpty else { return nil }
-        return self.failure(.unobservedTaskErrors(method: method, errors: self.tracked.takeUnobserved()))
+        let errors = self.tracked.takeUnobserved(which)
+        guard !errors.isEmpty else { return nil }
+        return self.failure(.unobservedTaskErrors(method: method, errors: errors))
     }
 }
 

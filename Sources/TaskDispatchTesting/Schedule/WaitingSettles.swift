@@ -72,10 +72,10 @@ extension Schedule {
     /// Claims the run for a task dispatched by a tracked task on the main actor while one async drain on the main
     /// actor waits with due work it would wake up to run, and nothing else waits (manual mode only; auto-drain runs
     /// the work anyway): `true` if this thread now runs the due tasks for that drain. Refused where the drain's own
-    /// claim would refuse: a runaway auto-drain's failure or an unclaimed error of a tracked task waits for it.
+    /// claim would refuse: a runaway auto-drain's failure waits for it.
     mutating func claimForWaitingSettle(thread: UInt) -> Bool {
-        guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.tracked.unobserved.isEmpty,
-            self.hasDueTask, let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id)
+        guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.hasDueTask,
+            let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id)
         else { return false }
         self.claim = RunClaim(method: method, thread: thread)
         return true
@@ -84,8 +84,7 @@ extension Schedule {
     /// The next due task to run for the waiting drain, counted against its bound; or the end, which releases the
     /// claim.
     mutating func nextForWaitingSettle() -> WaitingSettleStep {
-        guard let (id, _) = self.waitingSettles.assisted, self.tracked.unobserved.isEmpty,
-            let step = self.next(in: .any, jumpingClockTo: nil)
+        guard let (id, _) = self.waitingSettles.assisted, let step = self.next(in: .any, jumpingClockTo: nil)
         else {
             return .done(drain: self.release())
         }

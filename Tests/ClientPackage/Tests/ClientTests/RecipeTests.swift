@@ -237,3 +237,27 @@ final class ProfileModel {
     #expect(dispatcher.history.compactMap(\.task.label) == ["load 1", "load 2", "fetch 2"])  // "fetch 1" never ran
     try dispatcher.verifyIdle()
 }
+
+// MARK: A started task shared by its callers
+
+enum AvatarError: Error {
+    case offline
+}
+
+struct OfflineServer: AvatarServer {
+    func avatar(for user: String) throws -> [UInt8] { throw AvatarError.offline }
+}
+
+@Test @MainActor func everyViewGetsTheErrorOfTheSharedDownload() async throws {
+    let dispatcher = ManualDispatcher()
+    let cache = AvatarCache(server: OfflineServer(), dispatcher: dispatcher)
+    let header = AvatarModel(cache: cache, dispatcher: dispatcher)
+    let row = AvatarModel(cache: cache, dispatcher: dispatcher)
+
+    header.show("ada")
+    row.show("ada")
+    try await dispatcher.runUntilIdle()
+    #expect(header.error is AvatarError && row.error is AvatarError)
+    #expect(dispatcher.history.filter { $0.task.label == "fetch ada" }.count == 1)  // one download for both
+    try dispatcher.verifyIdle()  // the views awaited the download's error: nothing to report
+}

@@ -14,6 +14,10 @@ struct LoggingDispatcher<Base: TaskDispatcher>: TaskDispatcher {
         base.startTask(label: label, callSite: callSite, operation: operation)
     }
 
+    func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
+        try await base.value(of: task)
+    }
+
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         print("\(task.context) task \(task.label ?? "-") from \(task.callSite), delay \(task.delay)")
         return base.dispatch(task)

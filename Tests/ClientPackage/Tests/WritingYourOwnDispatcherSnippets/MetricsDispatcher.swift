@@ -15,6 +15,10 @@ struct MetricsDispatcher<Base: TaskDispatcher>: TaskDispatcher {
         base.startTask(label: label, callSite: callSite, operation: operation)
     }
 
+    func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
+        try await base.value(of: task)
+    }
+
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         metrics.increment("dispatch.\(task.context)")
         return base.dispatch(task)
