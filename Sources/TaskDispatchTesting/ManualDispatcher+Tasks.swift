@@ -55,6 +55,7 @@ extension ManualDispatcher {
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
         let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
+        let childJobs = Self.childJobs(isolated: operation.isolation != nil)
         let monitor = self.monitor
         var made: TrackedTaskScope?
         var prefersExecutor = false
@@ -63,7 +64,8 @@ extension ManualDispatcher {
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
             let scope = TrackedTaskScope(
                 monitor: monitor,
-                id: schedule.tracked.begin(label: label, callSite: callSite, onMainActor: onMainActor),
+                id: schedule.tracked.begin(
+                    label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs),
                 label: label, callSite: callSite)
             let start: @Sendable () -> Void = { scope.runStart() }
             let scheduled = schedule.accept(
@@ -148,6 +150,14 @@ extension ManualDispatcher {
             }
         }
         return Task { try await Self.runTracked(scope, operation, isolation: isolation) }
+    }
+
+    /// Whether a tracked task's child tasks prefer an executor that counts their jobs (see `makeTrackedTask`): the
+    /// dispatcher's `taskExecutor` or a `TrackedTaskExecutor`.
+    private static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
+        guard !isolated else { return .uncountedInIsolatedTask }
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) { return .counted }
+        return .uncountedWithoutTaskExecutors
     }
 
     /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
@@ -247,11 +257,13 @@ extension ManualDispatcher {
     {
         let key = TrackedTaskKey(task)
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
-        let caller = self.monitor.trackedCaller?.id
+        let scope = self.monitor.trackedCaller
+        let caller = scope?.id
+        let awaitingTask = scope == nil ? 0 : currentTaskIdentity()
         let waiting = self.monitor.changeTrackedTasks { schedule -> (caller: UInt64, awaited: UInt64)? in
             schedule.tracked.claim(key)
-            guard let caller, let awaited = schedule.tracked.id(of: key) else { return nil }
-            schedule.tracked.beginAwaiting(caller, awaited)
+            guard let scope, let caller, let awaited = schedule.tracked.id(of: key) else { return nil }
+            schedule.tracked.beginAwaiting(caller, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
             return (caller, awaited)
         }
         guard caller == nil else {
