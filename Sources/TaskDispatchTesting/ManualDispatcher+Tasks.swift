@@ -66,7 +66,7 @@ extension ManualDispatcher {
                 monitor: monitor,
                 id: schedule.tracked.begin(
                     label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs),
-                label: label, callSite: callSite)
+                label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
             let start: @Sendable () -> Void = { scope.runStart() }
             let scheduled = schedule.accept(
                 DispatchedTask(
@@ -259,7 +259,7 @@ extension ManualDispatcher {
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
         let scope = self.monitor.trackedCaller
         let caller = scope?.id
-        let awaitingTask = scope == nil ? 0 : currentTaskIdentity()
+        let awaitingTask = scope?.currentTask ?? 0
         let waiting = self.monitor.changeTrackedTasks { schedule -> (caller: UInt64, awaited: UInt64)? in
             schedule.tracked.claim(key)
             guard let scope, let caller, let awaited = schedule.tracked.id(of: key) else { return nil }

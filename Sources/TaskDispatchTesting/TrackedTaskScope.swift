@@ -42,6 +42,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     let label: String?
     /// Where the task was started, for the same work.
     let callSite: CallSite
+    /// Whether the dispatcher counts the jobs of the task's child tasks (see `TrackedTasks.ChildJobs`): if not, its
+    /// waits must be told from those of other tasks inside it.
+    let countsChildJobs: Bool
     /// See ``Start``. Under the lock of ``monitor``.
     private var start = Start.pending
     /// The body, suspended at the gate. Taken, under the lock of ``monitor``, by whichever resumes it: exactly one
@@ -61,11 +64,12 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Under the lock of ``monitor``.
     private(set) var taskIdentity: UInt = 0
 
-    init(monitor: Monitor<Schedule>, id: UInt64, label: String?, callSite: CallSite) {
+    init(monitor: Monitor<Schedule>, id: UInt64, label: String?, callSite: CallSite, countsChildJobs: Bool) {
         self.monitor = monitor
         self.id = id
         self.label = label
         self.callSite = callSite
+        self.countsChildJobs = countsChildJobs
     }
 
     /// The scope of the current code, if it runs in a task that a ``ManualDispatcher`` tracks.
@@ -79,7 +83,13 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 
     /// A wait of this task on `description`, made by the current task, not recorded yet.
     func makeWait(on description: String) -> OwnedWait {
-        OwnedWait(scope: self, description: description, waiter: currentTaskIdentity())
+        OwnedWait(scope: self, description: description, waiter: self.currentTask)
+    }
+
+    /// The current task (``currentTaskIdentity()``) where the dispatcher must tell it from the tracked task; 0 where
+    /// it counts the child tasks' jobs, so that a nonisolated task does not pay for the call into the runtime.
+    var currentTask: UInt {
+        self.countsChildJobs ? 0 : currentTaskIdentity()
     }
 
     // MARK: - The start gate
@@ -119,7 +129,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The body reached the gate: goes on at once if the start has run (and the body is off its creator's stack),
     /// throws at once if the task was cancelled, and otherwise waits for whichever comes.
     private func park(_ continuation: StartContinuation) {
-        let task = currentTaskIdentity()
+        let task = self.currentTask
         let (outcome, observer) = self.monitor.withLock {
             schedule -> (Result<Void, any Error>?, (@Sendable () -> Void)?) in
             self.taskIdentity = task
