@@ -67,6 +67,15 @@ import Testing
         }
     }
 
+    /// A child beside the task's own sleep: the task settles on its own wait before the child's is seen.
+    func loadBesideASleep() -> Task<Void, any Error> {
+        self.dispatcher.startTask(label: "dashboard") {
+            async let weather = self.fetch("weather", after: .seconds(2))
+            try await self.dispatcher.clock.sleep(for: .seconds(1))
+            self.shown = ["news", try await weather]
+        }
+    }
+
     /// Children that fetch at once, without sleeping.
     func loadNow() -> Task<Void, any Error> {
         self.dispatcher.startTask(label: "dashboard") {
@@ -160,6 +169,24 @@ private func expectStopped(
                 try await dispatcher.value(of: task)
             }
             try await expectStopped(dispatcher, task, by: "auto-advance", run: run, error)
+        }
+    }
+
+    /// The task's own sleep settles it before its child's wait is seen, so the clock may reach 1 s first; the
+    /// same advance then stops once the task awaits the child, which has waited by then, whichever ran first.
+    @Test @MainActor func aChildBesideTheTasksOwnSleepStopsTheSameAdvance() async throws {
+        for run in 0..<Self.runs {
+            let dispatcher = ManualDispatcher()
+            let task = Dashboard(dispatcher: dispatcher).loadBesideASleep()
+            let error = await #expect(throws: ManualDispatcherError.self, "run \(run)") {
+                try await dispatcher.advance(by: .seconds(1))
+            }
+            #expect(error?.kind == .unsettledTasks(after: .zero), "run \(run)")
+            #expect(error?.summary.hasPrefix("advance(by: 1 s) cannot know whether") == true, "run \(run)")
+            #expect(steps(dispatcher).isEmpty, "run \(run)")
+            task.cancel()
+            await #expect(throws: CancellationError.self, "run \(run)") { try await dispatcher.value(of: task) }
+            try dispatcher.verifyIdle()
         }
     }
 
