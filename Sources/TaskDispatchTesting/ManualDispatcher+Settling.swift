@@ -143,7 +143,15 @@ extension ManualDispatcher {
                 continue
             }
             if jump { return .idle }
-            guard self.monitor.withLock({ $0.tracked.unsettledCount == 0 }) else { return .unsettled }
+            var uncounted: Failure?
+            let settled = self.monitor.withLock { schedule in
+                guard schedule.tracked.unsettledCount == 0 else { return false }
+                // The records say settled; for a task with uncounted child tasks, they cannot know.
+                uncounted = schedule.uncountedTasksFailure(method: method)
+                return true
+            }
+            guard settled else { return .unsettled }
+            if let uncounted { throw ManualDispatcherError(uncounted) }
             jump = true
         }
     }

@@ -57,6 +57,7 @@ extension ManualDispatcher {
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
         let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
+        let childJobs = Self.childJobs(isolated: operation.isolation != nil)
         let monitor = self.monitor
         var made: TrackedTaskScope?
         var prefersExecutor = false
@@ -65,8 +66,9 @@ extension ManualDispatcher {
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
             let scope = TrackedTaskScope(
                 monitor: monitor,
-                id: schedule.tracked.begin(label: label, callSite: callSite, onMainActor: onMainActor),
-                label: label, callSite: callSite)
+                id: schedule.tracked.begin(
+                    label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs),
+                label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
             let start: @Sendable () -> Void = { scope.runStart() }
             let scheduled = schedule.accept(
                 DispatchedTask(
@@ -150,6 +152,14 @@ extension ManualDispatcher {
             }
         }
         return Task { try await Self.runTracked(scope, operation, isolation: isolation) }
+    }
+
+    /// Whether a tracked task's child tasks prefer an executor that counts their jobs (see `makeTrackedTask`): the
+    /// dispatcher's `taskExecutor` or a `TrackedTaskExecutor`.
+    private static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
+        guard !isolated else { return .uncountedInIsolatedTask }
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) { return .counted }
+        return .uncountedWithoutTaskExecutors
     }
 
     /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
@@ -251,8 +261,8 @@ extension ManualDispatcher {
         async throws -> Success
     {
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
-        if let caller = self.monitor.trackedCaller?.id {
-            return try await self.monitor.value(of: task, awaitedBy: caller)
+        if let scope = self.monitor.trackedCaller {
+            return try await self.monitor.value(of: task, awaitedBy: scope)
         }
         let key = TrackedTaskKey(task)
         self.monitor.changeTrackedTasks { $0.tracked.claim(key) }
@@ -335,16 +345,19 @@ extension ManualDispatcher {
 }
 
 extension Monitor where Value == Schedule {
-    /// Awaits `task` from tracked task `caller` of this monitor's dispatcher, without a bound: claims the error of
-    /// `task` if the dispatcher tracks it, and records the await, so that `caller` is settled while `task` is.
+    /// Awaits `task` from the tracked task of `scope` (or a child task of it) on this monitor's dispatcher, without a
+    /// bound: claims the error of `task` if the dispatcher tracks it, and records the await, so that the caller is
+    /// settled while `task` is.
     nonisolated(nonsending) func value<Success: Sendable, TaskFailure>(
-        of task: Task<Success, TaskFailure>, awaitedBy caller: UInt64
+        of task: Task<Success, TaskFailure>, awaitedBy scope: TrackedTaskScope
     ) async throws -> Success {
         let key = TrackedTaskKey(task)
+        let caller = scope.id
+        let awaitingTask = scope.currentTask
         let awaited = self.changeTrackedTasks { schedule -> UInt64? in
             schedule.tracked.claim(key)
             guard let awaited = schedule.tracked.id(of: key) else { return nil }
-            schedule.tracked.beginAwaiting(caller, awaited)
+            schedule.tracked.beginAwaiting(caller, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
             return awaited
         }
         defer {

@@ -44,8 +44,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// `TaskDispatcher.value(of:)`); in production that error would vanish unless code awaits the task.
         case unobservedTaskError
         /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does
-        /// not control; or a synchronous drain (`after` is zero) ended with tracked tasks still running, which only
-        /// the async form can wait for.
+        /// not control; or (`after` is zero) a synchronous drain ended with tracked tasks still running, which only
+        /// the async form can wait for, or a drain could not know whether the child tasks of a tracked task isolated
+        /// to an actor had all reached their waits (see <doc:TestingAsyncCode>).
         case unsettledTasks(after: Duration)
     }
 
@@ -123,6 +124,16 @@ extension ManualDispatcherError {
             return (
                 .unsettledTasks(after: .zero),
                 "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and would move the clock on, but a synchronous call cannot wait for them to settle first, so the clock would pass the sleeps and delays they are about to start\(who). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
+            )
+        case .uncountedTasks(let method, let task) where task.isolation == .nonisolatedWithoutTaskExecutors:
+            return (
+                .unsettledTasks(after: .zero),
+                "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and before macOS 15, iOS 18 and the matching releases the runtime has no task executors, so the dispatcher cannot count the jobs of a tracked task's child tasks. Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Await the children one after another where their times matter, or run the test on Linux, macOS 15, iOS 18 or later"
+            )
+        case .uncountedTasks(let method, let task):
+            return (
+                .unsettledTasks(after: .zero),
+                "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and the dispatcher counts the jobs of child tasks only in a nonisolated tracked task, while this one runs \(task.isolation == .mainActor ? "on the main actor" : "on an actor"). Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Start the task nonisolated, as dispatcher.startTask(label:) { @concurrent in … }, and update main-actor state there through try await dispatcher.runOnMainActor { … }; or await the children one after another"
             )
         case .unfinishedTasks(let tasks):
             return (

@@ -12,8 +12,8 @@ import TaskDispatch
 /// ends it just before the awaiting task is resumed. `TaskDispatch` only carries the wait from the one to the
 /// other (see `TaskTracking`).
 ///
-/// `@unchecked Sendable`: ``start``, ``waiting``, ``heldForCaller`` and ``startTask`` are read and written only
-/// under the lock of ``monitor``; the rest is immutable.
+/// `@unchecked Sendable`: ``start``, ``waiting``, ``heldForCaller``, ``startTask`` and ``taskIdentity`` are read and
+/// written only under the lock of ``monitor``; the rest is immutable.
 final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Where the task's start stands.
     private enum Start {
@@ -42,6 +42,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     let label: String?
     /// Where the task was started, for the same work.
     let callSite: CallSite
+    /// Whether the dispatcher counts the jobs of the task's child tasks (see `TrackedTasks.ChildJobs`): if not, its
+    /// waits must be told from those of other tasks inside it.
+    let countsChildJobs: Bool
     /// See ``Start``. Under the lock of ``monitor``.
     private var start = Start.pending
     /// The body, suspended at the gate. Taken, under the lock of ``monitor``, by whichever resumes it: exactly one
@@ -56,12 +59,17 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The start task in the dispatcher's schedule, to cancel it with the task. Set under the lock of ``monitor``,
     /// in the critical section that accepts it, before the task exists.
     var startTask: ScheduledTask?
+    /// The tracked task itself (``currentTaskIdentity()``), noted when its body reaches the gate, before its operation
+    /// begins: a wait made in another task (a child task, or a `Task { }` it created) is told from the task's own.
+    /// Under the lock of ``monitor``.
+    private(set) var taskIdentity: UInt = 0
 
-    init(monitor: Monitor<Schedule>, id: UInt64, label: String?, callSite: CallSite) {
+    init(monitor: Monitor<Schedule>, id: UInt64, label: String?, callSite: CallSite, countsChildJobs: Bool) {
         self.monitor = monitor
         self.id = id
         self.label = label
         self.callSite = callSite
+        self.countsChildJobs = countsChildJobs
     }
 
     /// The scope of the current code, if it runs in a task that a ``ManualDispatcher`` tracks.
@@ -74,12 +82,18 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     }
 
     nonisolated(nonsending) func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
-        try await self.monitor.value(of: task, awaitedBy: self.id)
+        try await self.monitor.value(of: task, awaitedBy: self)
     }
 
-    /// A wait of this task on `description`, not recorded yet.
+    /// A wait of this task on `description`, made by the current task, not recorded yet.
     func makeWait(on description: String) -> OwnedWait {
-        OwnedWait(scope: self, description: description)
+        OwnedWait(scope: self, description: description, waiter: self.currentTask)
+    }
+
+    /// The current task (``currentTaskIdentity()``) where the dispatcher must tell it from the tracked task; 0 where
+    /// it counts the child tasks' jobs, so that a nonisolated task does not pay for the call into the runtime.
+    var currentTask: UInt {
+        self.countsChildJobs ? 0 : currentTaskIdentity()
     }
 
     // MARK: - The start gate
@@ -119,8 +133,10 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The body reached the gate: goes on at once if the start has run (and the body is off its creator's stack),
     /// throws at once if the task was cancelled, and otherwise waits for whichever comes.
     private func park(_ continuation: StartContinuation) {
+        let task = self.currentTask
         let (outcome, observer) = self.monitor.withLock {
             schedule -> (Result<Void, any Error>?, (@Sendable () -> Void)?) in
+            self.taskIdentity = task
             if !self.heldForCaller, let outcome = self.outcome { return (outcome, nil) }
             self.waiting = continuation
             return (nil, schedule.tracked.gateParkingObserver)
@@ -187,12 +203,15 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     let scope: TrackedTaskScope
     /// What is awaited, for diagnostics.
     let description: String
+    /// The task that waits (``currentTaskIdentity()``): the tracked task itself, or a task running inside it.
+    let waiter: UInt
     /// Where the wait stands; see ``State``.
     private var state = State.unrecorded
 
-    init(scope: TrackedTaskScope, description: String) {
+    init(scope: TrackedTaskScope, description: String, waiter: UInt) {
         self.scope = scope
         self.description = description
+        self.waiter = waiter
     }
 
     /// Records the wait in `schedule` if it is a wait of one of that schedule's tracked tasks that was neither
@@ -204,7 +223,8 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     func recordBegin(in schedule: inout Schedule, of monitor: Monitor<Schedule>) {
         // The owner first: `state` may be read only under the lock of the dispatcher that made the wait.
         guard self.scope.monitor === monitor, self.state == .unrecorded else { return }
-        schedule.tracked.ownedWaitBegan(self.scope.id, on: self.description)
+        schedule.tracked.ownedWaitBegan(
+            self.scope.id, on: self.description, byAnotherTask: self.waiter != self.scope.taskIdentity)
         self.state = .recorded
     }
 

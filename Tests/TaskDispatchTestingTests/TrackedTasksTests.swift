@@ -30,6 +30,45 @@ private struct Failure: Error {}
         #expect(tracked.unfinishedCount == 0)
     }
 
+    /// A wait of another task inside a task whose child jobs are not counted (a main-actor task's `async let`
+    /// child) leaves the records unable to tell whether the task has settled: the first drain that relies on them is
+    /// told, once; a wait of the task itself, or of a counted task's child, tells nothing new.
+    @Test func anUncountedChildsWaitIsHandedOutOnce() throws {
+        var tracked = TrackedTasks()
+        let counted = tracked.begin(label: "counted", callSite: Self.site)
+        let main = tracked.begin(
+            label: "main", callSite: Self.site, onMainActor: true, childJobs: .uncountedInIsolatedTask)
+        tracked.markStarted(counted, at: 0)
+        tracked.markStarted(main, at: 0)
+        tracked.ownedWaitBegan(counted, on: "a", byAnotherTask: true)
+        tracked.ownedWaitBegan(main, on: "b")
+        tracked.checkInvariants()
+        #expect(tracked.unsettledCount == 0)
+        let beforeTheChild = tracked.takeTaskWithUncountedTasks()
+        #expect(beforeTheChild == nil)
+        tracked.ownedWaitBegan(main, on: "c", byAnotherTask: true)
+        tracked.checkInvariants()
+        let taken = tracked.takeTaskWithUncountedTasks()
+        let found = try #require(taken)
+        #expect(found.name == "tracked task \"main\" (App/Model.swift:7)")
+        #expect(found.isolation == .mainActor)
+        let again = tracked.takeTaskWithUncountedTasks()
+        #expect(again == nil)
+        tracked.checkInvariants()
+    }
+
+    /// A child's `value(of:)` of another tracked task counts as its wait, too.
+    @Test func anUncountedChildsValueAwaitIsHandedOutOnce() {
+        var tracked = TrackedTasks()
+        let awaited = tracked.begin(label: "awaited", callSite: Self.site)
+        let actor = tracked.begin(label: "actor", callSite: Self.site, childJobs: .uncountedInIsolatedTask)
+        tracked.markStarted(actor, at: 0)
+        tracked.beginAwaiting(actor, awaited, byAnotherTask: true)
+        tracked.checkInvariants()
+        let taken = tracked.takeTaskWithUncountedTasks()
+        #expect(taken?.isolation == .actor)
+    }
+
     /// The dispatcher records a wait as it accepts the awaited task, so this order does not happen through it;
     /// the records still read it as a running task, never as a settled one.
     @Test func aWaitEndedBeforeItBeganNeverReadsAsSettled() {

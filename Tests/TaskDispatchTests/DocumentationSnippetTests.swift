@@ -50,6 +50,8 @@ import Testing
         "Tests/ClientPackage/Tests/GettingStartedSnippets/SearchModel.swift",
         "Tests/ClientPackage/Tests/GettingStartedSnippets/SearchModelTests.swift",
         "Tests/ClientPackage/Tests/GettingStartedSnippets/SearchModelXCTests.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/DashboardModel.swift",
+        "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/DashboardModelTests.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/HeadlinesModel.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/HeadlinesModelTests.swift",
         "Tests/ClientPackage/Tests/ManualDispatcherReferenceSnippets/LoadErrorTests.swift",

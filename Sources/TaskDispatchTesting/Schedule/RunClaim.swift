@@ -119,13 +119,16 @@ extension Schedule {
     }
 
     /// One step of an auto-drain: the next task (jumping the clock first in auto-advance), or the end of the drain
-    /// (releasing the claim), or a runaway (releasing the claim and keeping the failure for the next run method to
-    /// throw).
+    /// (releasing the claim), or a runaway or a jump that cannot know whether a tracked task has settled (releasing
+    /// the claim and keeping the failure for the next run method to throw).
     mutating func autoDrainStep(ran: Int) -> AutoDrainStep {
         if ran >= self.runawayLimit && self.hasDueTask {
             return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: nil)))
         }
         if !self.hasDueTask && self.canAutoAdvance() {
+            if let failure = self.uncountedTasksFailure(method: "auto-advance") {
+                return self.autoDrainRunaway(failure)
+            }
             guard self.autoAdvanceJumps < self.runawayLimit else {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: self.autoAdvanceJumps)))
             }

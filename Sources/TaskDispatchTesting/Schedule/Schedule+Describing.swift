@@ -49,6 +49,9 @@ struct Failure {
         case clockMovedWhileUnsettled(method: String, tasks: [TrackedTasks.UnsettledTask])
         /// A synchronous drain woke tracked tasks (`tasks`: those not finished yet) and would move the clock on.
         case clockMovedAfterWaking(method: String, tasks: [TrackedTasks.UnsettledTask])
+        /// A drain would rely on `task` being settled (to move the clock, or to return), but other tasks inside it,
+        /// whose jobs the dispatcher does not count, wait on the dispatcher: a sibling may not have reached its wait.
+        case uncountedTasks(method: String, task: TrackedTasks.TaskWithUncountedTasks)
         /// An await from outside the tracked tasks on `what` (`runInBackground "parse" (Feed.swift:12)`) found the
         /// awaited task still pending after `limit` of real time, and the dispatcher cancelled it.
         case awaitNotRun(what: String, limit: Duration, mode: ManualDispatcher.Mode, delayed: Bool)

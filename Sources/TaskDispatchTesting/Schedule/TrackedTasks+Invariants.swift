@@ -15,7 +15,8 @@ extension TrackedTasks {
     /// `keys` and the indexed records' keys mirror each other, and a registered record not indexed yet is listed in
     /// `unindexed`, so `value(of:)` can still find it; no two records share a key; the identities listed in `unindexed`
     /// are distinct; every identity lies below `nextID`, and an awaited task is never the task itself; no record
-    /// counts fewer than zero running jobs or claims, nor failed after more drains than have ended.
+    /// counts fewer than zero running jobs or claims, nor failed after more drains than have ended; only a task whose
+    /// child jobs are not counted notes uncounted tasks.
     ///
     /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
     /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
@@ -36,6 +37,9 @@ extension TrackedTasks {
             }
             if record.awaiting.contains(id) {
                 violations.append("tracked task \(id) awaits its own value")
+            }
+            if record.uncountedTasks != .unseen, record.childJobs == .counted {
+                violations.append("tracked task \(id) counts its child tasks' jobs but saw uncounted tasks wait")
             }
             if record.runningJobs < 0 {
                 violations.append("tracked task \(id) counts \(record.runningJobs) running jobs")

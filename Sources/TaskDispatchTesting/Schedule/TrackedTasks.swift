@@ -18,11 +18,36 @@ struct TrackedTasks: Sendable {
         case failed
     }
 
+    /// Whether the dispatcher counts the jobs of a task's child tasks (`TrackedTaskExecutor`), and if not, why.
+    enum ChildJobs: Sendable {
+        /// A nonisolated task where the runtime has task executors: its child tasks prefer the task's executor.
+        case counted
+        /// A task isolated to an actor (the main actor included): its child tasks prefer no executor.
+        case uncountedInIsolatedTask
+        /// A nonisolated task where the runtime has no task executors (before macOS 15, iOS 18 and the matching
+        /// releases).
+        case uncountedWithoutTaskExecutors
+    }
+
+    /// Whether another task inside a tracked task whose child jobs are not counted was seen to wait on the
+    /// dispatcher: from then on the records cannot say whether the tracked task has settled.
+    enum UncountedTasks: Sendable {
+        case unseen
+        /// Seen, and not yet reported by a drain that would have relied on the task being settled.
+        case seen
+        /// Reported once: the drains go on as before.
+        case reported
+    }
+
     struct Record: Sendable {
         let label: String?
         let callSite: CallSite
         /// Whether its operation is isolated to the main actor, so it cannot run while a synchronous caller holds it.
         var isOnMainActor = false
+        /// See ``ChildJobs``.
+        var childJobs = ChildJobs.counted
+        /// See ``UncountedTasks``.
+        var uncountedTasks = UncountedTasks.unseen
         var phase: Phase
         /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
         var claims = 0
@@ -118,6 +143,22 @@ struct TrackedTasks: Sendable {
         case none
     }
 
+    /// A tracked task whose child tasks the dispatcher cannot count, as the error that names it shows it.
+    struct TaskWithUncountedTasks: Sendable {
+        /// Where the task runs, which says why its child tasks are not counted.
+        enum Isolation: Sendable {
+            case mainActor
+            /// Another actor.
+            case actor
+            /// Nonisolated, where the runtime has no task executors.
+            case nonisolatedWithoutTaskExecutors
+        }
+
+        /// `tracked task "load" (Feed.swift:12)`.
+        let name: String
+        let isolation: Isolation
+    }
+
     /// An error a tracked task threw that nobody claimed.
     struct UnobservedError: Sendable {
         let label: String?
@@ -159,11 +200,14 @@ struct TrackedTasks: Sendable {
         self.records.count - self.unobserved.count
     }
 
-    mutating func begin(label: String?, callSite: CallSite, onMainActor: Bool = false) -> UInt64 {
+    mutating func begin(
+        label: String?, callSite: CallSite, onMainActor: Bool = false, childJobs: ChildJobs = .counted
+    ) -> UInt64 {
         let id = self.nextID
         self.nextID += 1
         self.records[id] = Record(
-            label: label, callSite: callSite, isOnMainActor: onMainActor, phase: .waitingToStart, lastSeen: .created)
+            label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs,
+            phase: .waitingToStart, lastSeen: .created)
         return id
     }
 
@@ -190,12 +234,21 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// Task `id`, or a child task of it, is about to suspend until the dispatcher runs `description`.
-    mutating func ownedWaitBegan(_ id: UInt64, on description: String) {
+    /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, is about to suspend until the
+    /// dispatcher runs `description`.
+    mutating func ownedWaitBegan(_ id: UInt64, on description: String, byAnotherTask: Bool = false) {
         self.update(id) { record in
             record.ownedWaits += 1
             record.lastSeen = .awaited(description)
+            Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
         }
+    }
+
+    /// A wait of another task inside a task whose child jobs are not counted: its tasks' waits no longer tell
+    /// whether it has settled (see ``takeTaskWithUncountedTasks()``).
+    private static func noteWait(in record: inout Record, byAnotherTask: Bool) {
+        guard byAnotherTask, record.childJobs != .counted, record.uncountedTasks == .unseen else { return }
+        record.uncountedTasks = .seen
     }
 
     /// The wait on `description` ended, with `CancellationError` if `cancelled`: the task is about to run again.
@@ -235,12 +288,14 @@ struct TrackedTasks: Sendable {
         self.update(id) { $0.runningJobs -= 1 }
     }
 
-    /// Task `id`, or a child task of it, began to await the value of tracked task `other` through `value(of:)`.
-    mutating func beginAwaiting(_ id: UInt64, _ other: UInt64) {
+    /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, began to await the value of tracked
+    /// task `other` through `value(of:)`.
+    mutating func beginAwaiting(_ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false) {
         let seen = Event.awaitedValue(of: self.name(other))
         self.update(id) { record in
             record.awaiting.append(other)
             record.lastSeen = seen
+            Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
         }
     }
 
@@ -323,6 +378,26 @@ struct TrackedTasks: Sendable {
     /// The tracked tasks that are not settled, oldest first.
     var unsettled: [UnsettledTask] {
         self.describe(self.records.keys.sorted().filter { !self.isSettled($0) })
+    }
+
+    /// A tracked task that is running, and that another task inside it (a child task, or a `Task { }` it created)
+    /// waited on the dispatcher while its child tasks' jobs are not counted, as the error that reports it shows it;
+    /// marked reported, so that it is handed out once. `nil` if there is none.
+    ///
+    /// Its records say "settled" once one of those tasks waits on the dispatcher, whether or not a sibling has
+    /// reached its own wait: a drain that relies on them (to move the clock, or to return) asks this first.
+    ///
+    /// - Complexity: O(n) in the tracked tasks that have not finished.
+    mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
+        let found = self.records.lazy.filter { $0.value.uncountedTasks == .seen && $0.value.phase == .running }
+        guard let id = found.map(\.key).min(), let record = self.records[id] else { return nil }
+        self.records[id]?.uncountedTasks = .reported
+        let isolation: TaskWithUncountedTasks.Isolation =
+            switch record.childJobs {
+            case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
+            case .counted, .uncountedWithoutTaskExecutors: .nonisolatedWithoutTaskExecutors
+            }
+        return TaskWithUncountedTasks(name: self.name(id), isolation: isolation)
     }
 
     /// The unsettled tracked tasks isolated to the main actor, oldest first: they cannot run while a synchronous caller
@@ -541,6 +616,13 @@ struct TrackedTaskKey: Hashable, Sendable {
 }
 
 extension Schedule {
+    /// The failure reporting a tracked task whose settling the records cannot tell, since other tasks inside it wait
+    /// on the dispatcher uncounted (see ``TrackedTasks/takeTaskWithUncountedTasks()``), once; `nil` if none.
+    mutating func uncountedTasksFailure(method: String) -> Failure? {
+        guard let task = self.tracked.takeTaskWithUncountedTasks() else { return nil }
+        return self.failure(.uncountedTasks(method: method, task: task))
+    }
+
     /// The failure reporting the unclaimed errors of tracked tasks of `which` kind, which it hands out once; `nil`
     /// if none.
     mutating func unobservedErrorsFailure(
