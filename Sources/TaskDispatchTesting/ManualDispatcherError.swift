@@ -43,8 +43,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// did not await through ``ManualDispatcher/value(of:)-(Task<Success,Error>)``; in production that error would vanish.
         case unobservedTaskError
         /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does
-        /// not control; or a synchronous drain (`after` is zero) ended with tracked tasks still running, which only
-        /// the async form can wait for.
+        /// not control (an async step, for tracked tasks that were cancelled and did not end); or a synchronous drain
+        /// (`after` is zero) ended with tracked tasks still running, which only the async form can wait for.
         case unsettledTasks(after: Duration)
     }
 
