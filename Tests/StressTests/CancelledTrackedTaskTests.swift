@@ -8,27 +8,28 @@ import Testing
 /// after the call sees every cancelled task ended, in every run (issue 33, item 1: the drain returned while a task
 /// whose start it had cancelled was still on its way to its end, and `verifyIdle()` failed in most runs).
 ///
-/// Not serialized: its cases run at once, beside the other suites, as a test run does. Each case repeats its scenario
-/// `runs` times, on the main actor or off it, in one mode, ending in one call.
-@Suite struct CancelledTrackedTaskTests {
+/// Each case repeats its scenario `runs` times, on the main actor or off it, in one mode, ending in one call. Its cases
+/// run one at a time, beside the other suites: all at once, they flooded the main actor, and the other suites' tests
+/// that need it within a real-time limit waited seconds for it.
+@Suite(.serialized) struct CancelledTrackedTaskTests {
     /// 1,000 runs of each scenario at full scale; the sanitized run's scale takes a tenth.
     static let runs = StressScale.scaled(1_000)
 
     /// A `@MainActor` test: its tracked tasks are isolated to the main actor, as a main-actor model's are.
-    @Test(.timeLimit(.minutes(10)), arguments: CancelScenario.all)
+    @Test(.timeLimit(.minutes(2)), arguments: CancelScenario.all)
     @MainActor func onTheMainActor(_ scenario: CancelScenario) async throws {
         try await self.repeatScenario(scenario, testOnMainActor: true, tasksOnMainActor: true)
     }
 
     /// A nonisolated test, with nonisolated tracked tasks.
-    @Test(.timeLimit(.minutes(10)), arguments: CancelScenario.all)
+    @Test(.timeLimit(.minutes(2)), arguments: CancelScenario.all)
     func offTheMainActor(_ scenario: CancelScenario) async throws {
         try await self.repeatScenario(scenario, testOnMainActor: false, tasksOnMainActor: false)
     }
 
     /// A nonisolated test with main-actor tracked tasks: a task's body is enqueued on the main actor rather than begun
     /// at once, so a cancel finds it on its way to its start gate, its start still pending.
-    @Test(.timeLimit(.minutes(10)), arguments: CancelScenario.all)
+    @Test(.timeLimit(.minutes(2)), arguments: CancelScenario.all)
     func offTheMainActorWithMainActorTasks(_ scenario: CancelScenario) async throws {
         try await self.repeatScenario(scenario, testOnMainActor: false, tasksOnMainActor: true)
     }
