@@ -75,7 +75,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StressTests",
-            dependencies: ["TaskDispatch", "TaskDispatchTesting"],
+            dependencies: ["TaskDispatch", "TaskDispatchTesting", "TaskDispatchTestingTraits"],
             swiftSettings: strictSettings
         ),
     ]

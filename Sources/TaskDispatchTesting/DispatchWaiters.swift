@@ -27,6 +27,9 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case pendingTasks(atLeast: Int, in: TaskContext?)
         /// A task due now in either context, or every tracked task settled: what an async drain waits for.
         case dueTaskOrSettled
+        /// Every tracked task that was cancelled settled (ended, or waits on the dispatcher's work): what an async step
+        /// waits for before it chooses its task and before it returns.
+        case cancelledTasksSettled
         /// The tracked task with this identity has finished: what `value(of:)` called from the test waits for.
         case trackedTaskFinished(UInt64)
         /// No run method or auto-drain holds the run claim: what an async run method waits for while another thread
@@ -48,6 +51,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             case .dueTask(nil): counts.dueForeground + counts.dueBackground > 0
             case .pendingTasks(let count, let context): counts.pending(in: context) >= count
             case .dueTaskOrSettled: counts.dueForeground + counts.dueBackground > 0 || counts.unsettledTasks == 0
+            case .cancelledTasksSettled: counts.unsettledCancelledTasks == 0
             case .runReleased: !counts.runClaimed
             }
         }
@@ -61,6 +65,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         package var delayedBackground: Int
         /// Tracked tasks that are neither finished nor waiting on the dispatcher's own work.
         package var unsettledTasks: Int
+        /// Those of ``unsettledTasks`` that were cancelled.
+        package var unsettledCancelledTasks = 0
         /// Whether a failure no run method could throw (a runaway auto-advance) waits to be reported: the tracked task
         /// a `value(of:)` awaits will not finish, and the failure is the news.
         package var hasDeferredFailure = false
@@ -73,6 +79,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             delayedForeground: Int = 0,
             delayedBackground: Int = 0,
             unsettledTasks: Int = 0,
+            unsettledCancelledTasks: Int = 0,
             hasDeferredFailure: Bool = false,
             runClaimed: Bool = false
         ) {
@@ -81,6 +88,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             self.delayedForeground = delayedForeground
             self.delayedBackground = delayedBackground
             self.unsettledTasks = unsettledTasks
+            self.unsettledCancelledTasks = unsettledCancelledTasks
             self.hasDeferredFailure = hasDeferredFailure
             self.runClaimed = runClaimed
         }

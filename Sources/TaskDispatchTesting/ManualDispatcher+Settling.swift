@@ -13,6 +13,9 @@ extension ManualDispatcher {
     }
 
     /// Runs and waits, pass after pass, until nothing is due up to the target and every tracked task is settled.
+    ///
+    /// The waits of one call share one limit of real time, which starts again only when the clock moves: at each time
+    /// the clock shows, the call waits at most `limit` in all, however many tasks run in between.
     nonisolated(nonsending) func settle(
         method: String,
         limit: Duration?,
@@ -21,11 +24,14 @@ extension ManualDispatcher {
     ) async throws -> Int {
         let limit = limit ?? self.waitLimit
         let id = self.monitor.withLock { $0.waiters.makeID() }
+        var deadline = Self.deadline(after: limit)
         var targetTime: Int64 = 0
+        var startTime: Int64 = 0
         let first = try await self.claimRun(
-            method, waiter: id, until: Self.deadline(after: limit), limit: limit, reporting: .seenByAnEarlierDrain
+            method, waiter: id, until: deadline, limit: limit, reporting: .seenByAnEarlierDrain
         ) { schedule in
             targetTime = target(schedule.now)
+            startTime = schedule.now
             guard targetTime < schedule.now else { return nil }
             return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
         }
@@ -34,11 +40,10 @@ extension ManualDispatcher {
         let bound = self.bound(from: first)
         var ran = 0
         var claimed = true
+        var limitStartedAt = startTime  // the clock's time when the limit began
         while true {
-            // Each wait has the whole limit, this one too.
             if !claimed {
-                try await self.claimRun(
-                    method, waiter: id, until: Self.deadline(after: limit), limit: limit, reporting: .none)
+                try await self.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: .none)
             }
             let outcome: SettleOutcome
             do {
@@ -57,15 +62,20 @@ extension ManualDispatcher {
                 claimed = false
                 let budget = Swift.max(0, bound - ran)
                 let onMainActor = MainActorExecution.isOnMainActor
-                self.monitor.withLock {
-                    $0.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
+                let now = self.monitor.withLock { schedule in
+                    schedule.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
+                    return schedule.now
                 }
-                // Each wait has the whole limit: running the tasks in between takes none of it.
-                let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: Self.deadline(after: limit))
+                // The clock moved since the limit began: the tasks settle at a new time, with the whole limit.
+                if now != limitStartedAt {
+                    limitStartedAt = now
+                    deadline = Self.deadline(after: limit)
+                }
+                let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline)
                 // The tasks a tracked task ran for this drain while it waited count against its runaway bound.
                 let ranForIt = self.monitor.withLock { $0.waitingSettles.resume(id) }
                 ran += ranForIt
-                // Tasks ran for it, each of which would have restarted the limit: wait again rather than time out.
+                // Tasks ran for it: one more pass, which may find the tasks settled, before the limit ends the call.
                 if case .timedOut = woke, ranForIt > 0 { continue }
                 switch woke {
                 case .conditionMet:
@@ -78,7 +88,10 @@ extension ManualDispatcher {
                     let failure = self.monitor.withLock { schedule -> Failure? in
                         let unsettled = schedule.tracked.unsettled
                         guard !unsettled.isEmpty else { return nil }  // settled as the timer fired
-                        return schedule.failure(.tasksNotSettled(method: method, limit: limit, tasks: unsettled))
+                        return schedule.failure(
+                            .tasksNotSettled(
+                                method: method, limit: limit, tasks: unsettled,
+                                since: limitStartedAt == startTime ? nil : limitStartedAt))
                     }
                     if let failure { throw ManualDispatcherError(failure) }
                 }

@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 
 extension ManualDispatcher {
@@ -84,7 +85,9 @@ extension ManualDispatcher {
     ///
     /// A delayed task does not fall due while the call waits; move the clock with ``advance(by:waitingUpTo:)`` for
     /// that. The task runs on the calling task's thread. The rules for one run at a time are those of
-    /// ``runNextBackground()``.
+    /// ``runNextBackground()``. Before it chooses the task, and again before it returns, the call waits for each
+    /// tracked task that was cancelled to end or to wait on the dispatcher: such a task runs on its own, and
+    /// ``verifyIdle()`` right after the step sees it done.
     ///
     /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: What ran.
@@ -92,8 +95,9 @@ extension ManualDispatcher {
     ///   none was due within the limit (the message says what else is pending, with call sites),
     ///   ``ManualDispatcherError/Kind/reentrantRun`` as the synchronous step does,
     ///   ``ManualDispatcherError/Kind/concurrentRun`` when another thread's run did not end within the limit (while
-    ///   it runs, this call suspends, on the main actor too); `CancellationError` when the calling task is cancelled
-    ///   while it waits, which leaves nothing behind.
+    ///   it runs, this call suspends, on the main actor too), ``ManualDispatcherError/Kind/unsettledTasks(after:)``
+    ///   when a cancelled tracked task did not settle within the limit; `CancellationError` when the calling task is
+    ///   cancelled while it waits, which leaves nothing behind.
     @discardableResult
     nonisolated(nonsending) public func runNextBackground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
         try await self.waitingStep(self.method("runNextBackground", limit: limit), .background, limit)
@@ -140,6 +144,8 @@ extension ManualDispatcher {
         let id = self.monitor.withLock { $0.waiters.makeID() }
         var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
         while true {
+            // A cancelled tracked task ends on its own: the step chooses its task, and returns, once none is on its way.
+            try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
             try await self.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: errors)
             errors = .none
             let taken = self.monitor.withLock { schedule -> (Schedule.Step, [CallSite])? in
@@ -148,6 +154,7 @@ extension ManualDispatcher {
             if let (step, callSites) = taken {
                 self.execute(step.work)
                 self.endRun()
+                try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
                 return TaskRun(step.run, callSites: callSites)
             }
             self.endRun()
@@ -165,4 +172,31 @@ extension ManualDispatcher {
         }
     }
 
+    /// Waits, until `deadline`, for every tracked task that was cancelled to settle: to end, or to wait on the
+    /// dispatcher's work. Such a task runs on its own, so a step that returned before it ended would leave
+    /// ``verifyIdle()`` racing it.
+    ///
+    /// - Throws: ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the cancelled tasks still running at
+    ///   `deadline`; `CancellationError` when the calling task is cancelled while it waits.
+    nonisolated(nonsending) private func awaitCancelledTasksSettled(
+        _ method: String,
+        waiter id: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime,
+        limit: Duration
+    ) async throws {
+        guard self.monitor.withLock({ $0.tracked.unsettledCounts.cancelled > 0 }) else { return }
+        switch await self.suspend(until: .cancelledTasksSettled, id: id, deadline: deadline) {
+        case .conditionMet:
+            return
+        case .cancelled:
+            throw CancellationError()
+        case .timedOut:
+            let failure = self.monitor.withLock { schedule -> Failure? in
+                let tasks = schedule.tracked.unsettledCancelled
+                guard !tasks.isEmpty else { return nil }  // settled as the timer fired
+                return schedule.failure(.tasksNotSettled(method: method, limit: limit, tasks: tasks))
+            }
+            if let failure { throw ManualDispatcherError(failure) }
+        }
+    }
 }

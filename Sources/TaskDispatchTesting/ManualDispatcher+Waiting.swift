@@ -159,14 +159,16 @@ extension Schedule {
     /// The counts the waiters' conditions are checked against.
     ///
     /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits):
-    ///   ``TrackedTasks/unsettledCount`` is derived from their records; the other counts are stored.
+    ///   ``TrackedTasks/unsettledCounts`` are derived from their records; the other counts are stored.
     var waitCounts: DispatchWaiters<WaitResumer>.Counts {
-        DispatchWaiters.Counts(
+        let unsettled = self.tracked.unsettledCounts
+        return DispatchWaiters.Counts(
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
             delayedForeground: self.waitingForeground,
             delayedBackground: self.waitingBackground,
-            unsettledTasks: self.tracked.unsettledCount,
+            unsettledTasks: unsettled.all,
+            unsettledCancelledTasks: unsettled.cancelled,
             hasDeferredFailure: self.deferredFailure != nil,
             runClaimed: self.claim != nil
         )

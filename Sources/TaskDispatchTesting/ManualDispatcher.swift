@@ -228,7 +228,8 @@ public final class ManualDispatcher: TaskDispatcher {
     /// The wait is `ownedWait` (the virtual clock's sleep passes its own), else the one an awaitable dispatch binds
     /// in `TaskTracking.dispatchingWait` around its `dispatch(_:)` call, through any decorator that forwards
     /// synchronously. That task-local is read only while this dispatcher has unfinished tracked tasks: a wait is
-    /// recorded only for one of them, and a plain dispatch then pays one count comparison under the lock it takes.
+    /// recorded only for one of them (and not for an await cancelled already), and a plain dispatch then pays one
+    /// count comparison under the lock it takes.
     /// A tracked task's start (`readingTheBoundWait: false`) is awaited by nobody and does not read it.
     ///
     /// `awaiter`, the awaitable dispatch or sleep that awaits the task (`what`), is bounded in real time unless that
@@ -245,19 +246,23 @@ public final class ManualDispatcher: TaskDispatcher {
             schedule -> (ScheduledTask, AfterRecord, [WaitResumer]?, Bool) in
             let scheduled = accept(&schedule)
             // The awaiting code can cancel the task from here on: a drain may see it waiting, and run the task,
-            // before the dispatch returns to it.
-            awaiter?.accepted(TaskHandle(canceller: ManualCanceller(monitor: self.monitor, task: scheduled)))
+            // before the dispatch returns to it. An await whose task was cancelled first ends once the dispatch
+            // returns: that task runs on, so its wait is not recorded.
+            let awaitGoesOn =
+                awaiter?.accepted(TaskHandle(canceller: ManualCanceller(monitor: self.monitor, task: scheduled)))
+                ?? true
             var byTrackedTask = false
             if schedule.tracked.unfinishedCount > 0,
                 let wait = ownedWait
                     ?? (readingTheBoundWait ? TaskTracking.dispatchingWait.flatMap({ $0 as? OwnedWait }) : nil)
             {
                 byTrackedTask = wait.scope.monitor === self.monitor
-                wait.recordBegin(in: &schedule, of: self.monitor)
+                if awaitGoesOn { wait.recordBegin(in: &schedule, of: self.monitor) }
             }
             // An awaited dispatch from a tracked task on the main actor may run for a waiting async drain (see
             // `runForWaitingSettle()`); the main-actor check only once a drain waits.
-            if awaiter != nil, byTrackedTask, !schedule.waitingSettles.isEmpty, MainActorExecution.isOnMainActor,
+            if awaiter != nil, awaitGoesOn, byTrackedTask, !schedule.waitingSettles.isEmpty,
+                MainActorExecution.isOnMainActor,
                 schedule.claimForWaitingSettle(thread: currentThreadIdentity())
             {
                 // The waiters are woken after the runs, if they still need to be.

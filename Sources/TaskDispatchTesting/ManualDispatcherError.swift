@@ -44,9 +44,10 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         /// `TaskDispatcher.value(of:)`); in production that error would vanish unless code awaits the task.
         case unobservedTaskError
         /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does
-        /// not control; or (`after` is zero) a synchronous drain ended with tracked tasks still running, which only
-        /// the async form can wait for, or a drain could not know whether the child tasks of a tracked task isolated
-        /// to an actor had all reached their waits (see <doc:TestingAsyncCode>).
+        /// not control (an async step, for tracked tasks that were cancelled and did not end); or (`after` is zero) a
+        /// synchronous drain ended with tracked tasks still running, which only the async form can wait for, or a
+        /// drain could not know whether the child tasks of a tracked task isolated to an actor had all reached their
+        /// waits (see <doc:TestingAsyncCode>).
         case unsettledTasks(after: Duration)
     }
 
@@ -101,12 +102,13 @@ extension ManualDispatcherError {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
             return (.unobservedTaskError, Self.unobserved(method, errors))
-        case .tasksNotSettled(let method, let limit?, let tasks):
+        case .tasksNotSettled(let method, let limit?, let tasks, let since):
+            let moved = since.map { " after it moved the clock to \(formatTime($0))" } ?? ""
             return (
                 .unsettledTasks(after: limit),
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
+                "\(method) waited \(formatRealTimeLimit(limit)) of real time\(moved), and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
             )
-        case .tasksNotSettled(let method, nil, let tasks):
+        case .tasksNotSettled(let method, nil, let tasks, _):
             return (
                 .unsettledTasks(after: .zero),
                 "\(method) ran every due task, but \(Self.stillRunning(tasks, unseenBy: "a synchronous drain")). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"

@@ -147,11 +147,13 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     }
 
     /// The task was cancelled: cancels the start if it has not run, and then fails the wait, in one critical
-    /// section (the start's closure, released, goes outside it).
+    /// section (the start's closure, released, goes outside it). The records say so in the same section: the body
+    /// now runs on its own to its end, and no drain may take it for settled meanwhile.
     private func cancelStart() {
         let (released, waiting) = self.monitor.withLock { schedule -> (DispatchedTask.Work?, StartContinuation?) in
             guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
             self.start = .cancelled
+            schedule.tracked.markStartCancelled(self.id)
             return (released, self.heldForCaller ? nil : self.takeWaiting())
         }
         _ = released

@@ -224,6 +224,33 @@ private struct Failure: Error {}
         tracked.checkInvariants()
     }
 
+    /// A cancelled task is on its way to its end, not settled at its start: whether its start is still pending (its
+    /// body will cancel it at its gate) or was cancelled with it.
+    @Test func aTaskCancelledBeforeItsStartIsUnsettledUntilItEnds() {
+        var tracked = TrackedTasks()
+        let pending = tracked.begin(label: "pending", callSite: Self.site)
+        let stopped = tracked.begin(label: "stopped", callSite: Self.site)
+        let task = Task<Void, Never> {}
+        tracked.register(TrackedTaskKey(task), id: pending)
+        tracked.checkInvariants()
+        #expect(tracked.unsettledCount == 0)  // both wait for their starts
+        task.cancel()
+        #expect(tracked.unsettledCounts == (all: 1, cancelled: 1))
+        #expect(tracked.unsettledCancelled.map(\.label) == ["pending"])
+        tracked.markStartCancelled(stopped)
+        tracked.checkInvariants()
+        #expect(tracked.unsettledCounts == (all: 2, cancelled: 2))
+        #expect(
+            tracked.standing(of: stopped)?.lastSeen
+                == "it was cancelled before its start ran, so its start was cancelled and it is about to end with CancellationError"
+        )
+        tracked.finish(pending, error: CancellationError())
+        tracked.finish(stopped, error: CancellationError())
+        tracked.checkInvariants()
+        #expect(tracked.unsettledCount == 0)
+        #expect(tracked.unfinishedCount == 0)
+    }
+
     @Test func aTaskKeyIsTheTasksIdentity() async {
         let first = Task<Int, Never> { 1 }
         let second = Task<Int, Never> { 2 }

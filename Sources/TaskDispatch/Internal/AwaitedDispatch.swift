@@ -68,10 +68,11 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
 
     /// Keeps `handle`, so that ``cancel()`` reaches the task from now on, until `dispatch` returns its own handle to
     /// ``start(_:dispatch:)`` (a decorator's, which then replaces it); a cancellation that came first is acted on
-    /// there.
-    package func accepted(_ handle: TaskHandle) {
+    /// there, and this returns `false`.
+    package func accepted(_ handle: TaskHandle) -> Bool {
         self.state.withLock { state in
             if state.handle == nil, state.continuation != nil { state.handle = handle }
+            return !state.isCancelled
         }
     }
 

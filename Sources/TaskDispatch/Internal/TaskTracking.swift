@@ -111,7 +111,11 @@ package protocol TaskAwaiter: AnyObject, Sendable {
     /// The dispatcher accepted the awaited task, which `handle` cancels: called inside the critical section that
     /// accepts it, so that a cancellation of the awaiting task from then on cancels the task at once, however soon
     /// the dispatcher may run it (a test dispatcher may see the awaiting task as waiting from that section on).
-    func accepted(_ handle: TaskHandle)
+    ///
+    /// - Returns: Whether the await goes on: `false` when the awaiting task was cancelled before this call, so that
+    ///   the await cancels the task and ends once the dispatch returns, and no dispatcher may count the awaiting task
+    ///   as waiting meanwhile.
+    func accepted(_ handle: TaskHandle) -> Bool
 
     /// Whether the await may still be ended with ``fail(with:releasing:)``: it has not ended, and no failure has been
     /// claimed for it.

@@ -43,8 +43,10 @@ struct Failure {
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
         case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])
-        /// `limit` is the real time waited; `nil` for a synchronous drain, which cannot wait.
-        case tasksNotSettled(method: String, limit: Duration?, tasks: [TrackedTasks.UnsettledTask])
+        /// `limit` is the real time waited; `nil` for a synchronous drain, which cannot wait. `since`: the time the
+        /// call moved the clock to before that wait, if it moved it.
+        case tasksNotSettled(
+            method: String, limit: Duration?, tasks: [TrackedTasks.UnsettledTask], since: Int64? = nil)
         case unfinishedTasks(tasks: [TrackedTasks.UnsettledTask])
         case clockMovedWhileUnsettled(method: String, tasks: [TrackedTasks.UnsettledTask])
         /// A synchronous drain woke tracked tasks (`tasks`: those not finished yet) and would move the clock on.

@@ -14,6 +14,8 @@ struct TrackedTasks: Sendable {
         case waitingToStart
         /// Its start has run and its operation has not yet returned.
         case running
+        /// It was cancelled before its start ran, and its start with it: its body is about to end on its own.
+        case startCancelled
         /// It threw an error that nobody has claimed yet.
         case failed
     }
@@ -89,6 +91,8 @@ struct TrackedTasks: Sendable {
         case resumed(after: String)
         case awaitedValue(of: String)
         case gotValue
+        /// It was cancelled while its start was pending, and its start with it.
+        case startCancelled
         /// A wait on the dispatcher's work ended with `CancellationError`: the task was cancelled.
         case waitCancelled(String)
         /// A sleep on a dispatcher's clock ended at once, its deadline come: it returned, or threw
@@ -103,6 +107,8 @@ struct TrackedTasks: Sendable {
             case .resumed(let what): "it resumed after \(what)"
             case .awaitedValue(let task): "it awaited the value of \(task) with value(of:)"
             case .gotValue: "it resumed with the value it awaited with value(of:)"
+            case .startCancelled:
+                "it was cancelled before its start ran, so its start was cancelled and it is about to end with CancellationError"
             case .waitCancelled(let what): "its wait on \(what) ended with CancellationError"
             case .sleptWithoutSuspending(let deadline, false):
                 "it slept on the dispatcher's clock until \(deadline), a time that had come, so the sleep returned at once without suspending"
@@ -234,6 +240,15 @@ struct TrackedTasks: Sendable {
         }
     }
 
+    /// Task `id` was cancelled before its start ran, and its start with it: from here its body runs on its own to its
+    /// end.
+    mutating func markStartCancelled(_ id: UInt64) {
+        self.update(id) { record in
+            record.phase = .startCancelled
+            record.lastSeen = .startCancelled
+        }
+    }
+
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, is about to suspend until the
     /// dispatcher runs `description`.
     mutating func ownedWaitBegan(_ id: UInt64, on description: String, byAnotherTask: Bool = false) {
@@ -344,16 +359,22 @@ struct TrackedTasks: Sendable {
 
     // MARK: - Settling
 
-    /// Whether task `id` is settled: finished, failed, waiting for its start, or, with no job of it running on its
-    /// executor, suspended on the dispatcher's own work or awaiting (through `value(of:)`) a tracked task that is
-    /// settled and not finished.
+    /// Whether task `id` is settled: finished, failed, waiting for its start and not cancelled, or, with no job of it
+    /// running on its executor, suspended on the dispatcher's own work or awaiting (through `value(of:)`) a tracked
+    /// task that is settled and not finished.
     ///
-    /// A task whose awaited task has finished is about to resume, so it is not settled until it waits again.
+    /// A task whose awaited task has finished is about to resume, so it is not settled until it waits again. A task
+    /// cancelled before its start ran ends on its own: its body cancels the start as it reaches its gate (at once, if
+    /// it waits there) and throws.
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
         guard let record = self.records[id] else { return true }  // finished: forgotten
         switch record.phase {
-        case .waitingToStart, .failed:
+        case .failed:
             return true
+        case .waitingToStart:
+            return !(record.key?.isCancelled ?? false)
+        case .startCancelled:
+            return false
         case .running:
             // A job of it runs, or is about to: a child task that has not reached its first wait yet, say.
             guard record.runningJobs == 0 else { return false }
@@ -373,6 +394,31 @@ struct TrackedTasks: Sendable {
     ///   it is read when an async call checks its condition or auto-advance considers moving the clock.
     var unsettledCount: Int {
         self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
+    }
+
+    /// The number of tracked tasks that are not settled, and how many of them were cancelled, in one pass over the
+    /// records.
+    ///
+    /// - Complexity: O(n) in the tracked tasks that have not finished, as ``unsettledCount``.
+    var unsettledCounts: (all: Int, cancelled: Int) {
+        var counts = (all: 0, cancelled: 0)
+        for id in self.records.keys where !self.isSettled(id) {
+            counts.all += 1
+            if self.wasCancelled(id) { counts.cancelled += 1 }
+        }
+        return counts
+    }
+
+    /// Whether task `id` was cancelled: its task says so, or its start was cancelled with it.
+    private func wasCancelled(_ id: UInt64) -> Bool {
+        guard let record = self.records[id] else { return false }
+        return record.phase == .startCancelled || (record.key?.isCancelled ?? false)
+    }
+
+    /// The tracked tasks that were cancelled and are not settled, oldest first: each runs on its own, to its end or
+    /// to a wait on the dispatcher.
+    var unsettledCancelled: [UnsettledTask] {
+        self.describe(self.records.keys.sorted().filter { self.wasCancelled($0) && !self.isSettled($0) })
     }
 
     /// The tracked tasks that are not settled, oldest first.
@@ -449,7 +495,7 @@ struct TrackedTasks: Sendable {
             return UnsettledTask(
                 label: record.label,
                 callSite: record.callSite,
-                isCancelled: record.key?.isCancelled ?? false,
+                isCancelled: self.wasCancelled(id),
                 keepsRunning: record.immediateReturns >= 2,
                 lastSeen: record.lastSeen.description,
                 awaiting: record.awaiting.isEmpty
