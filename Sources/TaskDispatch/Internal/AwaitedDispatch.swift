@@ -135,12 +135,17 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
 
     /// The awaiting task was cancelled: cancels the dispatched task if it has not started, and if that
     /// stopped it, resumes the awaiting task with `CancellationError`. A task that started runs to the end.
+    ///
+    /// The tracked wait ends before the dispatched task goes, so no drain sees the work gone while the awaiting
+    /// task still counts as waiting on it: from here it is on its way to run again.
     package func cancel() {
         let handle = self.state.withLock { state in
             state.isCancelled = true
             return state.handle
         }
-        if let handle, handle.cancel() {
+        guard let handle else { return }
+        self.trackedWait?.end(cancelled: true)
+        if handle.cancel() {
             self.finish(.failure(CancellationError()))
         }
     }

@@ -237,6 +237,7 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     ///   last event: a cancelled task that goes on looping is named as such when it does not settle.
     func end(cancelled: Bool) {
         self.scope.monitor.changeTrackedTasks { schedule in
+            guard self.state != .ended else { return }  // a cancel ended it before the resume did
             let wasRecorded = self.state == .recorded
             self.state = .ended
             if wasRecorded {
