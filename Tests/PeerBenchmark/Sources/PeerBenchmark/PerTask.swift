@@ -3,31 +3,55 @@ import NIOCore
 import NIOEmbedded
 import TaskDispatchTesting
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The honest floor: a lock, an array of closures and a head index, one task per lock turn, each closure released
-/// as it runs, inside the timing. No handles, labels, order, clock or history.
+/// as it runs, inside the timing. No handles, labels, order, clock or history. The state sits behind a pointer, so
+/// neither side pays for dynamic exclusivity checks.
 final class LockedFIFO: @unchecked Sendable {
-    // `tasks` and `head` are only touched while `lock` is held.
-    private let lock = NSLock()
-    private var tasks: [(@Sendable () -> Void)?] = []
-    private var head = 0
+    private struct State {
+        var tasks: [(@Sendable () -> Void)?] = []
+        var head = 0
+    }
+
+    // `state` is only touched while `mutex` is held.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+
+    init() {
+        self.mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(self.mutex, nil)
+        self.state.initialize(to: State())
+    }
+
+    deinit {
+        pthread_mutex_destroy(self.mutex)
+        self.mutex.deallocate()
+        self.state.deinitialize(count: 1)
+        self.state.deallocate()
+    }
 
     func dispatch(_ work: @escaping @Sendable () -> Void) {
-        self.lock.lock()
-        self.tasks.append(work)
-        self.lock.unlock()
+        pthread_mutex_lock(self.mutex)
+        self.state.pointee.tasks.append(work)
+        pthread_mutex_unlock(self.mutex)
     }
 
     func runAll() {
         while true {
-            self.lock.lock()
-            guard self.head < self.tasks.count else {
-                self.lock.unlock()
+            pthread_mutex_lock(self.mutex)
+            guard self.state.pointee.head < self.state.pointee.tasks.count else {
+                pthread_mutex_unlock(self.mutex)
                 return
             }
-            let work = self.tasks[self.head]
-            self.tasks[self.head] = nil
-            self.head += 1
-            self.lock.unlock()
+            let work = self.state.pointee.tasks[self.state.pointee.head]
+            self.state.pointee.tasks[self.state.pointee.head] = nil
+            self.state.pointee.head += 1
+            pthread_mutex_unlock(self.mutex)
             work?()
         }
     }
