@@ -156,12 +156,10 @@ extension ManualDispatcher {
                 continue
             }
             if jump { return .idle }
-            var uncounted: Failure?
-            let settled = self.monitor.withLock { schedule in
-                guard schedule.tracked.unsettledCount == 0 else { return false }
+            let (settled, uncounted) = self.monitor.withLock { schedule -> (Bool, Failure?) in
+                guard schedule.tracked.unsettledCount == 0 else { return (false, nil) }
                 // The records say settled; for a task with uncounted child tasks, they cannot know.
-                uncounted = schedule.uncountedTasksFailure(method: method)
-                return true
+                return (true, schedule.uncountedTasksFailure(method: method))
             }
             guard settled else { return .unsettled }
             if let uncounted { throw ManualDispatcherError(uncounted) }
