@@ -4,8 +4,8 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
-// The "Write a dispatcher that owns its tasks" example of the DispatcherContract article, compiled and checked
-// against the contract: keep the two in step.
+// The "Own the cancellation state" example of the WritingYourOwnDispatcher article, compiled and checked against
+// the contract: keep the two in step.
 
 /// Runs background tasks one at a time, in order, on a private serial queue.
 private struct SerialDispatcher: TaskDispatcher {

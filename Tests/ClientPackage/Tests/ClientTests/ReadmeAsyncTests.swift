@@ -68,7 +68,7 @@ struct CountingDispatcher: TaskDispatcher {
     }
 }
 
-/// A debounced search, with a search engine of its own (the README reference and the debounce recipe).
+/// A debounced search, with a search engine of its own (the debounce recipe).
 @MainActor
 final class SearchModel {
     private let dispatcher: any TaskDispatcher
