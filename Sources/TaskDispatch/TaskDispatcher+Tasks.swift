@@ -36,11 +36,7 @@ extension TaskDispatcher {
     ///
     /// Use it where the code would write `Task { }`: in production it is exactly that (the closure inherits the
     /// caller's actor), and in a test `ManualDispatcher` holds the start as a pending task, tracks the task, and
-    /// reports an error that would otherwise vanish.
-    ///
-    /// ```swift
-    /// dispatcher.startTask(label: "refresh") { self.items = try await self.source.load() }
-    /// ```
+    /// reports an error that would otherwise vanish: `dispatcher.startTask(label: "refresh") { … }`.
     ///
     /// - Parameters:
     ///   - label: A short name shown in diagnostics.

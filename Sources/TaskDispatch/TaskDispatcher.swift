@@ -109,10 +109,6 @@ extension TaskDispatcher {
 
     /// Runs `work` on the main actor.
     ///
-    /// ```swift
-    /// dispatcher.foreground(label: "show") { view.items = items }
-    /// ```
-    ///
     /// Inside `work`, check the isolation with `MainActor.assertIsolated()`, never `Thread.isMainThread`, which reads
     /// `false` under `swift test` on Linux even on the main queue.
     ///
