@@ -1,6 +1,6 @@
 /// A clock that forwards to any `Clock<Duration>`: the ``TaskDispatcher/clock`` of a decorator that stores
 /// `any TaskDispatcher`, so that a sleep through it still sleeps on the wrapped dispatcher's clock (a timer on a
-/// `ManualDispatcher`'s virtual clock, a real sleep in production). See <doc:DispatcherContract>.
+/// `ManualDispatcher`'s virtual clock, a real sleep in production). See the article "The dispatcher contract".
 ///
 /// Erase the clock once, in the initializer, and keep the value: ``Instant/offset`` is measured from the moment
 /// the erased clock was created, so a computed `var clock` would start a new origin at every access. Instants of

@@ -11,7 +11,7 @@ import Foundation
 /// and then dispatch order; background tasks run with their priority as quality of service. Cancelling cancels the
 /// operation and releases its closure at once, though a cancelled operation waiting for a free slot stays in
 /// ``backgroundOperationCount`` until the queue finishes it unrun. The background queue is not exposed, so nothing
-/// bypasses ``maxConcurrentBackgroundTasks``. See <doc:ProductionDispatchers>.
+/// bypasses ``maxConcurrentBackgroundTasks``. See the article "Production dispatchers".
 public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int

@@ -22,7 +22,7 @@ public import Dispatch
 /// It keeps the ``TaskDispatcher`` contract. Delayed foreground tasks wait in the dispatcher's own list, in deadline
 /// and then dispatch order. Background tasks go to the global queue of their ``BackgroundPriority``, or to your
 /// queue, whose own quality of service then applies. Cancelling releases the closure at once. A dispatch allocates
-/// one object, the task's work and state (two before macOS 15 / iOS 18). See <doc:ProductionDispatchers>.
+/// one object, the task's work and state (two before macOS 15 / iOS 18). See the article "Production dispatchers".
 public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     private let backgroundQueue: DispatchQueue?
     private let tracker = BackgroundWorkTracker()

@@ -1,8 +1,8 @@
 /// A seam between code and the threads it runs on: "run this in the background", "run this on the main actor".
 ///
 /// Services take a dispatcher instead of calling Dispatch directly. Production code passes ``QueueDispatcher`` or
-/// ``OperationQueueDispatcher``; tests pass `ManualDispatcher` from `TaskDispatchTesting`, which holds every task
-/// until the test runs it, so the test can assert the state between the background and the foreground step.
+/// ``OperationQueueDispatcher``; tests pass `ManualDispatcher` from `TaskDispatchTesting`, which holds every task until
+/// the test runs it, so the test can assert the state between the background and the foreground step.
 ///
 /// ```swift
 /// final class FeedService {
@@ -16,8 +16,8 @@
 /// }
 /// ```
 ///
-/// Every conforming type keeps the rules of <doc:DispatcherContract>, and says where it differs in a detail they
-/// leave open. A custom dispatcher implements ``dispatch(_:)``; a decorator also forwards ``clock``,
+/// Every conforming type keeps the rules in the article "The dispatcher contract", and says where it differs in a
+/// detail they leave open. A custom dispatcher implements ``dispatch(_:)``; a decorator also forwards ``clock``,
 /// ``startTask(label:callSite:operation:)`` and ``value(of:)``, as that article shows.
 public protocol TaskDispatcher: Sendable {
     /// The clock that measures this dispatcher's delays; `ContinuousClock` unless the dispatcher names its own, as
@@ -29,14 +29,14 @@ public protocol TaskDispatcher: Sendable {
     ///
     /// The default is `ContinuousClock()`; through `any TaskDispatcher` it reads as `any Clock<Duration>`. A decorator
     /// forwards it (`base.clock`, or an ``AnyDispatcherClock`` erased once in its initializer), or sleeps through it
-    /// take real time even over a `ManualDispatcher`; see <doc:DispatcherContract>.
+    /// take real time even over a `ManualDispatcher`; see the article "The dispatcher contract".
     var clock: DispatcherClock { get }
 
     /// Starts a Swift task that runs `operation`, and returns it; the dispatcher may track it.
     ///
     /// Call it through ``startTask(label:fileID:line:_:)``, which fills in the call site. The default creates a
     /// plain `Task`; `ManualDispatcher` holds the start until the test runs it, tracks the task until it finishes,
-    /// and reports an error nobody looked at. A decorator forwards it (see <doc:DispatcherContract>).
+    /// and reports an error nobody looked at. A decorator forwards it (see the article "The dispatcher contract").
     ///
     /// - Parameters:
     ///   - label: A short name shown in diagnostics.
@@ -63,7 +63,7 @@ public protocol TaskDispatcher: Sendable {
 
     /// Accepts `task` to run later in its context, and returns a handle that can cancel it.
     ///
-    /// Never runs the task before returning (see <doc:DispatcherContract>).
+    /// Never runs the task before returning (see the article "The dispatcher contract").
     ///
     /// - Parameter task: What to run, where, when, and where it was dispatched.
     /// - Returns: A handle that can cancel the task until it starts.
