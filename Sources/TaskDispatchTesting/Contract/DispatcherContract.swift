@@ -9,9 +9,7 @@ import TaskDispatch
 /// main actor free, as any `async` test leaves it.
 ///
 /// ```swift
-/// @Test func metricsDispatcherKeepsTheContract() async throws {
-///     try await DispatcherContract.check { .realTime(MetricsDispatcher(base: QueueDispatcher())) }
-/// }
+/// try await DispatcherContract.check { .realTime(MetricsDispatcher(base: QueueDispatcher())) }
 /// ```
 ///
 /// A test dispatcher is checked through a driver that lets its time pass (``Subject/manual(_:)``,

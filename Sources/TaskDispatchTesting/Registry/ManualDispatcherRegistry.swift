@@ -6,18 +6,9 @@ public import TaskDispatch
 /// Tracking is scoped by a task-local value, so tests that run in parallel never see each other's dispatchers;
 /// scopes nest, and a dispatcher registers with the innermost one. The registry holds dispatchers weakly, and one
 /// released with work left hands its report over as it goes, so a dispatcher that dies with the test's scope is
-/// still reported. In Swift Testing, the `.verifiesIdleDispatchers` trait does all this; in XCTest, track
-/// `invokeTest()` and fail in `tearDown` (<doc:ManualDispatcherReference#In-XCTest>):
-///
-/// ```swift
-/// override func invokeTest() { dispatchers.track { super.invokeTest() } }
-/// override func tearDown() {
-///     for failure in dispatchers.idleFailures() {
-///         XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
-///     }
-///     super.tearDown()
-/// }
-/// ```
+/// still reported. In Swift Testing, the `.verifiesIdleDispatchers` trait does all this. In XCTest, run
+/// `super.invokeTest()` inside ``track(_:)``, and in `tearDown` fail once for each of ``idleFailures()`` at its
+/// ``IdleFailure/createdAt`` (<doc:ManualDispatcherReference#In-XCTest>).
 public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
