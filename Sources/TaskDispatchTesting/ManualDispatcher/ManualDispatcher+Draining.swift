@@ -316,7 +316,7 @@ extension ManualDispatcher {
     ///
     /// - Parameters:
     ///   - duration: How far to move the clock; zero is ``settle(waitingUpTo:)``.
-    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
+    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
     /// - Returns: The number of tasks run.
     /// - Throws: What ``runUntilIdle(waitingUpTo:)`` throws, and
     ///   ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative `duration`.
@@ -336,7 +336,7 @@ extension ManualDispatcher {
     ///
     /// - Parameters:
     ///   - time: The virtual time to move to, as ``now``.
-    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
+    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
     /// - Returns: The number of tasks run.
     /// - Throws: What ``advance(by:waitingUpTo:)`` throws.
     @discardableResult

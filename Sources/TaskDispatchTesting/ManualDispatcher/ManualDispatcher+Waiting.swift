@@ -13,7 +13,7 @@ extension ManualDispatcher {
     /// - Parameters:
     ///   - count: How many pending tasks to wait for; 1 by default. Zero or less returns at once.
     ///   - context: The context to count, or `nil` (the default) to count both.
-    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
+    ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when fewer tasks
     ///   were pending at the end of the limit; `CancellationError` when the calling task is cancelled.
     nonisolated(nonsending) public func waitForPendingTasks(
