@@ -21,7 +21,7 @@ public struct DispatchedTask: Sendable {
     public var label: String?
 
     /// How long to wait before the task may run: a lower bound. Zero (the default) or a negative value means "now";
-    /// a delay past the clock's range (31 years in production, about 292 on a virtual clock) means "never".
+    /// 31 years or more in production, or past about 292 years on a virtual clock, means "never" (until cancelled).
     public var delay: Duration
 
     /// The priority of a background task. Ignored for foreground tasks.
