@@ -1,43 +1,17 @@
-/// A clock that forwards to any `Clock<Duration>`: what a dispatcher that wraps `any TaskDispatcher` gives as its
-/// ``TaskDispatcher/clock``, so that a sleep through the wrapper still sleeps on the wrapped dispatcher's clock.
+/// A clock that forwards to any `Clock<Duration>`: the ``TaskDispatcher/clock`` of a decorator that stores
+/// `any TaskDispatcher`, so that a sleep through it still sleeps on the wrapped dispatcher's clock (a timer on a
+/// `ManualDispatcher`'s virtual clock, a real sleep in production). See the article "The dispatcher contract".
 ///
-/// A decorator generic over the dispatcher it wraps forwards the clock as it is
-/// (`var clock: Base.DispatcherClock { base.clock }`). A decorator that stores `any TaskDispatcher` cannot name that type,
-/// so it erases it:
+/// Erase the clock once, in the initializer, and keep the value: ``Instant/offset`` is measured from the moment
+/// the erased clock was created, so a computed `var clock` would start a new origin at every access. Instants of
+/// two different values are not comparable.
 ///
 /// ```swift
-/// struct LoggingDispatcher: TaskDispatcher {
-///     let base: any TaskDispatcher
-///     let clock: AnyDispatcherClock
-///
-///     init(base: any TaskDispatcher) {
-///         self.base = base
-///         self.clock = AnyDispatcherClock(base.clock)      // erased once: its instants share one origin
-///     }
-///
-///     func startTask<Success: Sendable>(
-///         label: String?,
-///         callSite: CallSite,
-///         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-///     ) -> Task<Success, any Error> {
-///         base.startTask(label: label, callSite: callSite, operation: operation)
-///     }
-///
-///     func dispatch(_ task: DispatchedTask) -> TaskHandle {
-///         print("dispatch", task.label ?? "(no label)")
-///         return base.dispatch(task)
-///     }
+/// init(base: any TaskDispatcher) {
+///     self.base = base
+///     self.clock = AnyDispatcherClock(base.clock)
 /// }
 /// ```
-///
-/// With a `ManualDispatcher` underneath, a sleep through the wrapper is a timer on the virtual clock, woken by
-/// `advance(by:)`; with a production dispatcher it is a real sleep.
-///
-/// Instants are measured from the moment the erased clock was created: ``Instant/offset`` is the time since
-/// then on the wrapped clock. So erase the clock once and keep the value, as above: a computed
-/// `var clock: AnyDispatcherClock { AnyDispatcherClock(base.clock) }` would start a new origin at every access,
-/// and an instant read from one access would mean another time to the next. Instants of two different values
-/// are not comparable.
 public struct AnyDispatcherClock: Clock, Sendable {
     /// A point on a clock, as the time since the clock's origin: the erased clock's creation here, the
     /// dispatcher's creation for `ManualDispatcher.Clock`, which uses the same type.
@@ -52,9 +26,7 @@ public struct AnyDispatcherClock: Clock, Sendable {
             self.offset = offset
         }
 
-        /// The instant `duration` later (earlier, if negative).
-        ///
-        /// It saturates at the largest and most negative `Duration` rather than trap.
+        /// The instant `duration` later (earlier, if negative), saturating rather than trapping.
         ///
         /// - Parameter duration: How far to move.
         /// - Returns: The moved instant.
@@ -62,9 +34,7 @@ public struct AnyDispatcherClock: Clock, Sendable {
             Instant(offset: self.offset.adding(saturating: duration))
         }
 
-        /// The time from this instant to `other`, negative when `other` is earlier.
-        ///
-        /// It saturates at the largest and most negative `Duration` rather than trap.
+        /// The time from this instant to `other`, negative when `other` is earlier, saturating rather than trapping.
         ///
         /// - Parameter other: The later instant.
         /// - Returns: `other` minus this instant.
@@ -109,12 +79,8 @@ public struct AnyDispatcherClock: Clock, Sendable {
         self.resolution = resolution
     }
 
-    /// The furthest offset handed to the wrapped clock, either way: 2^62 seconds, some 146 billion years. The
-    /// same bound caps a sleep's tolerance.
-    ///
-    /// A sleep that long is forever on any clock, and the standard clocks trap past `Int64.max` seconds
-    /// (`ContinuousClock.sleep(until:tolerance:)` reads its deadline's and its tolerance's `components`), so a
-    /// deadline past it is moved to it, and a tolerance past it is cut to it (a negative one to zero).
+    /// The furthest offset handed to the wrapped clock either way, and the cap on a sleep's tolerance: 2^62 seconds,
+    /// forever on any clock; the standard clocks trap past `Int64.max` seconds.
     static let furthestOffset = Duration.seconds(Int64(1) << 62)
 
     /// Opens the wrapped clock's type, so that its instants can be kept and compared.
@@ -141,10 +107,9 @@ public struct AnyDispatcherClock: Clock, Sendable {
         self.resolution
     }
 
-    /// Sleeps on the wrapped clock until `deadline`.
+    /// Sleeps on the wrapped clock until `deadline`; a deadline past 2^62 seconds is moved to that bound, so the
+    /// standard clocks do not trap.
     ///
-    /// Any deadline is accepted: one further than 2^62 seconds (some 146 billion years) from the erased
-    /// clock's creation is moved to that bound, which no clock reaches, so the standard clocks do not trap.
     ///
     /// - Parameters:
     ///   - deadline: The instant to wake at.

@@ -1,37 +1,10 @@
 /// A description of one unit of work handed to a ``TaskDispatcher``: what to run, where, when, and who asked.
 ///
-/// You rarely build one yourself: ``TaskDispatcher/background(priority:after:label:fileID:line:_:)`` and
-/// ``TaskDispatcher/foreground(after:label:fileID:line:_:)`` build it for you. A custom dispatcher reads it
-/// in ``TaskDispatcher/dispatch(_:)``. A decorator also forwards ``TaskDispatcher/clock`` and
-/// ``TaskDispatcher/startTask(label:callSite:operation:)``, so that sleeps and tasks started through it reach the
-/// dispatcher it wraps (a test's `ManualDispatcher` among them):
-///
-/// ```swift
-/// struct LoggingDispatcher<Base: TaskDispatcher>: TaskDispatcher {
-///     let base: Base
-///
-///     var clock: Base.DispatcherClock { base.clock }
-///
-///     func startTask<Success: Sendable>(
-///         label: String?,
-///         callSite: CallSite,
-///         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-///     ) -> Task<Success, any Error> {
-///         base.startTask(label: label, callSite: callSite, operation: operation)
-///     }
-///
-///     func dispatch(_ task: DispatchedTask) -> TaskHandle {
-///         print("\(task.context) task \(task.label ?? "-") from \(task.callSite)")
-///         return base.dispatch(task)
-///     }
-/// }
-/// ```
-///
-/// A decorator may forward a new `DispatchedTask` built from this one; a tracked task's wait on the work is
-/// carried by the `dispatch(_:)` call, not by the task, so it survives as long as the decorator forwards inside
-/// that call.
-///
-/// New scheduling options are added as new properties with defaults, so conformers keep compiling.
+/// ``TaskDispatcher/background(priority:after:label:fileID:line:_:)`` and
+/// ``TaskDispatcher/foreground(after:label:fileID:line:_:)`` build it; a custom dispatcher or a decorator reads it in
+/// ``TaskDispatcher/dispatch(_:)`` (see the article "The dispatcher contract"). A decorator may forward a new task
+/// built from this one, inside that call. New scheduling options arrive as new properties with defaults, so conformers
+/// keep compiling.
 public struct DispatchedTask: Sendable {
     /// The closure to run, tagged with its context.
     public enum Work: Sendable {
@@ -47,9 +20,8 @@ public struct DispatchedTask: Sendable {
     /// A short name for diagnostics, such as `"parse feed"`; `nil` when the caller gave none.
     public var label: String?
 
-    /// How long to wait before the task may run. Zero (the default) or a negative value means "now".
-    ///
-    /// A delay is a lower bound: the task never runs earlier, and may run later.
+    /// How long to wait before the task may run: a lower bound. Zero (the default) or a negative value means "now";
+    /// 31 years or more in production, or past about 292 years on a virtual clock, means "never" (until cancelled).
     public var delay: Duration
 
     /// The priority of a background task. Ignored for foreground tasks.
@@ -115,16 +87,8 @@ public struct DispatchedTask: Sendable {
         }
     }
 
-    /// Whether ``delay`` asks for a wait at all (it is greater than zero).
-    ///
-    /// A custom dispatcher uses it to choose between its immediate and its timed path: zero and negative
-    /// delays both mean "now", so test `isDelayed` rather than comparing ``delay`` with zero yourself.
-    ///
-    /// ```swift
-    /// func dispatch(_ task: DispatchedTask) -> TaskHandle {
-    ///     task.isDelayed ? timer.schedule(task) : queue.enqueue(task)
-    /// }
-    /// ```
+    /// Whether ``delay`` asks for a wait at all (it is greater than zero): a custom dispatcher's choice between its
+    /// immediate and its timed path, since zero and negative delays both mean "now".
     @inlinable
     public var isDelayed: Bool {
         self.delay > .zero

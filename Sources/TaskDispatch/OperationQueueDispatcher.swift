@@ -1,35 +1,17 @@
 import Foundation
 
-/// A dispatcher backed by `OperationQueue`: the main operation queue for the foreground, an operation queue
-/// with a bounded number of concurrent tasks for the background.
-///
-/// This is the classic shape: a background queue that runs at most three tasks at once, so a burst of work
-/// does not flood the machine.
+/// A dispatcher backed by `OperationQueue`: the main operation queue for the foreground, an operation queue with a
+/// bounded number of concurrent tasks (three by default) for the background.
 ///
 /// ```swift
 /// let dispatcher = try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 2)
-/// let service = ImageService(dispatcher: dispatcher)
 /// ```
 ///
-/// - Foreground tasks go to `OperationQueue.main`, which runs them on the main actor, in order. Delayed ones
-///   wait in the dispatcher's own list, ordered by deadline and then by dispatch order, and are added to
-///   `OperationQueue.main` from the main queue when due, so foreground tasks with equal delays run in
-///   dispatch order.
-/// - Background tasks become operations on the dispatcher's own background queue, which runs at most
-///   ``maxConcurrentBackgroundTasks`` of them at once, with the task's priority as their quality of service.
-///   A delayed task is added to the queue when its delay has passed.
-/// - Cancelling a task cancels its operation (`Operation.cancel()`) and releases its closure at once, and the
-///   task stops counting for ``waitForBackgroundTasks(timeout:)-(Duration?)`` at once. `OperationQueue` cannot take an
-///   operation out, though: a cancelled operation that waits for a free slot keeps its place (and its count
-///   in ``backgroundOperationCount``) until a slot frees; the queue then starts it, and it finishes at once
-///   without running anything. A cancelled delayed task is never added to the queue.
-/// - It conforms to ``BackgroundWorkWaiting``: `await dispatcher.waitForBackgroundTasks(timeout:)` waits for the
-///   background operations, for a graceful shutdown of a command-line tool or server.
-///
-/// The background queue itself is not exposed: changing its width or adding operations to it would bypass
-/// ``maxConcurrentBackgroundTasks`` and the waits above. ``backgroundOperationCount`` reports what it holds.
-///
-/// It keeps the ``TaskDispatcher`` contract.
+/// It keeps the ``TaskDispatcher`` contract. Delayed foreground tasks wait in the dispatcher's own list, in deadline
+/// and then dispatch order; background tasks run with their priority as quality of service. Cancelling cancels the
+/// operation and releases its closure at once, though a cancelled operation waiting for a free slot stays in
+/// ``backgroundOperationCount`` until the queue finishes it unrun. The background queue is not exposed, so nothing
+/// bypasses ``maxConcurrentBackgroundTasks``. See the article "Production dispatchers".
 public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int
@@ -67,12 +49,8 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
         self.maxConcurrentBackgroundTasks = validatedMaximum
     }
 
-    /// The number of background operations in the queue: running, or waiting for a free slot.
-    ///
-    /// It is `OperationQueue.operationCount` of the background queue. A delayed task joins when its delay has
-    /// passed. A cancelled task that waits for a free slot still counts until a slot frees and the queue
-    /// finishes its operation (without running it); ``waitForBackgroundTasks(timeout:)-(Duration?)`` stops counting it at
-    /// once. A snapshot: other threads may change it as soon as it is read.
+    /// The number of background operations in the queue, running or waiting for a free slot: a cancelled one counts
+    /// until the queue finishes it unrun. A snapshot.
     public var backgroundOperationCount: Int {
         self.backgroundQueue.operationCount
     }
@@ -169,18 +147,13 @@ public enum DispatcherConfigurationError: Error, Sendable, Hashable, CustomStrin
     }
 }
 
-/// An operation that runs one dispatched task unless it was cancelled first: the work, its state and the
-/// operation in one object, which is also the handle's canceller.
+/// An operation that runs one dispatched task unless it was cancelled first: work, state and operation in one
+/// object, which is also the handle's canceller. ``LockedTaskOperation`` is the same without `Atomic` (two
+/// classes, not one generic class, so creating one needs no generic metadata).
 ///
-/// The state is a `Synchronization.Atomic`; ``LockedTaskOperation`` is the same for systems without it (two
-/// concrete classes, not one generic class, so creating an operation needs no generic metadata).
-///
-/// `@unchecked Sendable` is sound: `state` and `tracker` are immutable and themselves thread-safe; `work` is
-/// written by the dispatching thread before the operation is added to a queue (which publishes it to the
-/// queue's threads), and after that only by the single winner of the state exchange (see
-/// ``ProductionTaskLifecycle``). The tracker is the dispatcher's: a background task counts in it from
-/// dispatch until its work returns or its cancel succeeds (``ProductionTaskLifecycle/run()``,
-/// ``ProductionTaskLifecycle/cancelIfPending()``), not until the queue starts or drops the operation.
+/// `@unchecked Sendable`: `state` and `tracker` are immutable and thread-safe; `work` is written by the dispatching
+/// thread before the operation reaches a queue, then only by the winner of the state exchange (see
+/// ``ProductionTaskLifecycle``, which also says how long a task counts in the tracker).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()
@@ -208,9 +181,8 @@ final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
         self.run()
     }
 
-    /// Also cancels the task when something else cancels the operation (`cancelAllOperations()` on its queue,
-    /// say): the queue will not call ``main()``, so the task releases its closure and stops counting as
-    /// outstanding now, and an awaitable dispatch waiting on it ends (`DroppedWorkError`).
+    /// Also cancels the task when something else cancels the operation (`cancelAllOperations()`): the queue will
+    /// not call ``main()``, so the task releases its closure and stops counting now.
     override func cancel() {
         _ = self.cancelIfPending()
         super.cancel()
@@ -251,9 +223,7 @@ final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
         self.run()
     }
 
-    /// Also cancels the task when something else cancels the operation (`cancelAllOperations()` on its queue,
-    /// say): the queue will not call ``main()``, so the task releases its closure and stops counting as
-    /// outstanding now, and an awaitable dispatch waiting on it ends (`DroppedWorkError`).
+    /// As ``AtomicTaskOperation/cancel()``.
     override func cancel() {
         _ = self.cancelIfPending()
         super.cancel()

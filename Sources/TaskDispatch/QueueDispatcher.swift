@@ -12,32 +12,17 @@ public import Dispatch
     typealias SubmittableTask = ProductionTaskLifecycle
 #endif
 
-/// A dispatcher backed by Dispatch: the main queue for the foreground, a global or caller-supplied queue
-/// for the background.
-///
-/// Use it in production; use `ManualDispatcher` in tests.
+/// A dispatcher backed by Dispatch: the main queue for the foreground, a global or caller-supplied queue for the
+/// background. Use it in production; use `ManualDispatcher` in tests.
 ///
 /// ```swift
 /// let service = FeedService(dispatcher: QueueDispatcher())
 /// ```
 ///
-/// - Foreground tasks go to `DispatchQueue.main`. Delayed ones wait in the dispatcher's own list, ordered by
-///   deadline and then by dispatch order, and go to the main queue when due, so foreground tasks with equal
-///   delays run in dispatch order.
-/// - Background tasks go to the global queue whose quality of service matches the task's
-///   ``BackgroundPriority``, or, when you pass one, to your own queue (whose own quality of service then
-///   applies; the task's priority is ignored).
-/// - Cancelling a task releases its closure at once; the queue's block then finds nothing to run.
-/// - It conforms to ``BackgroundWorkWaiting``: `await dispatcher.waitForBackgroundTasks(timeout:)` waits for the
-///   background work, for a graceful shutdown of a command-line tool or server.
-///
-/// It keeps the ``TaskDispatcher`` contract; background tasks on a concurrent queue run concurrently.
-///
-/// A dispatch allocates one object (the task's work and its state, changed by compare-and-exchange) besides
-/// Dispatch's own block; where Dispatch's C API is visible (Linux), immediate tasks on the main and global
-/// queues are submitted with `dispatch_async_f`, the task object as the context, and Dispatch allocates no
-/// block. On systems without `Synchronization.Atomic` (before macOS 15, iOS 18, tvOS 18, watchOS 11,
-/// visionOS 2) the state sits behind a lock in a second allocation.
+/// It keeps the ``TaskDispatcher`` contract. Delayed foreground tasks wait in the dispatcher's own list, in deadline
+/// and then dispatch order. Background tasks go to the global queue of their ``BackgroundPriority``, or to your
+/// queue, whose own quality of service then applies. Cancelling releases the closure at once. A dispatch allocates
+/// one object, the task's work and state (two before macOS 15 / iOS 18). See the article "Production dispatchers".
 public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     private let backgroundQueue: DispatchQueue?
     private let tracker = BackgroundWorkTracker()
@@ -106,14 +91,12 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     }
 
     /// Blocks the calling thread until no background task is outstanding, or `timeout` passes: the form for
-    /// synchronous code, such as a tool's last line before it exits. See ``BackgroundWorkWaiting`` for what counts; in
-    /// async code the compiler picks ``waitForBackgroundTasks(timeout:)-(Duration?)``, which blocks no thread.
+    /// synchronous code (async code gets ``waitForBackgroundTasks(timeout:)-(Duration?)``). See
+    /// ``BackgroundWorkWaiting`` for what counts. Called from one of the dispatcher's own background tasks, it waits
+    /// for itself and returns `false` at the timeout.
     ///
-    /// One of the dispatcher's own background tasks that calls it waits for itself, which cannot finish while it
-    /// waits, so the call returns `false` once `timeout` has passed.
-    ///
-    /// - Parameter timeout: How long to wait at most; any value is accepted: zero or negative checks once, and
-    ///   10^9 seconds (some 31 years) or more waits without a limit.
+    /// - Parameter timeout: How long to wait at most: zero or negative checks once, 10^9 seconds (some 31 years) or
+    ///   more waits without a limit.
     /// - Returns: `true` if the background work finished, `false` if the timeout passed first.
     @discardableResult
     public func waitForBackgroundTasks(timeout: Duration) -> Bool {

@@ -1,26 +1,9 @@
 extension TaskDispatcher {
     /// Runs `work` on a background thread through this dispatcher, and returns its result to the awaiting task.
     ///
-    /// The awaitable form of ``background(priority:after:label:fileID:line:_:)``, named after `MainActor.run`:
-    /// it dispatches one background task with ``dispatch(_:)`` and suspends until that task has run. The
-    /// awaiting task then resumes on its own executor (the main actor, for a `@MainActor` caller).
-    ///
-    /// ```swift
-    /// @MainActor func refresh() async throws {
-    ///     let items = try await dispatcher.runInBackground(label: "parse") { try parse(data) }
-    ///     self.items = items                  // back on the main actor
-    /// }
-    /// ```
-    ///
-    /// With `ManualDispatcher` the task waits, like any other, until the test runs it, for instance with
-    /// `runNextBackground()`. Awaited from code that `startTask` did not start (the test itself, say), the await is
-    /// bounded by the dispatcher's `waitLimit`: a task still pending then is cancelled, and this method throws
-    /// `ManualDispatcherError` naming the call and its line.
-    ///
-    /// **Cancellation.** Cancelling the awaiting task cancels the dispatched task if it has not started, and
-    /// this method throws `CancellationError`; the closure never runs. A task that has started runs to the end,
-    /// and this method returns its result (or throws its error) even though the awaiting task is cancelled. A
-    /// call made from a task that is already cancelled dispatches nothing.
+    /// The awaitable form of ``background(priority:after:label:fileID:line:_:)``; the caller resumes on its own
+    /// executor. Cancelling the awaiting task before the work starts cancels the work (a call from a cancelled task
+    /// dispatches nothing); work that started runs to the end and returns its result.
     ///
     /// - Parameters:
     ///   - priority: How urgent the work is; mapped to a quality of service in production.
@@ -30,10 +13,7 @@ extension TaskDispatcher {
     ///   - line: The dispatching line; leave the default.
     ///   - work: The work to run in the background.
     /// - Returns: What `work` returned.
-    /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
-    ///   work started; with `ManualDispatcher`, its error when the work did not start within its wait limit;
-    ///   ``DroppedWorkError`` when the dispatcher released the work without running it (a decorator that
-    ///   cancelled or dropped it, say).
+    /// - Throws: What `work` threw; `CancellationError` (above); ``DroppedWorkError``; a test dispatcher's limit error.
     nonisolated(nonsending) public func runInBackground<Value: Sendable>(
         priority: BackgroundPriority = .medium,
         after delay: Duration = .zero,
@@ -57,22 +37,9 @@ extension TaskDispatcher {
 
     /// Runs `work` on the main actor through this dispatcher, and returns its result to the awaiting task.
     ///
-    /// The awaitable form of ``foreground(after:label:fileID:line:_:)``, named after `MainActor.run`, with one
-    /// difference: `MainActor.run` hops to the main actor directly, while this method dispatches a foreground
-    /// task with ``dispatch(_:)``, so a test's `ManualDispatcher` holds it until the test runs it, and a
-    /// delay, a label and a call site come with it. The awaiting task resumes on its own executor once the
-    /// task has run: for a `@MainActor` caller that is a later turn of the main actor, not the task itself.
-    ///
-    /// ```swift
-    /// nonisolated func sync(_ store: Store, model: FeedModel) async throws {
-    ///     let feed = try await dispatcher.runInBackground(label: "parse") { try store.load() }
-    ///     try await dispatcher.runOnMainActor(label: "show") { model.show(feed) }
-    /// }
-    /// ```
-    ///
-    /// **Cancellation.** As for ``runInBackground(priority:after:label:fileID:line:_:)``: a task that has not
-    /// started is cancelled with the awaiting task and this method throws `CancellationError`; a task that
-    /// started runs to the end and its result is returned.
+    /// The awaitable form of ``foreground(after:label:fileID:line:_:)``. Unlike `MainActor.run` it dispatches a task,
+    /// so a test's `ManualDispatcher` holds it until the test runs it. Cancellation as for
+    /// ``runInBackground(priority:after:label:fileID:line:_:)``.
     ///
     /// - Parameters:
     ///   - delay: The minimum wait before the work may run. Zero or negative means now.
@@ -81,9 +48,7 @@ extension TaskDispatcher {
     ///   - line: The dispatching line; leave the default.
     ///   - work: The work to run on the main actor.
     /// - Returns: What `work` returned.
-    /// - Throws: What `work` threw, or `CancellationError` when the awaiting task was cancelled before the
-    ///   work started; with `ManualDispatcher`, its error when the work did not start within its wait limit
-    ///   (see `runInBackground`); ``DroppedWorkError`` when the dispatcher released the work without running it.
+    /// - Throws: What `work` threw; `CancellationError`; ``DroppedWorkError``; a test dispatcher's wait-limit error.
     nonisolated(nonsending) public func runOnMainActor<Value: Sendable>(
         after delay: Duration = .zero,
         label: String? = nil,

@@ -34,22 +34,9 @@ extension TaskDispatcher {
 
     /// Starts a Swift task through this dispatcher, with a label and a call site, and returns it.
     ///
-    /// Use it where the code would write `Task { }`: in production it is exactly that, and in a test the
-    /// dispatcher can hold the start, track the task and report an error that would otherwise vanish. Like
-    /// `Task { }`, the closure inherits the caller's actor (the main actor, in a `@MainActor` model):
-    ///
-    /// ```swift
-    /// @MainActor final class FeedModel {
-    ///     func refresh() {
-    ///         dispatcher.startTask(label: "refresh") {
-    ///             self.items = try await self.source.load()
-    ///         }
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// With `ManualDispatcher`, the start is a pending task (foreground for a main-actor operation, background
-    /// otherwise) that the test steps or drains; see `ManualDispatcher.startTask(label:callSite:operation:)`.
+    /// Use it where the code would write `Task { }`: in production it is exactly that (the closure inherits the
+    /// caller's actor), and in a test `ManualDispatcher` holds the start as a pending task, tracks the task, and
+    /// reports an error that would otherwise vanish: `dispatcher.startTask(label: "refresh") { … }`.
     ///
     /// - Parameters:
     ///   - label: A short name shown in diagnostics.

@@ -4,11 +4,8 @@
 /// completely or not at all. ``cancel()`` tells you which side won.
 ///
 /// ```swift
-/// var pending: TaskHandle?
-/// func searchTextChanged(_ text: String) {
-///     pending?.cancel()                              // debounce: drop the previous search
-///     pending = dispatcher.background(after: .milliseconds(300), label: "search") { search(text) }
-/// }
+/// let refresh = dispatcher.background(after: .seconds(30), label: "refresh") { model.refresh() }
+/// refresh.cancel()                                   // true: the refresh never runs
 /// ```
 public struct TaskHandle: Sendable {
     // `@usableFromInline` storage keeps its leading underscore (the house rule's one exception).

@@ -4,61 +4,17 @@ public import Testing
 
 /// A Swift Testing trait that fails a test which leaves work in any `ManualDispatcher` created while it ran.
 ///
-/// After the test body ends (returning or throwing), the trait checks every `ManualDispatcher` created during
-/// that test: by the test itself, by its fixtures, or by the code under test. For each one that still holds
-/// work it records an issue with the dispatcher's full `verifyIdle()` error text, at the source location where
-/// the dispatcher was created. A dispatcher released before the end with work left (pending tasks, tracked tasks
-/// still running, an unclaimed error) is reported too, to the trait alone, not on standard error as well. Work
-/// that the error the test threw already lists (its own `verifyIdle()`, say) is not reported a second time.
+/// After the test body ends, the trait checks every `ManualDispatcher` that the test, its fixtures or the code
+/// under test created, and records an issue with its full `verifyIdle()` text at the line that created each one
+/// still holding work; one released early with work left is reported too. It first lets cancelled tracked tasks end
+/// (a loop stopped in a suite's `deinit`), within each dispatcher's `waitLimit`. Work that the test's own thrown
+/// error lists is not reported twice, and a cancelled test gets warnings (Swift 6.3 and later).
 ///
-/// Before it checks, the trait lets the tracked tasks that were cancelled end, within each dispatcher's
-/// `waitLimit`: a suite that cancels its model's loop in `deinit`, which Swift Testing runs after the test, is idle
-/// once the loop ends. A test that was cancelled (`Test.cancel()`) gets the work it left as a warning, not a
-/// failure, and is shown as cancelled (from Swift 6.3, whose Swift Testing has warnings).
-///
-/// ```swift
-/// import TaskDispatchTestingTraits
-///
-/// @Suite(.verifiesIdleDispatchers)
-/// struct FeedModelTests {
-///     @Test @MainActor func showsParsedItems() throws {
-///         let dispatcher = ManualDispatcher()            // an issue here if work is left behind
-///         let model = FeedModel(dispatcher: dispatcher)
-///         model.refresh()
-///         try dispatcher.runNextBackground()
-///         // forgot runNextForeground(): the trait records "ManualDispatcher created at
-///         // FeedTests/FeedModelTests.swift:6 still holds work at the end of the tracked scope: …"
-///     }
-/// }
-/// ```
-///
-/// On a suite it applies to every test in it, and to each case of a parameterized test separately. Tracking
-/// is scoped by a task-local value (through `ManualDispatcherRegistry`), so tests that run in parallel never
-/// see each other's dispatchers, and a dispatcher created in a child task or a `Task {}` of the test counts
-/// for that test. A dispatcher created on a thread the test does not own (a Dispatch queue, a detached task)
-/// is not tracked. A dispatcher belongs to the one test that created it: one kept in a `static let` or another
-/// shared place, created by whichever test touches it first, is checked at the end of that test only, and the
-/// work other tests leave in it is not. Create a dispatcher in each test (or in the suite's `init`, which
-/// Swift Testing runs for each test).
-///
-/// ## Random order
-///
-/// The trait takes no seed range: a parameterized test already runs one case per seed, in parallel, names
-/// the failing seed in its arguments, and re-runs one seed alone; the trait checks each case on its own.
-///
-/// ```swift
-/// @Test(.verifiesIdleDispatchers, arguments: 0..<20 as Range<UInt64>)
-/// func refreshIsOrderIndependent(seed: UInt64) throws {
-///     let dispatcher = ManualDispatcher(order: .random(seed: seed))
-///     // …
-/// }
-/// ```
-///
-/// ## XCTest
-///
-/// `ManualDispatcherRegistry` does the same without this module: override `invokeTest()` to run
-/// `super.invokeTest()` inside `registry.track { }`, and in `tearDown` fail the test for each of
-/// `registry.idleFailures()`, at the line that created its dispatcher.
+/// On a suite it checks each test, and each case of a parameterized test (one random-order seed a case, say), on
+/// its own. Tracking is task-local (through `ManualDispatcherRegistry`), so parallel tests never see each other's
+/// dispatchers. A dispatcher created on a thread the test does not own is not tracked, and one shared in a
+/// `static let` belongs to the first test that touched it: create one in each test. XCTest gets the same check
+/// from `ManualDispatcherRegistry`.
 public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
     /// Creates the trait; use ``Testing/Trait/verifiesIdleDispatchers`` instead.
     public init() {}
@@ -112,12 +68,9 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
         await Self.recordIssues(of: registry, elseAt: location, besides: nil)
     }
 
-    /// Records an issue for each dispatcher that holds work, once the tracked tasks that were cancelled (a loop
-    /// stopped in a suite's `deinit`) have ended, except work that `thrown`, the error the test threw, already listed:
-    /// one report for each leftover. The issue is the failure itself, so its first line says what is left. In a test
-    /// that was cancelled (`Test.cancel()`, or a time limit that passed, which fails the test itself), the work left
-    /// is recorded as a warning where Swift Testing has warnings (Swift 6.3 and later): the test did not run to its
-    /// end, and its cancellation is what it reports.
+    /// Records an issue for each dispatcher that holds work, once cancelled tracked tasks have ended, except work
+    /// that `thrown` already listed. In a cancelled test (`Test.cancel()`, a time limit) the work is a warning where
+    /// Swift Testing has warnings (Swift 6.3 and later): the cancellation is what the test reports.
     private static func recordIssues(
         of registry: ManualDispatcherRegistry,
         elseAt fallback: SourceLocation,

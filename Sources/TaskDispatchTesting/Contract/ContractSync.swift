@@ -79,11 +79,9 @@ struct TaskCancelRequest: Sendable {
 
 /// The `dispatch(_:)` calls of one contract check in progress, by thread.
 ///
-/// A task that starts on a thread while one of the check's calls is in progress there runs inside that call, on
-/// the caller's stack (its own call, or a later one, for a dispatcher that runs pending work as it takes new work):
-/// the thread is busy with the call until it returns, so nothing else can run there meanwhile. (A task-local
-/// marker would not do: a dispatcher that runs its work in a `Task { }` passes it on, and such a task never runs
-/// on the caller's stack.)
+/// A task that starts on a thread while one of the check's calls is in progress there runs on the caller's stack:
+/// the thread is busy with the call until it returns. (A task-local marker would not do: a dispatcher that runs
+/// its work in a `Task { }` passes it on, and such a task never runs on the caller's stack.)
 final class DispatchCallsInProgress: Sendable {
     private let depths = LockedValue<[UInt: Int]>([:])
 

@@ -1,87 +1,40 @@
 extension DispatcherContract {
     /// One rule of the `TaskDispatcher` contract, as ``DispatcherContract/check(rules:timeLimitPerRule:fileID:line:_:)``
-    /// checks it.
+    /// checks it: ``text`` states it, and <doc:WritingYourOwnDispatcher> says how the check tries to break it.
     ///
-    /// The cases follow the contract on the `TaskDispatcher` protocol, one case per rule, in the order the
-    /// check runs them. New rules are added as new cases; a `switch` over this type should keep a `default:`
-    /// branch.
+    /// New rules are added as new cases; a `switch` over this type should keep a `default:` branch.
     public enum Rule: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// Each accepted task runs exactly once, unless cancelled.
-        ///
-        /// Checked with hundreds of immediate and delayed tasks of both contexts: every one must run within the
-        /// time limit, and none may run twice.
         case exactlyOnce
 
         /// `dispatch(_:)` never runs the task on the caller's stack, and does not wait for it.
-        ///
-        /// Checked from a background thread and from the main actor: a task that starts on a thread while one of
-        /// the check's `dispatch(_:)` calls is in progress there (its own, or a later one) ran on the caller's stack
-        /// (a task the dispatcher starts with `Task { }` runs elsewhere, and passes); a foreground task dispatched
-        /// from the main actor must also not start before the dispatching code gives the main actor up; and a task
-        /// that waits up to 5 s for its own dispatch call to return must not wait in vain (left out when the rule
-        /// has less than 2 s left).
         case neverInline
 
         /// Foreground tasks run on the main actor, one at a time, in dispatch order among equal delays.
-        ///
-        /// Checked with a burst of immediate foreground tasks, four bursts with one equal delay, and a mix of delays
-        /// in which the later-due task is dispatched first: each group of equal delays must run in dispatch
-        /// order, and every task on the main queue.
         case foregroundOnMainActorInOrder
 
-        /// A task never starts before its delay has passed; zero or a negative delay means "as soon as possible".
-        ///
-        /// Checked on the dispatcher's own clock (real time, or the virtual time of a test dispatcher) with
-        /// delays from 1 to 50 ms and one of 1.05 s in both contexts (a dispatcher that drops the whole seconds
-        /// of a delay runs that one early), and with zero and negative delays, which must still run. On a driven
-        /// clock (a subject with a driver), where waiting costs nothing, one delay of an hour more in each context
-        /// catches a dispatcher that caps long delays.
+        /// A task never starts before its delay has passed.
         case delayIsLowerBound
 
-        /// A cancelled task never runs, and a cancel that races with the start leaves the task fully run or not
-        /// run at all; `cancel()` and `isCancelled` say which.
-        ///
-        /// Checked by cancelling delayed tasks before they are due, by cancelling immediate background tasks
-        /// right after dispatching them (racing their start), and by cancelling a task that has run.
+        /// A cancelled task never runs, and a cancel that races with the start leaves the task fully run or not run.
         case cancellationIsAllOrNothing
 
-        /// A cancel before the start stops the task: `cancel()` returns `true` and the task never runs.
-        ///
-        /// Checked with immediate foreground tasks dispatched and cancelled in one turn of the main actor (and,
-        /// on a ``DispatcherContract/Subject/manual(_:)`` subject, immediate background tasks cancelled before the
-        /// time passes), and with delayed tasks of both contexts cancelled well before their delay has passed.
-        /// Skipped for immediate tasks when the subject runs tasks inline.
+        /// A cancel before the start stops the task.
         case cancelBeforeTheStartStopsTheTask
 
-        /// `runInBackground` and `runOnMainActor` return what the closure returned, or throw what it threw.
-        ///
-        /// Checked with immediate and delayed closures of both forms that return a value or throw an error.
+        /// The awaitable dispatches return what the closure returned, or throw what it threw.
         case awaitableDispatchesDeliverTheOutcome
 
-        /// The awaitable dispatches follow the awaiting task's cancellation: before the start the closure never runs
-        /// and the await throws `CancellationError`; after the start the closure runs to the end and its value is
-        /// returned.
-        ///
-        /// Checked by cancelling the awaiting task while a delayed closure waits, right after an immediate dispatch
-        /// returns (from the main actor for `runOnMainActor`), and from inside the running closure.
+        /// The awaitable dispatches follow the awaiting task's cancellation.
         case awaitableDispatchesFollowCancellation
 
-        /// A decorator over a `ManualDispatcher` forwards ``TaskDispatcher/clock``: a sleep on it is a timer on the
-        /// dispatcher underneath, woken by its virtual time.
-        ///
-        /// Checked only for ``DispatcherContract/Subject/manual(_:over:)`` subjects.
+        /// A decorator over a `ManualDispatcher` forwards ``TaskDispatcher/clock``.
         case decoratorForwardsTheClock
 
-        /// A decorator over a `ManualDispatcher` forwards ``TaskDispatcher/startTask(label:callSite:operation:)``:
-        /// a task started through it is tracked by the dispatcher underneath, its start a step.
-        ///
-        /// Checked only for ``DispatcherContract/Subject/manual(_:over:)`` subjects.
+        /// A decorator over a `ManualDispatcher` forwards ``TaskDispatcher/startTask(label:callSite:operation:)``.
         case decoratorForwardsStartTask
 
-        /// A decorator over a `ManualDispatcher` keeps a tracked task's wait: a tracked task awaiting
-        /// `runInBackground(after:)` through it reads as settled, so the async drains move the clock to the work.
-        ///
-        /// Checked only for ``DispatcherContract/Subject/manual(_:over:)`` subjects.
+        /// A decorator over a `ManualDispatcher` keeps a tracked task's wait on the work it forwards.
         case decoratorKeepsAwaitedWaits
 
         /// A short name for the rule, as an error names it, such as `"exactly once"`.

@@ -78,11 +78,8 @@ extension DispatcherContract {
             self.runHeldTasks = nil
         }
 
-        /// A dispatcher that runs its tasks on its own, in real time, such as `QueueDispatcher` or a decorator
-        /// around one.
-        ///
-        /// A ``ManualDispatcher`` runs nothing on its own, so one passed here is checked as
-        /// ``manual(_:)`` checks it, driven on its virtual clock (checked in real time, its tasks would never run).
+        /// A dispatcher that runs its tasks on its own, in real time, such as `QueueDispatcher` or a decorator around
+        /// one; a ``ManualDispatcher`` passed here is checked as ``manual(_:)`` checks it, on its virtual clock.
         ///
         /// - Parameter dispatcher: The dispatcher under test.
         /// - Returns: A subject measured on `ContinuousClock`, or on a `ManualDispatcher`'s virtual clock.
@@ -91,10 +88,8 @@ extension DispatcherContract {
             return Subject(realTime: dispatcher)
         }
 
-        /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:)`` on its virtual clock.
-        ///
-        /// In auto-drain mode (``ManualDispatcher/mode``) it runs tasks inside `dispatch(_:)` by
-        /// design, so ``Rule/neverInline`` is skipped.
+        /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:)`` on its virtual clock; in auto-drain
+        /// mode it runs tasks inside `dispatch(_:)` by design, so ``Rule/neverInline`` is skipped.
         ///
         /// - Parameter dispatcher: The dispatcher under test.
         /// - Returns: A subject measured on the dispatcher's virtual clock.
@@ -105,13 +100,6 @@ extension DispatcherContract {
         /// A decorator over a ``ManualDispatcher``, driven through the dispatcher underneath: every rule, plus the
         /// decorator rules (``Rule/decoratorForwardsTheClock``, ``Rule/decoratorForwardsStartTask``,
         /// ``Rule/decoratorKeepsAwaitedWaits``), which check that what tests rely on reaches `base`.
-        ///
-        /// ```swift
-        /// try await DispatcherContract.check {
-        ///     let manual = ManualDispatcher()
-        ///     return .manual(LoggingDispatcher(base: manual), over: manual)
-        /// }
-        /// ```
         ///
         /// - Parameters:
         ///   - decorator: The dispatcher under test, which forwards to `base`.

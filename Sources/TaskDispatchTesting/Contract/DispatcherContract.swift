@@ -5,53 +5,19 @@ import TaskDispatch
 ///
 /// One call checks every ``Rule`` against fresh dispatchers made by your factory, and throws a
 /// ``DispatcherContractViolation`` that names the first rule broken, what was seen, and the rule's text. It
-/// imports neither XCTest nor Testing: a thrown error fails a test in both.
+/// imports neither XCTest nor Testing, blocks no thread, and ends within `timeLimitPerRule` a rule; it needs the
+/// main actor free, as any `async` test leaves it.
 ///
 /// ```swift
-/// import TaskDispatch
-/// import TaskDispatchTesting
-/// import Testing
-///
-/// @Test func metricsDispatcherKeepsTheContract() async throws {
-///     try await DispatcherContract.check { .realTime(MetricsDispatcher(base: QueueDispatcher())) }
-/// }
+/// try await DispatcherContract.check { .realTime(MetricsDispatcher(base: QueueDispatcher())) }
 /// ```
 ///
-/// ```swift
-/// final class MetricsDispatcherTests: XCTestCase {
-///     func testKeepsTheContract() async throws {
-///         try await DispatcherContract.check { .realTime(MetricsDispatcher(base: QueueDispatcher())) }
-///     }
-/// }
-/// ```
-///
-/// A test dispatcher that holds tasks until the test runs them is checked through a driver that lets its
-/// time pass: ``Subject/manual(_:)`` for ``ManualDispatcher``, ``Subject/init(_:runsTasksInline:now:advance:)``
-/// for your own.
-///
-/// ## Run time
-///
-/// Each rule's waits together are bounded in real time by `timeLimitPerRule`, and no wait blocks a thread: a
-/// dispatcher that drops a task fails within that bound instead of hanging the test, so the whole check ends
-/// within about `rules.count × timeLimitPerRule`. The default, 30 seconds, is generous on purpose: on a shared,
-/// loaded machine, parallel tests can hold the main queue for seconds. A dispatcher that keeps the
-/// contract passes all rules in a little over a second: the delays the check uses are at most 50 ms, but for
-/// one of 1.05 s in the delay rule, which catches a dispatcher that drops the whole seconds of a delay.
-///
-/// The check runs off the main actor and needs the main actor free, as it is in any `async` test of Swift
-/// Testing or XCTest: foreground tasks run there, and it dispatches some tasks from there.
-///
-/// ## Awaitable dispatches and decorators
-///
-/// The check also drives `runInBackground` and `runOnMainActor` through the subject: the value and the error
-/// arrive, and the awaiting task's cancellation stops a closure that has not started and leaves one that has
-/// alone. A decorator over a ``ManualDispatcher``, given as ``Subject/manual(_:over:)``, is also checked for what
-/// tests rely on underneath it: the clock, `startTask`, and a tracked task's waits. New rules are added to
-/// ``Rule``; code that calls this check with the default `rules` checks them without a change.
+/// A test dispatcher is checked through a driver that lets its time pass (``Subject/manual(_:)``,
+/// ``Subject/init(_:runsTasksInline:now:advance:)``); a decorator over a ``ManualDispatcher``, as
+/// ``Subject/manual(_:over:)``, also for what tests rely on underneath. See <doc:WritingYourOwnDispatcher>.
 public enum DispatcherContract {
-    /// Checks `rules` against dispatchers made by `makeSubject`, one fresh dispatcher per rule.
-    ///
-    /// Runs the rules in order and stops at the first one broken.
+    /// Checks `rules` against dispatchers made by `makeSubject`, one fresh dispatcher per rule, in order, and stops
+    /// at the first one broken.
     ///
     /// - Parameters:
     ///   - rules: The rules to check; all of them by default.

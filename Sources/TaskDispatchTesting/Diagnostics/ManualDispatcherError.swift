@@ -33,21 +33,17 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         case concurrentRun
         /// `run(untilTaskLabeled:)` or `run(until:)` ran out of tasks before its condition held.
         case conditionNotMet
-        /// An async step or wait reached its real-time limit before the work it waited for was dispatched,
-        /// ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` before the task it awaited finished, or an await from outside the tracked
-        /// tasks (`runInBackground`, `runOnMainActor`, a sleep on ``ManualDispatcher/clock``) before its task ran,
-        /// which the dispatcher then cancelled; ``ManualDispatcher/verifyIdle()`` reports such awaits once more (see
-        /// <doc:Limits>).
+        /// A wait reached its real-time limit: an async step before its work was dispatched,
+        /// ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` before its task finished, or an await from outside the
+        /// tracked tasks before its task ran, which the dispatcher then cancelled (see <doc:Limits>).
         case waitTimedOut(after: Duration)
         /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)`` threw an error that nothing
-        /// awaited through ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` (the test's call, or the code's
-        /// `TaskDispatcher.value(of:)`); in production that error would vanish unless code awaits the task.
+        /// claimed through ``ManualDispatcher/value(of:)-(Task<Success,Error>)``; in production it would vanish.
         case unobservedTaskError
-        /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does
-        /// not control (an async step, for tracked tasks that were cancelled and did not end); or (`after` is zero) a
-        /// synchronous drain ended with tracked tasks still running, which only the async form can wait for, or a
-        /// drain could not know whether the child tasks of a tracked task isolated to an actor had all reached their
-        /// waits (see <doc:TestingAsyncCode>).
+        /// An async drain waited its real-time limit for tracked tasks that awaited something the dispatcher does not
+        /// control; or (`after` is zero) a synchronous drain ended with tracked tasks still running, which only the async
+        /// form can wait for, or could not tell whether an actor-isolated task's child tasks had reached their waits
+        /// (see <doc:TestingAsyncCode>).
         case unsettledTasks(after: Duration)
     }
 

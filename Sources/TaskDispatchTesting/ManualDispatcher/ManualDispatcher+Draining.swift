@@ -24,24 +24,14 @@ extension ManualDispatcher {
     /// Runs tasks until none is pending, including the tasks they dispatch, moving the clock to each delayed
     /// task as it becomes the next one.
     ///
-    /// ```swift
-    /// service.load()
-    /// try dispatcher.runUntilIdle()
-    /// #expect(service.state == .loaded)
-    /// ```
-    ///
-    /// This is the synchronous form, for synchronous code. In async code the compiler picks
-    /// ``runUntilIdle(waitingUpTo:)``, which also waits for tasks started with
-    /// ``startTask(label:callSite:operation:)`` to settle. Tasks that never fall due (their delay reaches past
-    /// the clock's range) stay pending. The drain stops at the dispatcher's ``runawayLimit``. Called on the main
-    /// actor, it does not move the clock once it has woken a tracked task (see ``advance(by:)``); nor do
-    /// ``run(untilTaskLabeled:)`` and ``run(until:)``.
+    /// The synchronous form; async code gets ``runUntilIdle(waitingUpTo:)``, which also waits for tracked tasks.
+    /// Tasks whose delay reaches past the clock's range stay pending. On the main actor it does not move the clock
+    /// past a tracked task it woke (see ``advance(by:)``).
     ///
     /// - Returns: The number of tasks that ran.
     /// - Throws: ``ManualDispatcherError/Kind/runawayTasks(limit:)`` when a task keeps rescheduling itself;
-    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` when tracked tasks are still running at the end,
-    ///   or on the main actor when it would move the clock past a tracked task it woke, which only the async form
-    ///   can wait for; or ``ManualDispatcherError/Kind/reentrantRun``.
+    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` when tracked tasks still run at the end or on the main
+    ///   actor as above; or ``ManualDispatcherError/Kind/reentrantRun``.
     /// - Complexity: O(k) for k immediate tasks, O(k log n) when they are delayed.
     @discardableResult
     public func runUntilIdle() throws(ManualDispatcherError) -> Int {
@@ -57,26 +47,9 @@ extension ManualDispatcher {
     /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, in
     /// (due time, dispatch order), including tasks those tasks schedule inside the window.
     ///
-    /// ```swift
-    /// model.searchTextChanged("swi")
-    /// try dispatcher.advance(by: .milliseconds(299))
-    /// #expect(model.searchCount == 0)        // still debouncing
-    /// try dispatcher.advance(by: .milliseconds(1))
-    /// #expect(model.searchCount == 1)
-    /// ```
-    ///
-    /// Due tasks run first, at the current time; then the clock jumps to each delayed task in turn; at the
-    /// end it stands at the target time, or at the end of the clock's range (about 292 years) if the target
-    /// lies beyond it. The clock is read, checked and moved while this call holds the run, so a run on another
-    /// thread cannot slip in between. In async code the compiler picks ``advance(by:waitingUpTo:)``.
-    ///
-    /// Called on the main actor, a synchronous step of time never moves the clock past a tracked task it cannot wait
-    /// for, and throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the async form instead: at its
-    /// start, when a main-actor tracked task waits to run (the caller holds the main actor); on the way, once it has
-    /// woken a tracked task (run its start, or a timer or an awaited dispatch it waited on), with the clock where
-    /// the task woke. The rule looks at what the call did, not at how far the woken task got, so it holds in every
-    /// run or in none. Off the main actor, tracked tasks run on their own executors and this call neither waits for
-    /// nor reports them; ``verifyIdle()`` reports those that never finish. In async code, use the async form.
+    /// The clock ends at the target (or at the end of its range, about 292 years). Async code gets
+    /// ``advance(by:waitingUpTo:)``. On the main actor, a synchronous step never moves the clock past a tracked task it
+    /// woke, which it cannot wait for: it throws, naming the async form (<doc:TestingAsyncCode>).
     ///
     /// - Parameter duration: How far to move the clock; zero runs what is due now.
     /// - Returns: The number of tasks that ran.
@@ -247,12 +220,6 @@ extension ManualDispatcher {
 
     /// Runs tasks, as ``runUntilIdle()`` does, until a task labeled `label` has run.
     ///
-    /// ```swift
-    /// service.refresh()
-    /// try dispatcher.run(untilTaskLabeled: "parse")
-    /// #expect(service.parsedCount == 3)      // "deliver" has not run yet
-    /// ```
-    ///
     /// - Parameter label: The label to wait for.
     /// - Returns: The run of the labeled task.
     /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first,
@@ -285,14 +252,9 @@ extension ManualDispatcher {
 
     /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.
     ///
-    /// The condition is checked before the first task and after each task, on the calling thread, while the call
-    /// holds the run (a run method called from the condition throws ``ManualDispatcherError/Kind/reentrantRun``,
-    /// the first check included). When the tasks run out, the call returns if the last check held, and throws
-    /// otherwise.
-    ///
-    /// ```swift
-    /// try dispatcher.run(until: { service.retryCount == 2 })
-    /// ```
+    /// The condition is checked before the first task and after each, on the calling thread, inside the run (a run
+    /// method called from it throws ``ManualDispatcherError/Kind/reentrantRun``). When the tasks run out, the call
+    /// returns if the last check held.
     ///
     /// - Parameter condition: The state to reach.
     /// - Returns: The number of tasks that ran.
@@ -326,29 +288,18 @@ extension ManualDispatcher {
 
     // MARK: - Async drains, which wait for tracked tasks to settle
 
-    /// Runs every task, and waits for the tracked tasks to settle in between: the async form of
-    /// ``runUntilIdle()``, which async code gets.
+    /// Runs every task, and waits for the tracked tasks to settle in between: the async form of ``runUntilIdle()``.
     ///
-    /// ```swift
-    /// model.refresh()                                    // dispatcher.startTask { … }
-    /// try await dispatcher.runUntilIdle()
-    /// #expect(model.state == .loaded)                    // the task has finished
-    /// ```
-    ///
-    /// It runs what is due, waits until every tracked task has *settled* (finished, or suspended on work the
-    /// dispatcher owns), moves the clock to the next delayed task, and repeats until nothing is left. A tracked task
-    /// that does not settle awaits something the dispatcher does not control, and the call names it. While it
-    /// waits, a tracked task on the main actor that awaits a dispatch runs the due tasks for it, inside that dispatch.
-    /// How settling works, and what it cannot see: <doc:TestingAsyncCode#Run-until-idle>.
+    /// It runs what is due, waits until every tracked task has *settled* (finished, or suspended on work the dispatcher
+    /// owns), moves the clock to the next delayed task, and repeats until nothing is left. A tracked task that does not
+    /// settle is named in the error. See <doc:TestingAsyncCode#Run-until-idle>.
     ///
     /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: The number of tasks run.
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/unsettledTasks(after:)``,
-    ///   ``ManualDispatcherError/Kind/unobservedTaskError`` (an error a tracked task threw that nobody claimed),
-    ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, ``ManualDispatcherError/Kind/reentrantRun`` or
-    ///   ``ManualDispatcherError/Kind/concurrentRun`` (another thread's run did not end within the limit; while it
-    ///   runs, this call suspends, on the main actor too); `CancellationError` when the calling task is cancelled
-    ///   while it waits.
+    ///   ``ManualDispatcherError/Kind/unobservedTaskError``, ``ManualDispatcherError/Kind/runawayTasks(limit:)``,
+    ///   ``ManualDispatcherError/Kind/reentrantRun`` or ``ManualDispatcherError/Kind/concurrentRun``;
+    ///   `CancellationError` when the calling task is cancelled while it waits.
     @discardableResult
     nonisolated(nonsending) public func runUntilIdle(waitingUpTo limit: Duration? = nil) async throws -> Int {
         try await self.settle(method: self.method("runUntilIdle", limit: limit), limit: limit, movesClock: false) { _ in
@@ -359,21 +310,8 @@ extension ManualDispatcher {
     /// Moves the virtual clock forward by `duration`, running the tasks that fall due and waiting for the tracked
     /// tasks to settle at each step: the async form of ``advance(by:)``.
     ///
-    /// A retry with back-off, tested in microseconds:
-    ///
-    /// ```swift
-    /// model.refresh()                                    // fails, sleeps 1 s on dispatcher.clock
-    /// try await dispatcher.advance(by: .milliseconds(999))
-    /// #expect(model.attempts == 1)
-    /// try await dispatcher.advance(by: .milliseconds(1))
-    /// #expect(model.attempts == 2)                       // the retry ran, and sleeps 2 s
-    /// ```
-    ///
-    /// It runs what is due now, waits until the tracked tasks settle (see ``runUntilIdle(waitingUpTo:)``), then
-    /// moves the clock to the next delayed task due at or before the target, and repeats; when none is left, the
-    /// clock shows the target. A call that throws can leave the clock short of the target, where it stopped, with
-    /// later tasks up to the target still pending. A tracked task that throws on the way is
-    /// reported by this call unless the test already awaits it with ``value(of:)-(Task<Success,Error>)``: to expect that error, let
+    /// A call that throws leaves the clock where it stopped. A tracked task that throws on the way is reported here
+    /// unless the test awaits it with ``value(of:)-(Task<Success,Error>)``; to expect that error, let
     /// ``Mode/autoAdvance`` move the clock while the test awaits the task.
     ///
     /// - Parameters:
@@ -410,15 +348,8 @@ extension ManualDispatcher {
         return try await self.settle(method: method, limit: limit, movesClock: true) { _ in nanoseconds }
     }
 
-    /// Runs what is due now and waits for the tracked tasks to settle, without moving the clock.
-    ///
-    /// Use it to let async code reach its next wait, then check the state, before moving time:
-    ///
-    /// ```swift
-    /// search.type("swift")                               // a tracked task that debounces for 300 ms
-    /// try await dispatcher.settle()                      // it now sleeps on dispatcher.clock
-    /// #expect(dispatcher.pendingTasks.count == 1)        // the sleep
-    /// ```
+    /// Runs what is due now and waits for the tracked tasks to settle, without moving the clock: lets async code
+    /// reach its next wait, so the test can check the state before it moves time.
     ///
     /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: The number of tasks run.

@@ -68,36 +68,20 @@ extension ManualDispatcher {
 
     // MARK: - Async steps, which wait for the code under test to dispatch
 
-    /// Runs the next due background task, first waiting for the code under test to dispatch one: the async form
-    /// of ``runNextBackground()``, which async code gets.
+    /// Runs the next due background task, first waiting for the code under test to dispatch one: the async form of
+    /// ``runNextBackground()``.
     ///
-    /// When a background task is due it runs at once, as ``runNextBackground()`` would; otherwise the call
-    /// suspends until the code under test dispatches one (the dispatch itself wakes it: nothing polls), then runs
-    /// it. A task dispatched before the call is never missed.
-    ///
-    /// ```swift
-    /// let loading = Task { await model.reload() }       // the code under test, an async function, in a task
-    /// try await dispatcher.runNextBackground()          // "parse"
-    /// #expect(model.items.isEmpty)
-    /// try await dispatcher.runNextForeground()          // "deliver"
-    /// #expect(await loading.value == .loaded)
-    /// ```
-    ///
-    /// A delayed task does not fall due while the call waits; move the clock with ``advance(by:waitingUpTo:)`` for
-    /// that. The task runs on the calling task's thread. The rules for one run at a time are those of
-    /// ``runNextBackground()``. Before it chooses the task, and again before it returns, the call waits for each
-    /// tracked task that was cancelled to end or to wait on the dispatcher: such a task runs on its own, and
-    /// ``verifyIdle()`` right after the step sees it done.
+    /// A due task runs at once; otherwise the call suspends until a dispatch wakes it (nothing polls). A delayed task
+    /// does not fall due while it waits: move the clock with ``advance(by:waitingUpTo:)``. Before choosing and before
+    /// returning, it waits for cancelled tracked tasks to end or wait on the dispatcher, so ``verifyIdle()`` right
+    /// after sees them done.
     ///
     /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: What ran.
-    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
-    ///   none was due within the limit (the message says what else is pending, with call sites),
-    ///   ``ManualDispatcherError/Kind/reentrantRun`` as the synchronous step does,
-    ///   ``ManualDispatcherError/Kind/concurrentRun`` when another thread's run did not end within the limit (while
-    ///   it runs, this call suspends, on the main actor too), ``ManualDispatcherError/Kind/unsettledTasks(after:)``
-    ///   when a cancelled tracked task did not settle within the limit; `CancellationError` when the calling task is
-    ///   cancelled while it waits, which leaves nothing behind.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` (none was due
+    ///   within the limit), ``ManualDispatcherError/Kind/reentrantRun``, ``ManualDispatcherError/Kind/concurrentRun``
+    ///   or ``ManualDispatcherError/Kind/unsettledTasks(after:)``; `CancellationError` when the calling task is
+    ///   cancelled while it waits.
     @discardableResult
     nonisolated(nonsending) public func runNextBackground(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
         try await self.waitingStep(self.method("runNextBackground", limit: limit), .background, limit)
@@ -105,10 +89,8 @@ extension ManualDispatcher {
 
     /// Runs the oldest due foreground task on the main actor, first waiting for the code under test to dispatch
     /// one: the async form of ``runNextForeground()``; see ``runNextBackground(waitingUpTo:)`` for how it waits.
-    ///
-    /// The task runs on the main actor before this method returns. A task that awaited it (with
-    /// `runOnMainActor`) resumes on its own executor afterwards, in a job of its own: to observe what that task
-    /// does after its `await`, await the task itself, or use ``runUntilIdle(waitingUpTo:)``.
+    /// A task that awaited it with `runOnMainActor` resumes afterwards, in a job of its own: await that task, or
+    /// use ``runUntilIdle(waitingUpTo:)``, to observe what it does next.
     ///
     /// - Parameter limit: Replaces ``waitLimit`` for this call only; leave it out (see <doc:Limits>).
     /// - Returns: What ran.

@@ -5,45 +5,12 @@ extension ManualDispatcher {
     /// Starts a tracked Swift task: its start waits as a pending task until the test runs it, and an error it
     /// throws that nobody awaited is reported.
     ///
-    /// Code calls it as `dispatcher.startTask(label:) { … }` where it would write `Task { … }`:
-    ///
-    /// ```swift
-    /// @Test @MainActor func refreshShowsTheItems() async throws {
-    ///     let dispatcher = ManualDispatcher()
-    ///     let model = FeedModel(dispatcher: dispatcher)
-    ///
-    ///     let refresh = model.refresh()                 // dispatcher.startTask(label: "refresh") { … }
-    ///     #expect(dispatcher.pendingTaskCount(in: .foreground) == 1)   // the start, held
-    ///     try await dispatcher.runNextForeground()      // starts it
-    ///     try await dispatcher.value(of: refresh)       // awaits it, and claims its error
-    ///     #expect(model.items.count == 3)
-    /// }
-    /// ```
-    ///
-    /// - **The start.** The returned `Task` exists at once, but its operation waits for a pending task labeled
-    ///   `label`, at the call site: a foreground task when the operation is isolated to the main actor (read from
-    ///   `operation.isolation`), a background task otherwise. Step or drain it like any other. (Where the runtime
-    ///   has `Task.immediate`, on Linux and from macOS 26 and iOS 26, the task begins on the calling thread, when its
-    ///   isolation allows, and suspends there until its start runs: the start sends it through its executor once,
-    ///   as `Task { }` does, where a task enqueued at once would run, wait for the start and run again.) Once it has run,
-    ///   the operation runs on the executor its isolation names, concurrently with the test: await the task, or
-    ///   the next thing it dispatches, before checking what it did.
-    /// - **Where it runs.** A main-actor operation runs on the main actor; any other on the global concurrent
-    ///   executor, as `Task { }` would, and an actor it calls runs on that actor. The async drains
-    ///   (``runUntilIdle(waitingUpTo:)``, ``advance(by:waitingUpTo:)``) know from the dispatcher's own records when
-    ///   the task waits on the dispatcher again, whatever its isolation, on every platform.
-    /// - **Cancellation.** A task cancelled before its operation begins never runs the operation and throws
-    ///   `CancellationError`; its start is cancelled when the task's body sees the cancellation (at once while the
-    ///   body waits for its start, otherwise when the body begins), so drain and await the task before counting
-    ///   pending tasks.
-    /// - **Errors nobody awaited.** The dispatcher tracks each task until it finishes. When the operation throws
-    ///   (anything but `CancellationError`), the error is kept, and a later call throws
-    ///   ``ManualDispatcherError/Kind/unobservedTaskError`` naming the task's label, call site and error, once:
-    ///   ``verifyIdle()``, or the first step or drain after the async drain that saw the task fail (that drain leaves
-    ///   the error claimable; see <doc:ManualDispatcherReference#Errors-of-tracked-tasks>). The test claims the error,
-    ///   and so expects it, by awaiting the task with ``value(of:)-(Task<Success,Error>)``; code under test that
-    ///   awaits the task claims it through `TaskDispatcher.value(of:)`, which is that method here. Awaiting
-    ///   `task.value` directly does not claim it: the dispatcher cannot see that await.
+    /// The start is a pending task labeled `label` at the call site: foreground when the operation is isolated to the
+    /// main actor, background otherwise. Once it has run, the operation runs where `Task { }` would, concurrently with
+    /// the test, and the async drains know from the dispatcher's records when it waits on the dispatcher again. A task
+    /// cancelled before its operation begins throws `CancellationError` without running it. An error the operation
+    /// throws is reported once, by ``verifyIdle()`` or a later step, unless the test claims it with
+    /// ``value(of:)-(Task<Success,Error>)``. See <doc:ManualDispatcherReference#Unstructured-tasks-and-sleeps>.
     ///
     /// - Parameters:
     ///   - label: A short name, for the start task and the diagnostics.
@@ -196,54 +163,29 @@ extension ManualDispatcher {
     }
 
     /// Awaits a task started with ``startTask(label:callSite:operation:)`` and claims its error, so the run
-    /// methods and ``verifyIdle()`` do not report it: the test sees it here.
-    ///
-    /// It is also this dispatcher's `TaskDispatcher.value(of:)`: code under test that awaits a started task through
-    /// its injected dispatcher gets this method, and claims the error the same way.
+    /// methods and ``verifyIdle()`` do not report it; it is also this dispatcher's `TaskDispatcher.value(of:)`.
     ///
     /// ```swift
-    /// let load = model.reload()                                  // a tracked task that fails
-    /// try await dispatcher.runUntilIdle()
     /// await #expect(throws: FeedError.offline) { try await dispatcher.value(of: load) }
-    /// try dispatcher.verifyIdle()                                // the error was claimed
     /// ```
     ///
-    /// Called from the test (not from inside a tracked task), the await is bounded: a task that needs the test
-    /// to run its next step (it sleeps on ``clock``, or awaits a dispatch that is pending) cannot finish while the
-    /// test waits here, so after the dispatcher's ``waitLimit`` of real time the call throws
-    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, saying what the task last awaited. In
-    /// ``Mode/autoDrain`` and ``Mode/autoAdvance`` the dispatcher runs those steps itself. Inside a tracked task
-    /// the await is part of that task's settling (see ``runUntilIdle(waitingUpTo:)``) and is not bounded here.
-    /// A task this dispatcher did not start (a plain `Task`, or one another `ManualDispatcher` started) is awaited
-    /// within ``waitLimit`` too: nothing of this dispatcher's can make it finish, so past the limit the call throws
-    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, and the task goes on. (With a `waitLimit` of zero or
-    /// less, which checks once elsewhere, such a task is awaited without a bound: whether it has finished cannot
-    /// be checked without waiting for it.)
+    /// Called from the test, the await is bounded by ``waitLimit``: a task that needs the test's next step, or one this
+    /// dispatcher did not start, cannot finish while the test waits here (a `waitLimit` of zero or less awaits the
+    /// latter without a bound). Inside a tracked task the await is part of its settling, and not bounded.
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
-    /// - Throws: What the task threw, `CancellationError` if the calling task is cancelled while it waits for a
-    ///   task this dispatcher did not start, or ``ManualDispatcherError`` of kind
-    ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
+    /// - Throws: What the task threw, `CancellationError` (cancelled while it waits for a task this dispatcher did
+    ///   not start), or ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
         -> Success
     {
         try await self.boundedValue(of: task)
     }
 
-    /// Awaits a task that cannot throw, within ``waitLimit``: a plain `Task { await … }` of the test's or of the code
-    /// under test, which `await task.value` would wait for without a bound.
-    ///
-    /// ```swift
-    /// let loading = Task { await service.loadProfile() }    // the service dispatches to `dispatcher`
-    /// try await dispatcher.runUntilIdle()
-    /// let profile = try await dispatcher.value(of: loading)  // throws waitTimedOut if it never finishes
-    /// ```
-    ///
-    /// Such a task is never one this dispatcher tracks (``startTask(label:callSite:operation:)`` returns a throwing
-    /// task), so the call waits as ``value(of:)-(Task<Success,Error>)`` does for a task it did not start: within
-    /// ``waitLimit`` of real time, after which it throws ``ManualDispatcherError/Kind/waitTimedOut(after:)`` and the
-    /// task goes on; without a bound inside a tracked task, or with a `waitLimit` of zero or less.
+    /// Awaits a task that cannot throw, within ``waitLimit``: a plain `Task { await … }`, which `await task.value`
+    /// would wait for without a bound. Bounded as ``value(of:)-(Task<Success,Error>)`` is for a task this dispatcher
+    /// did not start.
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.

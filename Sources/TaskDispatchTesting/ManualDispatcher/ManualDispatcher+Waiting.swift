@@ -6,27 +6,16 @@ extension ManualDispatcher {
 
     /// Suspends until at least `count` tasks are pending in `context`, waiting up to the real-time limit.
     ///
-    /// Use it to wait for the code under test, running in a Swift task, to reach a point, and then assert or
-    /// step: "the next dispatch" of an idle dispatcher is `waitForPendingTasks(1, …)`. The condition is a
-    /// level, not an edge: tasks dispatched before the call count, so a dispatch that happened just before it
-    /// is not missed. Pending means what ``pendingTaskCount(in:)`` counts: due or delayed, not run, not cancelled.
-    ///
-    /// ```swift
-    /// let uploading = Task { try await uploader.uploadAll(files) }
-    /// try await dispatcher.waitForPendingTasks(3, in: .background)
-    /// #expect(dispatcher.pendingTasks.map(\.label) == ["upload 1", "upload 2", "upload 3"])
-    /// ```
-    ///
-    /// It runs nothing, so it does not take part in the one-run-at-a-time rule. Another thread's run may
-    /// consume tasks between the wake-up and the caller's next line.
+    /// Use it to wait for code under test running in a Swift task to reach a point, then assert or step. The condition
+    /// is a level, not an edge: tasks pending before the call count, as ``pendingTaskCount(in:)`` counts them. It runs
+    /// nothing; another thread's run may consume tasks between the wake-up and the caller's next line.
     ///
     /// - Parameters:
     ///   - count: How many pending tasks to wait for; 1 by default. Zero or less returns at once.
     ///   - context: The context to count, or `nil` (the default) to count both.
     ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
-    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when
-    ///   fewer tasks were pending at the end of the limit (the message lists those that are); `CancellationError`
-    ///   when the calling task is cancelled while it waits, which leaves nothing behind.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when fewer tasks
+    ///   were pending at the end of the limit; `CancellationError` when the calling task is cancelled.
     nonisolated(nonsending) public func waitForPendingTasks(
         _ count: Int = 1,
         in context: TaskContext? = nil,

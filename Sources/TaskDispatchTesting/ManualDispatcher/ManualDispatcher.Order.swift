@@ -10,22 +10,10 @@ extension ManualDispatcher {
         /// between the foreground and the background, the next foreground task and the background task that
         /// priority puts first run in the order they were dispatched in.
         case priority
-        /// A seeded random choice among the due tasks: the oldest foreground task or any due background
-        /// task, each equally likely. The same seed replays the same order for the same dispatches and
-        /// cancellations; every error message prints it. Tracked tasks that run alongside the drain or each other
-        /// make their dispatches in an order the threads decide, so with them a seed replays its choices, not
-        /// always the same history (see <doc:ExploringOrders>).
-        ///
-        /// ```swift
-        /// for seed in 0..<100 as Range<UInt64> {
-        ///     let dispatcher = ManualDispatcher(order: .random(seed: seed))
-        ///     // run the scenario, assert the outcome
-        /// }
-        /// ```
-        ///
-        /// A step costs O(1): the due background tasks sit in an array, and a task taken from the middle is
-        /// replaced by the last one. Version 0.2 changed the structure, so a seed now replays a different
-        /// order than it did in 0.1.
+        /// A seeded random choice among the due tasks: the oldest foreground task or any due background task, each
+        /// equally likely, at O(1) a step. The same seed replays the same choices for the same dispatches and
+        /// cancellations, and every error message prints it; tracked tasks running on other threads can still vary the
+        /// history (see <doc:ExploringOrders>).
         case random(seed: UInt64)
 
         /// `dispatch`, `priority`, or `random(seed: 42)`.

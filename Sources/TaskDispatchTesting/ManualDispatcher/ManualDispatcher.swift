@@ -4,8 +4,8 @@ public import TaskDispatch
 /// A dispatcher for tests: it holds every task until the test runs it, one step at a time or all at once,
 /// on a virtual clock that moves only when the test says so.
 ///
-/// Give it to the code under test instead of `QueueDispatcher`. Nothing runs behind the
-/// test's back, so the test can check the state between the background step and the foreground step:
+/// Give it to the code under test instead of `QueueDispatcher`. Nothing runs behind the test's back, so the
+/// test can check the state between the background step and the foreground step:
 ///
 /// ```swift
 /// @Test @MainActor func showsParsedItems() throws {
@@ -24,45 +24,15 @@ public import TaskDispatch
 /// }
 /// ```
 ///
-/// When order does not matter, ``runUntilIdle()`` drains everything, or ``Mode/autoDrain`` runs each task the moment it
-/// is dispatched; ``Mode/autoAdvance`` also moves the clock, for tests that check only the end state. In async code,
-/// the same names are async (``runUntilIdle(waitingUpTo:)``): they also wait for tasks started with
-/// ``startTask(label:callSite:operation:)`` to settle.
+/// When order does not matter, ``runUntilIdle()`` drains everything, and ``Mode/autoDrain`` or ``Mode/autoAdvance``
+/// run tasks as they come. In async code the same names are async and also wait for tasks started with
+/// ``startTask(label:callSite:operation:)`` to settle (<doc:TestingAsyncCode>).
 ///
-/// ## Where tasks run
-///
-/// Tasks run on the thread that calls a run method, synchronously, before the method returns. Foreground
-/// tasks always run on the main actor: inline when the caller is on the main actor (an `@MainActor` test,
-/// or any XCTest test method), otherwise through `DispatchQueue.main.sync`, which blocks the caller until
-/// the task has run. Mark tests that touch main-actor state `@MainActor`.
-///
-/// ## Order
-///
-/// Due tasks run by (due time, dispatch order). ``order`` can instead run background tasks by priority,
-/// or pick among the due tasks with a seeded random generator to expose hidden order dependence.
-/// Foreground tasks always keep their order among themselves, as on the serial main queue.
-///
-/// ## Misuse
-///
-/// Every run method throws ``ManualDispatcherError`` instead of hanging or crashing: stepping an empty
-/// context, a task that keeps rescheduling itself past ``runawayLimit``, moving the clock backwards, or calling a
-/// run method from inside a task. The error lists the pending tasks with their call sites, the last runs,
-/// and the random seed.
-///
-/// ## Thread safety
-///
-/// Any thread may dispatch at any time. One run method runs at a time: a call from inside a running task
-/// throws ``ManualDispatcherError/Kind/reentrantRun``; a call from another thread while a run is in
-/// progress waits for it to end. An async run method suspends until then, on any actor, within the real-time
-/// limit. A synchronous one blocks its thread, except on the main actor, where blocking could deadlock (the other
-/// run may need the main actor for a foreground task), so it throws ``ManualDispatcherError/Kind/concurrentRun``.
-///
-/// Deinitializing a dispatcher that still holds tasks never crashes: it writes the pending tasks to
-/// standard error (under the `verifiesIdleDispatchers` trait, it reports them to the trait instead). But a pending task whose closure holds the dispatcher keeps it alive, and then no release
-/// comes and nothing is written: that is the usual shape of a service (a background step that dispatches its
-/// delivery through the dispatcher it captured), and so is a closure that holds an object that holds the
-/// dispatcher. So do not count on the release: end each test with ``verifyIdle()``, or put the
-/// `verifiesIdleDispatchers` trait from `TaskDispatchTestingTraits` on the suite.
+/// Tasks run on the thread that calls a run method, foreground tasks always on the main actor, by (due time,
+/// dispatch order) unless ``order`` says otherwise. Any thread may dispatch at any time; misuse throws
+/// ``ManualDispatcherError`` rather than hang or crash. End each test with ``verifyIdle()`` or the
+/// `verifiesIdleDispatchers` trait: a released dispatcher reports its pending tasks, but a pending closure that
+/// holds the dispatcher keeps it alive. See <doc:ManualDispatcherReference>.
 public final class ManualDispatcher: TaskDispatcher {
     /// The schedule, behind the lock every operation takes once.
     let monitor: Monitor<Schedule>
@@ -77,18 +47,13 @@ public final class ManualDispatcher: TaskDispatcher {
     /// The runaway limit a dispatcher has unless its initializer says otherwise.
     static let defaultRunawayLimit = 100_000
 
-    /// The longest real time an async step, drain or ``value(of:)-(Task<Success,Error>)`` waits for the code under test to do something
-    /// before it throws; set when the dispatcher is created (see <doc:Limits>).
-    ///
-    /// Only a failing test ever spends it: a passing call is woken by the event it waits for.
+    /// The longest real time an async step, drain or ``value(of:)-(Task<Success,Error>)`` waits for the code under
+    /// test before it throws; only a failing test spends it (see <doc:Limits>).
     public let waitLimit: Duration
 
     /// The most tasks one drain may run beyond those pending when it starts, and the most clock jumps
-    /// ``Mode/autoAdvance`` makes between two calls of the test; set when the dispatcher is created (see
-    /// <doc:Limits>).
-    ///
-    /// A bulk of a million one-shot tasks drains; a task that keeps rescheduling itself is stopped with
-    /// ``ManualDispatcherError/Kind/runawayTasks(limit:)``, naming the task that keeps coming back.
+    /// ``Mode/autoAdvance`` makes between two calls of the test: a task that keeps rescheduling itself past it stops
+    /// with ``ManualDispatcherError/Kind/runawayTasks(limit:)`` (see <doc:Limits>).
     public let runawayLimit: Int
 
     /// Creates a dispatcher that holds every task until the test runs it.
@@ -293,12 +258,9 @@ public final class ManualDispatcher: TaskDispatcher {
 
     // MARK: - Observing
 
-    /// The virtual time: zero when the dispatcher was created, moved only by ``advance(by:)``,
-    /// ``advance(to:)``, their async forms, auto-advance and the draining methods that jump to the next delayed task.
-    ///
-    /// The clock counts nanoseconds in 64 bits, so it stops at `Duration.nanoseconds(Int64.max - 1)`, about
-    /// 292 years: moving it further leaves it there. A task whose delay reaches past that never falls due: it
-    /// stays pending, so ``verifyIdle()`` reports it, and no amount of advancing runs it early.
+    /// The virtual time: zero when the dispatcher was created, moved only by ``advance(by:)``, ``advance(to:)``, their
+    /// async forms, auto-advance and the drains that jump to the next delayed task. It stops at about 292 years; a
+    /// task due past that never runs (<doc:TestingWithVirtualTime>).
     public var now: Duration {
         .nanoseconds(self.monitor.withLock { $0.now })
     }
@@ -365,17 +327,13 @@ public final class ManualDispatcher: TaskDispatcher {
 
     /// Throws unless every task has run or was cancelled, and every tracked task has finished.
     ///
-    /// Call it at the end of a test to prove the code under test left no work behind. A task that another thread
-    /// is running (an auto-drain on a background thread, say) may be at its last statement, the one that woke the
-    /// test: the check first waits for that task to end, within ``waitLimit`` of real time, and reports it if it has
-    /// not ended by then (or reports the next task that run began meanwhile). Called from inside a task the
-    /// dispatcher is running, it reports that task at once.
+    /// Call it at the end of a test to prove the code under test left no work behind. A task another thread is running
+    /// gets ``waitLimit`` to end; called from inside a task the dispatcher runs, it reports that task at once.
     ///
-    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` listing the
-    ///   pending tasks with their labels and call sites, or naming a task still running; of kind ``ManualDispatcherError/Kind/unfinishedTasks``
-    ///   naming each task started with ``startTask(label:callSite:operation:)`` that has not finished, with what it
-    ///   last awaited; of kind ``ManualDispatcherError/Kind/unobservedTaskError`` for errors thrown by tracked tasks
-    ///   that the test did not claim; or the runaway error of an earlier auto-drain.
+    /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/pendingTasks`` (with the pending or
+    ///   running tasks), ``ManualDispatcherError/Kind/unfinishedTasks`` (tracked tasks not finished, with what each
+    ///   last awaited), ``ManualDispatcherError/Kind/unobservedTaskError`` (errors nobody claimed), or an earlier
+    ///   auto-drain's runaway error.
     public func verifyIdle() throws(ManualDispatcherError) {
         let thread = currentThreadIdentity()
         let onMainActor = MainActorExecution.isOnMainActor

@@ -3,40 +3,12 @@ public import TaskDispatch
 /// Collects every ``ManualDispatcher`` created while a scope runs, so a test can check at its end that each one
 /// is idle, including dispatchers that the code under test created itself.
 ///
-/// Tracking is scoped by a task-local value, not a global: a dispatcher registers with the registry of the
-/// task that creates it (and of the tasks that task's child tasks and `Task {}` blocks inherit it), so tests
-/// that run in parallel never see each other's dispatchers. Scopes nest; a dispatcher registers with the
-/// innermost one only.
-///
-/// The registry holds each dispatcher weakly: it never keeps a dispatcher, or what its pending tasks capture,
-/// alive. A dispatcher released with work left (pending tasks, tracked tasks still running, or an error a tracked
-/// task threw that nobody claimed) before the check hands its report to the registry as it goes, so the most common
-/// leak (a local dispatcher that dies with the test's scope) is still reported. A tracked task does not keep its
-/// dispatcher alive, so a test that ends while one still runs is reported this way.
-///
-/// In Swift Testing, the `.verifiesIdleDispatchers` trait of the `TaskDispatchTestingTraits` module does all
-/// of this for you. In XCTest, or anywhere else, wrap the code yourself:
-///
-/// ```swift
-/// final class FeedModelTests: XCTestCase {
-///     private let dispatchers = ManualDispatcherRegistry()
-///
-///     override func invokeTest() {
-///         dispatchers.track { super.invokeTest() }           // tracks setUp, the test and tearDown
-///     }
-///
-///     override func tearDown() {
-///         for failure in dispatchers.idleFailures() {         // each at the line that created its dispatcher
-///             XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
-///         }
-///         super.tearDown()
-///     }
-/// }
-/// ```
-///
-/// For one dispatcher the test creates itself, a single line in the test does:
-/// `addTeardownBlock { XCTAssertNoThrow(try dispatcher.verifyIdle()) }`. (An error thrown in `tearDown` or a
-/// teardown block fails the test too, but on Linux at `<EXPR>:0`; see the reference's XCTest section.)
+/// Tracking is scoped by a task-local value, so tests that run in parallel never see each other's dispatchers;
+/// scopes nest, and a dispatcher registers with the innermost one. The registry holds dispatchers weakly, and one
+/// released with work left hands its report over as it goes, so a dispatcher that dies with the test's scope is
+/// still reported. In Swift Testing, the `.verifiesIdleDispatchers` trait does all this. In XCTest, run
+/// `super.invokeTest()` inside ``track(_:)``, and in `tearDown` fail once for each of ``idleFailures()`` at its
+/// ``IdleFailure/createdAt`` (<doc:ManualDispatcherReference#In-XCTest>).
 public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
@@ -44,9 +16,8 @@ public final class ManualDispatcherRegistry: Sendable {
     /// The registered dispatchers; their ``Registration``s write to it.
     private let entries = LockedValue(Entries())
 
-    /// Whether whoever checks this registry records every failure it finds (the `.verifiesIdleDispatchers` trait),
-    /// so that a dispatcher released with work left hands its report to the registry only, not to standard error
-    /// as well.
+    /// Whether whoever checks this registry records every failure it finds (the `.verifiesIdleDispatchers` trait):
+    /// a dispatcher released with work left then reports to the registry only, not to standard error as well.
     let recordsEveryFailure: Bool
 
     /// Creates an empty registry; it tracks nothing until ``track(_:)`` runs code with it.
@@ -91,11 +62,9 @@ public final class ManualDispatcherRegistry: Sendable {
         self.entries.withLock { $0.createdCount }
     }
 
-    /// One failure for each registered dispatcher that holds work: still alive with pending tasks (or an
-    /// unreported runaway auto-drain), or released with work left. In creation order.
-    ///
-    /// A live dispatcher is checked with ``ManualDispatcher/verifyIdle()``, so a failure carries that error's
-    /// full text; checking consumes a deferred runaway error the way `verifyIdle()` does.
+    /// One failure for each registered dispatcher that holds work: still alive with pending tasks (or an unreported
+    /// runaway auto-drain), checked with ``ManualDispatcher/verifyIdle()``, or released with work left. In creation
+    /// order.
     ///
     /// - Returns: The failures, empty when every dispatcher is idle.
     /// - Complexity: O(n) in the number of registered dispatchers, plus their pending tasks.
@@ -106,16 +75,12 @@ public final class ManualDispatcherRegistry: Sendable {
     /// ``idleFailures()``, once the tracked tasks that were cancelled have ended (within each dispatcher's
     /// ``ManualDispatcher/waitLimit``): the end-of-test check of the `.verifiesIdleDispatchers` trait.
     ///
-    /// A test that cancels a loop as it goes away (a suite's `deinit`, a model released at the end of the test) is
-    /// idle once that loop ends, which it does on its own thread: checked at once, the loop would still be seen
-    /// running, and the test would fail or pass by the luck of the threads. A cancelled task that does not end
-    /// within the limit is reported as running, and marked cancelled.
+    /// A loop cancelled as the test goes away ends on its own thread; checked at once, it would pass or fail by the
+    /// luck of the threads. One that does not end within the limit is reported as running. A cancelled caller does
+    /// not wait.
     ///
-    /// If the calling task is cancelled (a test cancelled with `Test.cancel()`), it does not wait.
-    ///
-    /// - Parameter reported: The error the tracked code threw, if any. A dispatcher whose leftover work is exactly
-    ///   what that error listed (the test threw its `verifyIdle()` error, or a step's error that listed the same
-    ///   pending tasks) gets no failure: the test already reports that work once.
+    /// - Parameter reported: The error the tracked code threw, if any: a dispatcher whose leftover work it already
+    ///   listed gets no failure, so the work is reported once.
     /// - Returns: The failures, in creation order.
     package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)? = nil) async -> [IdleFailure] {
         let registrations = self.registered().map(\.entry.registration)
@@ -128,10 +93,8 @@ public final class ManualDispatcherRegistry: Sendable {
         return self.registered(registrations).compactMap { $0.entry.idleFailure(of: $0.dispatcher, besides: reported) }
     }
 
-    /// Throws the first of ``idleFailures()``, if any.
-    ///
-    /// A thrown error fails the test wherever it is thrown; in an XCTest `tearDown`, prefer failing the test once
-    /// for each of ``idleFailures()`` at its ``IdleFailure/createdAt`` (see the type's example).
+    /// Throws the first of ``idleFailures()``, if any; in an XCTest `tearDown`, prefer one failure for each at its
+    /// ``IdleFailure/createdAt``.
     ///
     /// - Throws: ``IdleFailure`` for the first dispatcher, in creation order, that holds work.
     public func verifyIdle() throws(IdleFailure) {
