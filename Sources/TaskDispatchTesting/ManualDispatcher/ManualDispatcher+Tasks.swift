@@ -10,7 +10,7 @@ extension ManualDispatcher {
     /// the test, and the async drains know from the dispatcher's records when it waits on the dispatcher again. A task
     /// cancelled before its operation begins throws `CancellationError` without running it. An error the operation
     /// throws is reported once, by ``verifyIdle()`` or a later step, unless the test claims it with
-    /// ``value(of:)-(Task<Success,Error>)``. See <doc:ManualDispatcherReference#Unstructured-tasks-and-sleeps>.
+    /// ``value(of:)-(Task<Success,Error>)``. See <doc:ManualDispatcherReference#Async-code>.
     ///
     /// - Parameters:
     ///   - label: A short name, for the start task and the diagnostics.
