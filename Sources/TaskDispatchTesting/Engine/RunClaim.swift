@@ -120,8 +120,8 @@ extension Schedule {
 
     /// One step of an auto-drain: the next task (jumping the clock first in auto-advance), or the end of the drain
     /// (releasing the claim), or a runaway or a jump that cannot know whether a tracked task has settled (releasing
-    /// the claim and keeping the failure for the next run method to throw).
-    mutating func autoDrainStep(ran: Int) -> AutoDrainStep {
+    /// the claim and keeping the failure for the next run method to throw, and on standard error).
+    mutating func autoDrainStep(ran: Int) -> Action {
         if ran >= self.runawayLimit && self.hasDueTask {
             return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: nil)))
         }
@@ -137,24 +137,17 @@ extension Schedule {
         }
         guard let step = self.next(in: .any, jumpingClockTo: nil) else {
             self.claim = nil
-            return .finished(woken: self.wokenWaiters())
+            return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
         }
         return .run(step)
     }
 
-    private mutating func autoDrainRunaway(_ failure: Failure) -> AutoDrainStep {
+    /// The woken waiters include a `value(of:)` waiting for a task that will not finish now.
+    private mutating func autoDrainRunaway(_ failure: Failure) -> Action {
         self.deferredFailure = failure
         self.endExecution()
         self.claim = nil
-        return .runaway(failure, woken: self.wokenWaiters())
-    }
-
-    enum AutoDrainStep {
-        case run(Step)
-        /// The drain released the claim; `woken`: the waiters its runs and the release woke, to resume after unlocking.
-        case finished(woken: [WaitResumer]?)
-        /// The drain stopped and released the claim, keeping `failure` for the next run method; `woken`: the waiters
-        /// the release woke, among them a `value(of:)` waiting for a task that will not finish now.
-        case runaway(Failure, woken: [WaitResumer]?)
+        return .proceed(
+            Effects(woken: self.wokenWaiters(), broadcast: true, report: "\(ManualDispatcherError(failure))\n"))
     }
 }

@@ -78,6 +78,9 @@ struct Schedule: Sendable {
     var waitingSettles = WaitingSettles()
     /// Who may move the clock in auto-advance: the test, or a tracked task while the test waits (`ClockHold.swift`).
     var clockHold = ClockHold()
+    /// The dispatcher's `ManualDispatcher.Executor`, once asked for; typed loosely because the type needs macOS 15 /
+    /// iOS 18 and a stored property cannot be marked available.
+    var taskExecutor: (any Sendable & AnyObject)?
 
     init(
         order: ManualDispatcher.Order,

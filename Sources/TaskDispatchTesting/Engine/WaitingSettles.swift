@@ -61,14 +61,6 @@ struct WaitingSettles: Sendable {
 }
 
 extension Schedule {
-    /// What the thread running tasks for a waiting drain does next.
-    enum WaitingSettleStep {
-        case run(Step)
-        /// The claim is released; `drain`: auto-drain took it over (the mode changed meanwhile), so the caller
-        /// drains as auto-drain does.
-        case done(drain: Bool)
-    }
-
     /// Claims the run for a task dispatched by a tracked task on the main actor while one async drain on the main
     /// actor waits with due work it would wake up to run, and nothing else waits (manual mode only; auto-drain runs
     /// the work anyway): `true` if this thread now runs the due tasks for that drain. Refused where the drain's own
@@ -83,10 +75,13 @@ extension Schedule {
 
     /// The next due task to run for the waiting drain, counted against its bound; or the end, which releases the
     /// claim.
-    mutating func nextForWaitingSettle() -> WaitingSettleStep {
+    mutating func nextForWaitingSettle() -> Action {
         guard let (id, _) = self.waitingSettles.assisted, let step = self.next(in: .any, jumpingClockTo: nil)
         else {
-            return .done(drain: self.release())
+            // An auto-drain takes the claim over if the mode changed meanwhile.
+            let drain = self.release()
+            let woken = self.wokenWaiters()
+            return drain ? .drain(Effects(woken: woken)) : .proceed(Effects(woken: woken, broadcast: true))
         }
         self.waitingSettles.countRun(for: id)
         return .run(step)

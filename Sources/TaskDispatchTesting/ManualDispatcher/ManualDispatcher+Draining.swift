@@ -10,12 +10,11 @@ extension ManualDispatcher {
     /// - Complexity: O(k) for k tasks, in every order.
     @discardableResult
     public func runCurrent() throws(ManualDispatcherError) -> Int {
-        let start = try self.claimRun("runCurrent()")
-        defer { self.endRun() }
+        let start = try self.storage.claimRun("runCurrent()")
+        defer { self.storage.endRun() }
         var ran = 0
-        while let step = self.monitor.withLock({ $0.next(in: .any, jumpingClockTo: nil, before: start.firstSequence) })
-        {
-            self.execute(step.work)
+        while let (step, _) = self.storage.next(in: .any, before: start.firstSequence) {
+            self.storage.execute(step.work)
             ran += 1
         }
         return ran
@@ -36,11 +35,16 @@ extension ManualDispatcher {
     @discardableResult
     public func runUntilIdle() throws(ManualDispatcherError) -> Int {
         let method = "runUntilIdle()"
-        let start = try self.claimRun(method)
-        defer { self.endRun() }
+        let start = try self.storage.claimRun(method)
+        defer { self.storage.endRun() }
         let holdingClock = MainActorExecution.isOnMainActor
         let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock)
-        try self.checkSettledAfterSynchronousDrain(method)
+        let failure = self.storage.failure { schedule in
+            schedule.tracked.unsettledCount == 0
+                ? nil
+                : schedule.failure(.tasksNotSettled(method: method, limit: nil, tasks: schedule.tracked.unsettled))
+        }
+        if let failure { throw ManualDispatcherError(failure) }
         return ran
     }
 
@@ -81,60 +85,24 @@ extension ManualDispatcher {
         method: String,
         target: (_ now: Int64) -> Int64
     ) throws(ManualDispatcherError) -> Int {
-        var targetTime: Int64 = 0
         let onMainActor = MainActorExecution.isOnMainActor
-        let start = try self.claimRun(method) { schedule in
-            targetTime = target(schedule.now)
-            if targetTime < schedule.now {
-                return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
-            }
-            // A main-actor tracked task cannot run while this caller holds the main actor: moving the clock now would
-            // move it past the sleep that task is about to start.
-            guard onMainActor, targetTime > schedule.now, schedule.tracked.hasUnsettledOnMainActor else { return nil }
-            return schedule.failure(
-                .clockMovedWhileUnsettled(method: method, tasks: schedule.tracked.unsettledOnMainActor))
-        }
+        let start = try self.storage.claimRun(method, target: target, holdsMainActor: onMainActor)
+        let targetTime = start.target
         let ran: Int
         do throws(ManualDispatcherError) {
             ran = try self.drain(method, from: start, clockLimit: targetTime, holdingClock: onMainActor)
             // The same rule for the last stretch, from the last task's time to the target.
             if onMainActor,
-                let failure = self.monitor.withLock({ schedule in
-                    targetTime > schedule.now ? Self.clockHeld(method, in: &schedule, since: start) : nil
-                })
+                let failure = self.storage.failure({ targetTime > $0.now ? $0.clockHeld(method, since: start) : nil })
             {
                 throw ManualDispatcherError(failure)
             }
         } catch {
-            self.endRun()
+            self.storage.endRun()
             throw error
         }
-        self.endRun(movingClockTo: targetTime)
+        self.storage.endRun(movingClockTo: targetTime)
         return ran
-    }
-
-    /// The failure of a synchronous drain called on the main actor that would move the clock on after waking tracked
-    /// tasks (running a start, or ending a wait on the dispatcher's own work) since `start`; `nil` if it woke none.
-    ///
-    /// A task it woke runs on its own (on the main actor, which the caller holds, or on another executor) until it
-    /// waits on the dispatcher again, and a synchronous call cannot wait for that: moving the clock would pass the
-    /// sleeps and delays the task is about to start, and the test would see the clock at its target with the work
-    /// undone, or, where the task runs elsewhere, a timing that depends on the threads. The rule looks only at what
-    /// the call did, never at how far the tasks got, so it holds the clock in every run or in none.
-    static func clockHeld(_ method: String, in schedule: inout Schedule, since start: RunStart) -> Failure? {
-        guard schedule.tracked.wakeups != start.wakeups else { return nil }
-        return schedule.failure(
-            .clockMovedAfterWaking(method: method, tasks: schedule.tracked.woken(since: start.wakeups)))
-    }
-
-    /// Throws when a synchronous drain ends with tracked tasks running on their own executors: the drain cannot
-    /// wait for them, and returning would let a test pass with their work undone.
-    private func checkSettledAfterSynchronousDrain(_ method: String) throws(ManualDispatcherError) {
-        let failure = self.monitor.withLock { schedule -> Failure? in
-            guard schedule.tracked.unsettledCount > 0 else { return nil }
-            return schedule.failure(.tasksNotSettled(method: method, limit: nil, tasks: schedule.tracked.unsettled))
-        }
-        if let failure { throw ManualDispatcherError(failure) }
     }
 
     /// Runs tasks, jumping the clock up to `clockLimit`, until none is left or `stop` says so. The caller holds
@@ -149,64 +117,30 @@ extension ManualDispatcher {
         holdingClock: Bool = false,
         stop: ((RunRecord) -> Bool)? = nil
     ) throws(ManualDispatcherError) -> Int {
-        let bound = self.bound(from: start)
+        let bound = start.bound(runawayLimit: self.runawayLimit)
         var ran = 0
         while true {
             if ran >= bound {
-                let failure = self.runawayFailure(method, bound: bound, ran: ran, from: start, clockLimit: clockLimit)
+                let failure = self.storage.runawayFailure(method, ran: ran, from: start, clockLimit: clockLimit)
                 guard let failure else { return ran }
                 throw ManualDispatcherError(failure)
             }
-            var held = false
-            let next = self.monitor.withLock { schedule -> Schedule.Step? in
-                if holdingClock, schedule.tracked.wakeups != start.wakeups, !schedule.hasDueTask,
-                    schedule.hasRunnableTask(jumpingClockTo: clockLimit)
-                {
-                    held = true  // the next task needs the clock to move
-                    return nil
+            switch self.storage.nextForDrain(
+                clockLimit: clockLimit, holdingClockFor: holdingClock ? method : nil, since: start)
+            {
+            case .fail(let failure):
+                throw ManualDispatcherError(failure)
+            case .run(let step):
+                self.storage.execute(step.work)
+                ran += 1
+                if let stop {
+                    // The task has ended: the condition runs between tasks, where `verifyIdle()` sees none running.
+                    self.storage.send(.executionEnded)
+                    if stop(step.run) { return ran }
                 }
-                return schedule.next(in: .any, jumpingClockTo: clockLimit)
-            }
-            guard let step = next else {
-                if held, let failure = self.monitor.withLock({ Self.clockHeld(method, in: &$0, since: start) }) {
-                    throw ManualDispatcherError(failure)
-                }
+            default:
                 return ran
             }
-            self.execute(step.work)
-            ran += 1
-            if let stop {
-                // The task has ended: the condition runs between tasks, where `verifyIdle()` sees none running.
-                self.monitor.withLock { $0.endExecution() }
-                if stop(step.run) { return ran }
-            }
-        }
-    }
-
-    /// The most tasks a draining call may run: every task pending when it started plus ``runawayLimit``.
-    func bound(from start: RunStart) -> Int {
-        let (sum, overflow) = start.pendingCount.addingReportingOverflow(self.runawayLimit)
-        return overflow ? .max : sum
-    }
-
-    /// The runaway failure of a drain that has run `ran` tasks, its `bound`, while tasks can still run up to
-    /// `clockLimit`; `nil` when none can.
-    func runawayFailure(
-        _ method: String,
-        bound: Int,
-        ran: Int,
-        from start: RunStart,
-        clockLimit: Int64
-    ) -> Failure? {
-        self.monitor.withLock { schedule -> Failure? in
-            guard schedule.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
-            let misuse = Failure.Misuse.runawayTasks(
-                method: method,
-                maxTasks: self.runawayLimit,
-                ran: ran,
-                firstSequence: start.firstSequence
-            )
-            return schedule.failure(misuse)
         }
     }
 
@@ -227,8 +161,8 @@ extension ManualDispatcher {
     @discardableResult
     public func run(untilTaskLabeled label: String) throws(ManualDispatcherError) -> TaskRun {
         let method = "run(untilTaskLabeled: \"\(label)\")"
-        let start = try self.claimRun(method)
-        defer { self.endRun() }
+        let start = try self.storage.claimRun(method)
+        defer { self.storage.endRun() }
         var found: RunRecord?
         let holdingClock = MainActorExecution.isOnMainActor
         let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock) {
@@ -237,17 +171,11 @@ extension ManualDispatcher {
             found = run
             return true
         }
-        let (failure, callSites) = self.monitor.withLock { schedule -> (Failure?, [CallSite]) in
-            (
-                found == nil
-                    ? schedule.failure(
-                        .labelNotFound(method: method, label: label, ran: ran, unsettled: schedule.tracked.unsettled))
-                    : nil,
-                schedule.callSites.sites
-            )
-        }
-        if let found { return TaskRun(found, callSites: callSites) }
-        throw ManualDispatcherError(failure.unsafelyUnwrapped)  // set whenever `found` is nil
+        if let found { return TaskRun(found, callSites: self.storage.callSites) }
+        throw ManualDispatcherError(
+            self.storage.failure {
+                $0.failure(.labelNotFound(method: method, label: label, ran: ran, unsettled: $0.tracked.unsettled))
+            }.unsafelyUnwrapped)  // always a failure
     }
 
     /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.
@@ -264,8 +192,8 @@ extension ManualDispatcher {
     public func run(until condition: () -> Bool) throws(ManualDispatcherError) -> Int {
         let method = "run(until:)"
         return try withoutActuallyEscaping(condition) { condition throws(ManualDispatcherError) in
-            let start = try self.claimRun(method)
-            defer { self.endRun() }
+            let start = try self.storage.claimRun(method)
+            defer { self.storage.endRun() }
             // Under the claim, as every later check: a run the condition makes is refused the same way each time.
             if condition() { return 0 }
             var satisfied = false
@@ -277,9 +205,9 @@ extension ManualDispatcher {
             }
             guard satisfied else {
                 throw ManualDispatcherError(
-                    self.monitor.withLock {
+                    self.storage.failure {
                         $0.failure(.conditionNotMet(method: method, ran: ran, unsettled: $0.tracked.unsettled))
-                    }
+                    }.unsafelyUnwrapped
                 )
             }
             return ran

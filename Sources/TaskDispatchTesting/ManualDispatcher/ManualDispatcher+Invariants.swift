@@ -6,7 +6,7 @@ extension ManualDispatcher {
     ///
     /// - Complexity: O(n log n) in the tasks the schedule holds.
     package func checkInvariants() {
-        self.monitor.withLock { $0.checkInvariants() }
+        self.storage.checkInvariants()
     }
 
     /// The schedule's broken invariants, each as a message; empty when it is consistent. The model-based test
@@ -14,6 +14,6 @@ extension ManualDispatcher {
     ///
     /// - Complexity: As ``checkInvariants()``.
     package func invariantViolations() -> [String] {
-        self.monitor.withLock { $0.invariantViolations() }
+        self.storage.invariantViolations()
     }
 }

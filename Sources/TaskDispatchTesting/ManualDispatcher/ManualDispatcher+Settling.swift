@@ -23,57 +23,47 @@ extension ManualDispatcher {
         target: (_ now: Int64) -> Int64
     ) async throws -> Int {
         let limit = limit ?? self.waitLimit
-        let id = self.monitor.withLock { $0.waiters.makeID() }
+        let id = self.storage.makeWaiterID()
         var deadline = Self.deadline(after: limit)
-        var targetTime: Int64 = 0
-        var startTime: Int64 = 0
-        let first = try await self.claimRun(
-            method, waiter: id, until: deadline, limit: limit, reporting: .seenByAnEarlierDrain
-        ) { schedule in
-            targetTime = target(schedule.now)
-            startTime = schedule.now
-            guard targetTime < schedule.now else { return nil }
-            return schedule.failure(.clockMovedBackwards(method: method, from: schedule.now, to: targetTime))
-        }
+        let first = try await self.storage.claimRun(
+            method, waiter: id, until: deadline, limit: limit, reporting: .seenByAnEarlierDrain, target: target)
+        let (startTime, targetTime) = (first.startTime, first.target)
         // However the call ends, the errors tracked tasks threw until then are the next call's to report.
-        defer { self.monitor.withLock { $0.tracked.drainEnded() } }
-        let bound = self.bound(from: first)
+        defer { self.storage.send(.drainEnded) }
+        let bound = first.bound(runawayLimit: self.runawayLimit)
         var ran = 0
         var claimed = true
         var limitStartedAt = startTime  // the clock's time when the limit began
         while true {
             if !claimed {
-                try await self.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: .none)
+                try await self.storage.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: .none)
             }
             let outcome: SettleOutcome
             do {
                 outcome = try self.settlingPass(
                     method, bound: bound, ran: &ran, from: first, target: targetTime)
             } catch {
-                self.endRun()
+                self.storage.endRun()
                 throw error
             }
             switch outcome {
             case .idle:
-                self.endRun(movingClockTo: movesClockToTarget ? targetTime : nil)
+                self.storage.endRun(movingClockTo: movesClockToTarget ? targetTime : nil)
                 return ran
             case .unsettled:
-                self.endRun()
+                self.storage.endRun()
                 claimed = false
                 let budget = Swift.max(0, bound - ran)
                 let onMainActor = MainActorExecution.isOnMainActor
-                let now = self.monitor.withLock { schedule in
-                    schedule.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
-                    return schedule.now
-                }
+                let now = self.storage.drainWaits(id, method: method, budget: budget, onMainActor: onMainActor)
                 // The clock moved since the limit began: the tasks settle at a new time, with the whole limit.
                 if now != limitStartedAt {
                     limitStartedAt = now
                     deadline = Self.deadline(after: limit)
                 }
-                let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline)
+                let woke = await self.storage.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline)
                 // The tasks a tracked task ran for this drain while it waited count against its runaway bound.
-                let ranForIt = self.monitor.withLock { $0.waitingSettles.resume(id) }
+                let ranForIt = self.storage.drainResumed(id)
                 ran += ranForIt
                 // Tasks ran for it: one more pass, which may find the tasks settled, before the limit ends the call.
                 if case .timedOut = woke, ranForIt > 0 { continue }
@@ -81,11 +71,11 @@ extension ManualDispatcher {
                 case .conditionMet:
                     continue
                 case .cancelled:
-                    self.monitor.retryAutoAdvance()
+                    self.storage.send(.autoAdvanceRetried)
                     throw CancellationError()
                 case .timedOut:
-                    self.monitor.retryAutoAdvance()
-                    let failure = self.monitor.withLock { schedule -> Failure? in
+                    self.storage.send(.autoAdvanceRetried)
+                    let failure = self.storage.failure { schedule -> Failure? in
                         let unsettled = schedule.tracked.unsettled
                         guard !unsettled.isEmpty else { return nil }  // settled as the timer fired
                         return schedule.failure(
@@ -95,40 +85,6 @@ extension ManualDispatcher {
                     }
                     if let failure { throw ManualDispatcherError(failure) }
                 }
-            }
-        }
-    }
-
-    /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
-    /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases the claim and wakes
-    /// the waiters the runs concern.
-    ///
-    /// Called by `dispatch(_:)` when a tracked task on the main actor dispatches work it awaits while the drain
-    /// waits: the work runs inside that dispatch, so the await returns without suspending, where the drain would
-    /// have resumed on its executor to run it and the task would have resumed after it, two more jobs on the main
-    /// actor for each await. What runs, where, and in which order, is what the drain would run: only a drain on the
-    /// main actor is helped, and the tasks count against its runaway bound. The dispatcher's tracking task-locals
-    /// are unbound while they run; the task's own task-local values and its cancellation stay visible to them.
-    func runForWaitingSettle() {
-        while true {
-            let (next, woken) = self.monitor.withLock { schedule -> (Schedule.WaitingSettleStep, [WaitResumer]?) in
-                let next = schedule.nextForWaitingSettle()
-                guard case .done = next else { return (next, nil) }
-                return (next, schedule.wokenWaiters())
-            }
-            switch next {
-            case .run(let step):
-                TaskTracking.$dispatchingCall.withValue(nil) {
-                    TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
-                }
-            case .done(let drain):
-                if let woken { WaitResumer.resumeAll(woken) }
-                if drain {
-                    self.drainAutomatically()
-                } else {
-                    self.monitor.broadcast()
-                }
-                return
             }
         }
     }
@@ -145,22 +101,19 @@ extension ManualDispatcher {
         var jump = false
         while true {
             if ran >= bound,
-                let failure = self.runawayFailure(method, bound: bound, ran: ran, from: start, clockLimit: target)
+                let failure = self.storage.runawayFailure(method, ran: ran, from: start, clockLimit: target)
             {
                 throw ManualDispatcherError(failure)
             }
-            if let step = self.monitor.withLock({ $0.next(in: .any, jumpingClockTo: jump ? target : nil) }) {
-                self.execute(step.work)
+            if let (step, _) = self.storage.next(in: .any, jumpingClockTo: jump ? target : nil) {
+                self.storage.execute(step.work)
                 ran += 1
                 jump = false
                 continue
             }
             if jump { return .idle }
-            let (settled, uncounted) = self.monitor.withLock { schedule -> (Bool, Failure?) in
-                guard schedule.tracked.unsettledCount == 0 else { return (false, nil) }
-                // The records say settled; for a task with uncounted child tasks, they cannot know.
-                return (true, schedule.uncountedTasksFailure(method: method))
-            }
+            // The records say settled; for a task with uncounted child tasks, they cannot know.
+            let (settled, uncounted) = self.storage.settlingCheck(method: method)
             guard settled else { return .unsettled }
             if let uncounted { throw ManualDispatcherError(uncounted) }
             jump = true

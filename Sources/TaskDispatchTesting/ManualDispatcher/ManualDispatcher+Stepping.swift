@@ -42,28 +42,16 @@ extension ManualDispatcher {
         try self.step("runNext()", .any)
     }
 
-    private enum StepOutcome {
-        case ran(Schedule.Step, callSites: [CallSite])
-        case nothingDue(Failure)
-    }
-
     private func step(_ method: String, _ scope: Schedule.Scope) throws(ManualDispatcherError) -> TaskRun {
-        try self.claimRun(method)
-        let outcome = self.monitor.withLock { schedule -> StepOutcome in
-            guard let step = schedule.next(in: scope, jumpingClockTo: nil) else {
-                return .nothingDue(schedule.failure(.noTaskToRun(method: method, scope: scope)))
-            }
-            return .ran(step, callSites: schedule.callSites.sites)
-        }
-        switch outcome {
-        case .nothingDue(let failure):
-            self.endRun()
+        try self.storage.claimRun(method)
+        guard let (step, callSites) = self.storage.next(in: scope) else {
+            let failure = self.storage.failure(.noTaskToRun(method: method, scope: scope))
+            self.storage.endRun()
             throw ManualDispatcherError(failure)
-        case .ran(let step, let callSites):
-            self.execute(step.work)
-            self.endRun()
-            return TaskRun(step.run, callSites: callSites)
         }
+        self.storage.execute(step.work)
+        self.storage.endRun()
+        return TaskRun(step.run, callSites: callSites)
     }
 
     // MARK: - Async steps, which wait for the code under test to dispatch
@@ -123,33 +111,28 @@ extension ManualDispatcher {
             case nil: .any
             }
         let deadline = Self.deadline(after: limit)
-        let id = self.monitor.withLock { $0.waiters.makeID() }
+        let id = self.storage.makeWaiterID()
         var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
         while true {
             // A cancelled tracked task ends on its own: the step chooses its task, and returns, once none is on its way.
             try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
-            try await self.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: errors)
+            try await self.storage.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: errors)
             errors = .none
-            let taken = self.monitor.withLock { schedule -> (Schedule.Step, [CallSite])? in
-                schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
-            }
-            if let (step, callSites) = taken {
-                self.execute(step.work)
-                self.endRun()
+            if let (step, callSites) = self.storage.next(in: scope) {
+                self.storage.execute(step.work)
+                self.storage.endRun()
                 try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
                 return TaskRun(step.run, callSites: callSites)
             }
-            self.endRun()
-            switch await self.suspend(until: .dueTask(context), id: id, deadline: deadline) {
+            self.storage.endRun()
+            switch await self.storage.suspend(until: .dueTask(context), id: id, deadline: deadline) {
             case .conditionMet:
                 continue  // claim the run again and take the task, unless another run took it first
             case .cancelled:
                 throw CancellationError()
             case .timedOut:
-                let failure = self.monitor.withLock { schedule in
-                    schedule.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
-                }
-                throw ManualDispatcherError(failure)
+                throw ManualDispatcherError(
+                    self.storage.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit)))
             }
         }
     }
@@ -166,14 +149,14 @@ extension ManualDispatcher {
         deadline: DispatchTime,
         limit: Duration
     ) async throws {
-        guard self.monitor.withLock({ $0.tracked.unsettledCounts.cancelled > 0 }) else { return }
-        switch await self.suspend(until: .cancelledTasksSettled, id: id, deadline: deadline) {
+        guard self.storage.hasUnsettledCancelledTasks else { return }
+        switch await self.storage.suspend(until: .cancelledTasksSettled, id: id, deadline: deadline) {
         case .conditionMet:
             return
         case .cancelled:
             throw CancellationError()
         case .timedOut:
-            let failure = self.monitor.withLock { schedule -> Failure? in
+            let failure = self.storage.failure { schedule in
                 let tasks = schedule.tracked.unsettledCancelled
                 guard !tasks.isEmpty else { return nil }  // settled as the timer fired
                 return schedule.failure(.tasksNotSettled(method: method, limit: limit, tasks: tasks))

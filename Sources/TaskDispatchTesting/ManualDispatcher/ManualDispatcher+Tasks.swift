@@ -25,32 +25,10 @@ extension ManualDispatcher {
     ) -> Task<Success, any Error> {
         let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
         let childJobs = Self.childJobs(isolated: operation.isolation != nil)
-        let monitor = self.monitor
-        var made: TrackedTaskScope?
-        var prefersExecutor = false
-        var immediate = false
         // The task's record and its start, in the one critical section of the start's dispatch.
-        _ = self.record(nil, readingTheBoundWait: false) { schedule in
-            let scope = TrackedTaskScope(
-                monitor: monitor,
-                id: schedule.tracked.begin(
-                    label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs),
-                label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
-            let start: @Sendable () -> Void = { scope.runStart() }
-            let scheduled = schedule.accept(
-                DispatchedTask(
-                    unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
-            scope.startTask = scheduled
-            made = scope
-            prefersExecutor = schedule.tracked.prefersTaskExecutor
-            // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once): the body
-            // begins on this thread, held there until `Task.immediate` has returned (see `heldForCaller`).
-            immediate = Self.beginsTasksImmediately && !prefersExecutor && !schedule.autoDrain
-            scope.heldForCaller = immediate
-            return scheduled
-        }
-        guard let scope = made else { preconditionFailure("the start's dispatch did not accept it") }
-        let id = scope.id
+        let (scope, prefersExecutor, immediate) = self.storage.startTrackedTask(
+            label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs,
+            beginsImmediately: Self.beginsTasksImmediately)
         // The scope is bound around the task's creation, which copies it into the task: bound inside the body, it
         // would cost the body the executor switches of the async `withValue`, on entry and on return.
         let task = TaskTracking.$scope.withValue(scope) {
@@ -58,12 +36,7 @@ extension ManualDispatcher {
                 scope, operation, onMainActor: onMainActor, immediate: immediate, prefersExecutor: prefersExecutor)
         }
         // The task is known by its key from here; a body held on this thread (now off it) may go on.
-        let key = TrackedTaskKey(task)
-        let released = self.monitor.withLock { schedule in
-            schedule.tracked.register(key, id: id)
-            return scope.releaseFromCaller()
-        }
-        if let released { released.continuation.resume(with: released.outcome) }
+        self.storage.send(.registered(TrackedTaskKey(task), scope))
         return task
     }
 
@@ -143,21 +116,21 @@ extension ManualDispatcher {
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
         isolation: isolated (any Actor)?
     ) async throws -> Success {
-        let monitor = scope.monitor
+        let storage = scope.storage
         let id = scope.id
         do {
             try await scope.waitForStart()
             try Task.checkCancellation()
         } catch {
-            monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
+            storage.send(.finished(id, error: nil))
             throw error
         }
         do {
             let value = try await operation()
-            monitor.changeTrackedTasks { $0.tracked.finish(id, error: nil) }
+            storage.send(.finished(id, error: nil))
             return value
         } catch {
-            monitor.changeTrackedTasks { $0.tracked.finish(id, error: error) }
+            storage.send(.finished(id, error: error))
             throw error
         }
     }
@@ -203,136 +176,56 @@ extension ManualDispatcher {
         async throws -> Success
     {
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
-        if let scope = self.monitor.trackedCaller {
-            return try await self.monitor.value(of: task, awaitedBy: scope)
+        if let scope = self.storage.trackedCaller {
+            return try await self.storage.value(of: task, awaitedBy: scope)
         }
         let key = TrackedTaskKey(task)
-        self.monitor.changeTrackedTasks { $0.tracked.claim(key) }
+        self.storage.send(.claimed(key, true))
         // A task this dispatcher did not start: nothing to wait for but its value, within the limit, since nothing
         // here can make it finish. One of its own that finished (its record gone) gives its value at once. A limit
         // of zero or less cannot check once whether a task has finished (its value would race the limit), so it
         // waits.
-        let (tracked, finished) = self.monitor.withLock { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
+        let (tracked, finished) = self.storage.trackedTask(key)
         guard let id = tracked else {
             let limit = self.waitLimit
             guard limit > .zero, !finished else { return try await task.value }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
-            self.beginUntrackedValueWait()
-            defer { self.monitor.withLock { $0.clockHold.untrackedValueWaits -= 1 } }
+            self.storage.send(.untrackedValueWait(begins: true))
+            defer { self.storage.send(.untrackedValueWait(begins: false)) }
             if let value = try await BoundedValue.value(of: task, within: Self.deadline(after: limit)) {
                 return value
             }
-            let failure = self.monitor.withLock { $0.failure(.untrackedTaskNotFinished(limit: limit)) }
-            throw ManualDispatcherError(failure)
+            throw ManualDispatcherError(self.storage.failure(.untrackedTaskNotFinished(limit: limit)))
         }
         let limit = self.waitLimit
         let deadline = Self.deadline(after: limit)
-        let waiter = self.monitor.withLock { $0.waiters.makeID() }
+        let waiter = self.storage.makeWaiterID()
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         while true {
-            switch await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline) {
+            switch await self.storage.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline) {
             case .conditionMet:
                 // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already
                 // had): report the runaway rather than wait for a task that will not finish.
-                let (finished, runaway) = self.monitor.withLock { schedule -> (Bool, Failure?) in
-                    if schedule.tracked.hasFinished(id) { return (true, nil) }
-                    guard let runaway = schedule.takeDeferredFailure() else { return (false, nil) }
-                    schedule.tracked.unclaim(key)
-                    return (false, runaway)
-                }
+                let (finished, runaway) = self.storage.valueWaitWoken(id, key: key)
                 if let runaway { throw ManualDispatcherError(runaway) }
                 if finished { return try await task.value }  // it has finished: this returns at once
                 // Another call took the runaway's failure first, and the task has not finished: wait on, within the
                 // same limit.
                 continue
             case .cancelled:
-                self.monitor.withLock { $0.tracked.unclaim(key) }  // an error it throws later is still reported
+                self.storage.send(.claimed(key, false))  // an error it throws later is still reported
                 throw CancellationError()
             case .timedOut:
-                let failure = self.monitor.withLock { schedule -> Failure? in
-                    guard let standing = schedule.tracked.standing(of: id), !schedule.tracked.hasFinished(id) else {
-                        return nil  // it finished as the timer fired
-                    }
-                    schedule.tracked.unclaim(key)  // an error it throws later is still reported
-                    if let runaway = schedule.takeDeferredFailure() { return runaway }
-                    let holding = schedule.mode == .autoAdvance ? schedule.tracked.unsettled : []
-                    return schedule.failure(
-                        .taskNotFinished(
-                            method: "value(of:)", limit: limit, task: standing, mode: schedule.mode, holding: holding)
-                    )
-                }
+                let failure = self.storage.valueWaitTimedOut(id, key: key, limit: limit)
                 guard let failure else { return try await task.value }
                 throw ManualDispatcherError(failure)
             }
         }
     }
 
-    /// The test begins to await a task the dispatcher did not start: in auto-advance, a jump of the clock that was
-    /// held (see ``ClockHold``) is made now, and tracked tasks may move the clock as they settle until the wait ends.
-    private func beginUntrackedValueWait() {
-        let thread = currentThreadIdentity()
-        let drain = self.monitor.withLock { schedule in
-            schedule.clockHold.untrackedValueWaits += 1
-            schedule.clockHold.endHold()
-            return schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
-        }
-        if drain { self.drainAutomatically() }
-    }
-
     /// The number of tasks started with ``startTask(label:callSite:operation:)`` that have not finished: their
     /// start is pending, or their operation has not returned.
     public var unfinishedTaskCount: Int {
-        self.monitor.withLock { $0.tracked.unfinishedCount }
-    }
-}
-
-extension Monitor where Value == Schedule {
-    /// Awaits `task` from the tracked task of `scope` (or a child task of it) on this monitor's dispatcher, without a
-    /// bound: claims the error of `task` if the dispatcher tracks it, and records the await, so that the caller is
-    /// settled while `task` is.
-    nonisolated(nonsending) func value<Success: Sendable, TaskFailure>(
-        of task: Task<Success, TaskFailure>, awaitedBy scope: TrackedTaskScope
-    ) async throws -> Success {
-        let key = TrackedTaskKey(task)
-        let caller = scope.id
-        let awaitingTask = scope.currentTask
-        let awaited = self.changeTrackedTasks { schedule -> UInt64? in
-            schedule.tracked.claim(key)
-            guard let awaited = schedule.tracked.id(of: key) else { return nil }
-            schedule.tracked.beginAwaiting(caller, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
-            return awaited
-        }
-        defer {
-            if let awaited { self.changeTrackedTasks { $0.tracked.endAwaiting(caller, awaited) } }
-        }
-        return try await task.value
-    }
-
-    /// Asks auto-advance again whether the clock may move, as a change to the tracked tasks does: an async drain
-    /// stopped waiting without moving the clock, and a jump held while it waited (it would have made the jump
-    /// itself, so the hold set no timer) is made now, or held with a timer (see ``ClockHold``).
-    func retryAutoAdvance() {
-        self.changeTrackedTasks { _ in }
-    }
-
-    /// Changes what the schedule knows of its tracked tasks, and resumes the async waits the change satisfies
-    /// (a task that settles can end an async drain's wait), after unlocking.
-    ///
-    /// In ``ManualDispatcher/Mode/autoAdvance``, a change that leaves every tracked task settled with nothing due
-    /// lets the clock move while the test waits (see ``ClockHold``): the caller drains, as a dispatch would. The
-    /// waits the change ends are ended first: a test whose awaited task just finished no longer waits, so the clock
-    /// does not run on past the point where it resumes.
-    @discardableResult
-    func changeTrackedTasks<Result>(_ change: (inout Schedule) -> Result) -> Result {
-        let thread = currentThreadIdentity()
-        let (result, woken, drain) = self.withLock { schedule in
-            let result = change(&schedule)
-            let woken = schedule.wokenWaiters()
-            let drain = schedule.mode == .autoAdvance && schedule.claimForAutoDrain(thread: thread)
-            return (result, woken, drain)
-        }
-        if let woken { WaitResumer.resumeAll(woken) }
-        if drain { self.drainAutomatically() }
-        return result
+        self.storage.unfinishedTaskCount
     }
 }

@@ -45,9 +45,7 @@ extension ManualDispatcher {
                 if let sleeper {
                     let deadline = formatTime(due)
                     let cancelled = Task.isCancelled
-                    sleeper.monitor.withLock {
-                        $0.tracked.sleptWithoutSuspending(sleeper.id, until: deadline, cancelled: cancelled)
-                    }
+                    sleeper.storage.send(.sleptWithoutSuspending(sleeper.id, until: deadline, cancelled: cancelled))
                 }
                 try Task.checkCancellation()
                 return
@@ -67,7 +65,7 @@ extension ManualDispatcher {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     awaited.start(continuation) {
-                        dispatcher.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: awaited)
+                        dispatcher.storage.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: awaited)
                     }
                 }
             } onCancel: {
@@ -79,20 +77,5 @@ extension ManualDispatcher {
     /// The virtual clock: its `now` is ``now``, and its sleeps wake when the test moves the clock (see ``Clock``).
     public var clock: Clock {
         Clock(dispatcher: self)
-    }
-
-    /// Records `task` to fall due at the absolute virtual time `due`, in nanoseconds since creation, as the timer
-    /// of a sleep that `wait` (if the sleeper is a tracked task) waits on; otherwise as ``dispatch(_:)``. The sleep,
-    /// `awaiting`, is bounded in real time as the awaitable dispatches are, unless the sleeper is one of this
-    /// dispatcher's tracked tasks (see `record`).
-    func dispatch(
-        _ task: DispatchedTask,
-        dueAt due: Int64,
-        waitedOnBy wait: OwnedWait?,
-        awaitedBy awaiting: any TaskAwaiter
-    ) -> TaskHandle {
-        self.record(
-            wait, awaitedBy: awaiting, describedAs: "a sleep on the dispatcher's clock (\"\(task.label ?? "")\")"
-        ) { $0.accept(task, dueAt: due) }
     }
 }

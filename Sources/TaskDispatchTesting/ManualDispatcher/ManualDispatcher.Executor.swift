@@ -43,11 +43,6 @@ extension ManualDispatcher {
     ///
     /// See ``Executor``.
     package var taskExecutor: Executor {
-        self.executorStorage.withLock { storage in
-            if let executor = storage as? Executor { return executor }
-            let executor = Executor(dispatcher: self)
-            storage = executor
-            return executor
-        }
+        self.storage.taskExecutor { Executor(dispatcher: self) }
     }
 }

@@ -34,15 +34,14 @@ public import TaskDispatch
 /// `verifiesIdleDispatchers` trait: a released dispatcher reports its pending tasks, but a pending closure that
 /// holds the dispatcher keeps it alive. See <doc:ManualDispatcherReference>.
 public final class ManualDispatcher: TaskDispatcher {
-    /// The schedule, behind the lock every operation takes once.
-    let monitor: Monitor<Schedule>
+    /// The engine and its lock, which every operation takes through it.
+    let storage: Storage
+
+    /// The engine's lock, for the package's tests.
+    var monitor: Monitor<Schedule> { self.storage.monitor }
 
     /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
     let registration: ManualDispatcherRegistry.Registration?
-
-    /// The ``Executor``, once asked for (`ManualDispatcher.Executor.swift`); typed loosely because the type needs
-    /// macOS 15 / iOS 18 and a stored property cannot be marked available.
-    let executorStorage = LockedValue<(any Sendable & AnyObject)?>(nil)
 
     /// The runaway limit a dispatcher has unless its initializer says otherwise.
     static let defaultRunawayLimit = 100_000
@@ -80,40 +79,29 @@ public final class ManualDispatcher: TaskDispatcher {
     ) {
         self.waitLimit = waitLimit
         self.runawayLimit = Swift.max(1, runawayLimit)
-        self.monitor = Monitor(
-            Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
+        self.storage = Storage(
+            Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit),
+            waitLimit: waitLimit
         )
         self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
         self.registration?.attach(self)
         // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`). The timer holds the
-        // dispatcher weakly: once it is gone (its monitor may live on in a handle or a task), the timer does nothing.
+        // dispatcher weakly: once it is gone (its storage may live on in a handle or a task), the timer does nothing.
         let createdAt = CallSite(fileID: fileID, line: line)
-        self.monitor.withLock { [weak self] schedule in
-            guard waitLimit > .zero else { return schedule.clockHold.releaseHolds() }
-            schedule.clockHold.setTimer = { [weak self] generation in
-                DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak self] in
-                    self?.monitor.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
-                }
+        let setTimer: @Sendable (UInt64) -> Void = { [weak self] generation in
+            DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak self] in
+                self?.storage.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
             }
         }
+        self.storage.send(.clockHoldTimer(waitLimit > .zero ? setTimer : nil))
     }
 
     deinit {
-        let limit = self.waitLimit
         // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
-        let releasing = self.monitor.trackedCaller?.id
-        let (snapshot, errors, awaits, running) = self.monitor.withLock {
-            schedule -> (Snapshot?, Failure?, Failure?, Failure?) in
-            // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
-            // which the pending report would list with its start or its wait).
-            let running = schedule.pendingCount > 0 ? [] : schedule.tracked.unfinished(excluding: releasing)
-            return (
-                schedule.pendingCount > 0 ? schedule.snapshot(recentRuns: 0) : nil,
-                schedule.unobservedErrorsFailure(method: "The dispatcher's release"),
-                schedule.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
-                running.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: running))
-            )
-        }
+        let leftovers = self.storage.leftovers(releasing: self.storage.trackedCaller?.id)
+        let (snapshot, errors, awaits, running) = (
+            leftovers.snapshot, leftovers.errors, leftovers.awaits, leftovers.running
+        )
         // A registry checks the running tasks when its check comes, through the schedule they keep alive: by
         // then they have usually finished, and an error one threw after the release is reported.
         let checkedLater = running != nil && self.registration != nil
@@ -147,7 +135,7 @@ public final class ManualDispatcher: TaskDispatcher {
         self.registration?.dispatcherReleased(
             pendingTasksReport: report.isEmpty ? nil : report,
             onlyPendingTasks: onlyPendingTasks,
-            trackedTasks: checkedLater ? self.monitor : nil
+            trackedTasks: checkedLater ? self.storage : nil
         )
         // A registry whose check records every failure (the idle trait) reports the release; the line on standard
         // error would say it twice.
@@ -163,97 +151,7 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        // Two inlined calls of `record`, so that a plain dispatch, the hot path, carries nothing of the bound.
-        guard let awaiter = task.awaiter else { return self.record(nil) { $0.accept(task) } }
-        // The call as written, even through a decorator that renamed the task it forwards; read only for an await
-        // the dispatcher bounds.
-        return self.record(
-            nil,
-            awaitedBy: awaiter,
-            describedAs: TaskTracking.dispatchingCall.flatMap { $0.awaiter === awaiter ? $0.description : nil }
-                ?? describeAwaitableCall(in: task.context, task.label, task.callSite)
-        ) { $0.accept(task) }
-    }
-
-    /// What a dispatch does after its critical section, on the run claim that section took, if any.
-    enum AfterRecord {
-        /// Nothing: no claim was taken.
-        case nothing
-        /// Drains as auto-drain does (``Schedule/claimForAutoDrain(thread:)``).
-        case drain
-        /// Runs the due tasks for the waiting async drain (``Schedule/claimForWaitingSettle(thread:)``).
-        case runForWaitingSettle
-    }
-
-    /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
-    /// tracked task of this dispatcher on it (`ManualDispatcher+Tasks.swift`), finds the async waits it wakes
-    /// (`ManualDispatcher+Waiting.swift`) and claims an auto-drain; then resumes the waits, drains, and hands out
-    /// the task's handle.
-    ///
-    /// The wait is `ownedWait` (the virtual clock's sleep passes its own), else the one an awaitable dispatch binds
-    /// in `TaskTracking.dispatchingWait` around its `dispatch(_:)` call, through any decorator that forwards
-    /// synchronously. That task-local is read only while this dispatcher has unfinished tracked tasks: a wait is
-    /// recorded only for one of them (and not for an await cancelled already), and a plain dispatch then pays one
-    /// count comparison under the lock it takes.
-    /// A tracked task's start (`readingTheBoundWait: false`) is awaited by nobody and does not read it.
-    ///
-    /// `awaiter`, the awaitable dispatch or sleep that awaits the task (`what`), is bounded in real time unless that
-    /// wait is one of this dispatcher's tracked tasks, which the async drains watch (see `bound(_:of:describedAs:)`).
-    @inline(__always)
-    func record(
-        _ ownedWait: OwnedWait?,
-        readingTheBoundWait: Bool = true,
-        awaitedBy awaiter: (any TaskAwaiter)? = nil,
-        describedAs what: @autoclosure () -> String = "",
-        _ accept: (inout Schedule) -> ScheduledTask
-    ) -> TaskHandle {
-        let (scheduled, then, woken, byTrackedTask) = self.monitor.withLock {
-            schedule -> (ScheduledTask, AfterRecord, [WaitResumer]?, Bool) in
-            let scheduled = accept(&schedule)
-            // The awaiting code can cancel the task from here on: a drain may see it waiting, and run the task,
-            // before the dispatch returns to it. An await whose task was cancelled first ends once the dispatch
-            // returns: that task runs on, so its wait is not recorded.
-            let awaitGoesOn =
-                awaiter?.accepted(TaskHandle(canceller: ManualCanceller(monitor: self.monitor, task: scheduled)))
-                ?? true
-            var byTrackedTask = false
-            if schedule.tracked.unfinishedCount > 0,
-                let wait = ownedWait
-                    ?? (readingTheBoundWait ? TaskTracking.dispatchingWait.flatMap({ $0 as? OwnedWait }) : nil)
-            {
-                byTrackedTask = wait.scope.monitor === self.monitor
-                if awaitGoesOn { wait.recordBegin(in: &schedule, of: self.monitor) }
-            }
-            // An awaited dispatch from a tracked task on the main actor may run for a waiting async drain (see
-            // `runForWaitingSettle()`); the main-actor check only once a drain waits.
-            if awaiter != nil, awaitGoesOn, byTrackedTask, !schedule.waitingSettles.isEmpty,
-                MainActorExecution.isOnMainActor,
-                schedule.claimForWaitingSettle(thread: currentThreadIdentity())
-            {
-                // The waiters are woken after the runs, if they still need to be.
-                return (scheduled, .runForWaitingSettle, nil, true)
-            }
-            let woken = schedule.wokenWaiters()
-            // In auto-advance, a dispatch from outside the tracked tasks (the test's, or its own sleep) lets the clock
-            // reach its task; a tracked task's, only while the test waits (see `ClockHold`).
-            if schedule.mode == .autoAdvance, scheduled.key.due > schedule.now, !byTrackedTask,
-                self.monitor.callerIsUntracked
-            {
-                schedule.clockHold.allowJumps(to: scheduled)
-            }
-            let drain = schedule.autoDrain && schedule.claimForAutoDrain(thread: currentThreadIdentity())
-            return (scheduled, drain ? .drain : .nothing, woken, byTrackedTask)
-        }
-        if let woken { WaitResumer.resumeAll(woken) }
-        switch then {
-        case .nothing: break
-        case .drain: self.drainAutomatically()
-        case .runForWaitingSettle: self.runForWaitingSettle()
-        }
-        if let awaiter, !byTrackedTask {
-            self.bound(awaiter, of: scheduled, describedAs: what())
-        }
-        return TaskHandle(canceller: ManualCanceller(monitor: self.monitor, task: scheduled))
+        self.storage.dispatch(task)
     }
 
     // MARK: - Observing
@@ -262,12 +160,12 @@ public final class ManualDispatcher: TaskDispatcher {
     /// async forms, auto-advance and the drains that jump to the next delayed task. It stops at about 292 years; a
     /// task due past that never runs (<doc:TestingWithVirtualTime>).
     public var now: Duration {
-        .nanoseconds(self.monitor.withLock { $0.now })
+        .nanoseconds(self.storage.now)
     }
 
     /// The number of tasks that have not run and were not cancelled, due or delayed, in both contexts.
     public var pendingTaskCount: Int {
-        self.monitor.withLock { $0.pendingCount }
+        self.storage.pendingCount
     }
 
     /// The number of pending tasks in one context, due or delayed.
@@ -275,20 +173,20 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Parameter context: The context to count.
     /// - Returns: The number of tasks of that context that have not run and were not cancelled.
     public func pendingTaskCount(in context: TaskContext) -> Int {
-        self.monitor.withLock { $0.pendingCount(in: context) }
+        self.storage.pendingCount(in: context)
     }
 
     /// The pending tasks, in the order dispatch order would run them: by due time, then by sequence.
     ///
     /// - Complexity: O(n log n) in the number of pending tasks.
     public var pendingTasks: [PendingTask] {
-        let (tasks, callSites) = self.monitor.withLock { ($0.allPendingTasks, $0.callSites.sites) }
+        let (tasks, callSites) = self.storage.pendingTasks
         return tasks.map { PendingTask($0, callSites: callSites) }
     }
 
     /// The most recent runs, oldest first, at most the `historyLimit` given at creation.
     public var history: [TaskRun] {
-        let (runs, callSites) = self.monitor.withLock { (Array($0.history), $0.callSites.sites) }
+        let (runs, callSites) = self.storage.history
         return runs.map { TaskRun($0, callSites: callSites) }
     }
 
@@ -297,8 +195,8 @@ public final class ManualDispatcher: TaskDispatcher {
     ///
     /// - Complexity: Setting it is O(n log n) in the due background tasks, which move to the new order's queues.
     public var order: Order {
-        get { self.monitor.withLock { $0.order } }
-        set { self.monitor.withLock { $0.setOrder(newValue) } }
+        get { self.storage.order }
+        set { self.storage.send(.order(newValue)) }
     }
 
     /// Who runs the tasks: the test, or the dispatcher as they are dispatched (see ``Mode``).
@@ -306,21 +204,8 @@ public final class ManualDispatcher: TaskDispatcher {
     /// Changing it takes effect at once: switching to ``Mode/autoDrain`` or ``Mode/autoAdvance`` runs the tasks
     /// already due (and, in auto-advance, moves the clock when everything has settled).
     public var mode: Mode {
-        get { self.monitor.withLock { $0.mode } }
-        set {
-            let thread = currentThreadIdentity()
-            let drain = self.monitor.withLock { schedule in
-                schedule.mode = newValue
-                // The test's switch lets the clock reach every task pending now, once everything has settled.
-                if newValue == .autoAdvance, self.monitor.callerIsUntracked {
-                    for task in schedule.waitingTasks { schedule.clockHold.allowJumps(to: task) }
-                }
-                return schedule.claimForAutoDrain(thread: thread)
-            }
-            if drain {
-                self.drainAutomatically()
-            }
-        }
+        get { self.storage.mode }
+        set { self.storage.send(.mode(newValue, byTest: self.storage.callerIsUntracked)) }
     }
 
     // MARK: - Verifying
@@ -337,79 +222,9 @@ public final class ManualDispatcher: TaskDispatcher {
     public func verifyIdle() throws(ManualDispatcherError) {
         let thread = currentThreadIdentity()
         let onMainActor = MainActorExecution.isOnMainActor
-        // The task another thread was running when the check first looked, and when the wait for its end ends.
-        var awaited: (sequence: UInt64, deadline: DispatchTime)?
-        while true {
-            let wait = self.monitor.withLock { schedule -> DispatchSemaphore? in
-                guard let claim = schedule.claim, let context = claim.executing,
-                    Self.caller(executing: context, in: claim, thread: thread, onMainActor: onMainActor) == nil
-                else { return nil }
-                if let awaited, awaited.sequence != claim.executingSequence || DispatchTime.now() >= awaited.deadline {
-                    return nil
-                }
-                let check = DispatchSemaphore(value: 0)
-                schedule.idleChecks.append(check)
-                schedule.idleCheckObserver?()
-                if awaited == nil { awaited = (claim.executingSequence, Self.deadline(after: self.waitLimit)) }
-                return check
-            }
-            guard let wait, let deadline = awaited?.deadline else { break }
-            _ = wait.wait(timeout: deadline)
+        self.storage.awaitExecutingTask(thread: thread, onMainActor: onMainActor)
+        if let failure = self.storage.idleFailure(thread: thread, onMainActor: onMainActor) {
+            throw ManualDispatcherError(failure)
         }
-        let failure = self.monitor.withLock { schedule -> Failure? in
-            schedule.autoAdvanceJumps = 0
-            if let failure = schedule.takeDeferredFailure() {
-                return failure
-            }
-            if let failure = schedule.unobservedErrorsFailure(method: "verifyIdle()") {
-                return failure
-            }
-            if let failure = schedule.cancelledAwaitsFailure(method: "verifyIdle()", limit: self.waitLimit) {
-                return failure
-            }
-            let unfinished = schedule.tracked.unfinished
-            if schedule.pendingCount > 0 {
-                return schedule.failure(.pendingTasks(unfinished: unfinished))
-            }
-            if let claim = schedule.claim, let task = schedule.executingTask {
-                let caller =
-                    Self.caller(executing: task.context, in: claim, thread: thread, onMainActor: onMainActor)
-                    ?? .elsewhere(waited: self.waitLimit)
-                return schedule.failure(.taskStillRunning(task: task, runner: claim.method, caller: caller))
-            }
-            return unfinished.isEmpty ? nil : schedule.failure(.unfinishedTasks(tasks: unfinished))
-        }
-        if let failure { throw ManualDispatcherError(failure) }
-    }
-
-    /// Where a `verifyIdle()` caller on `thread` stands to the task of `context` that the run `claim` is executing:
-    /// inside it (on the claim's thread), or on the main actor it needs (a foreground task runs there, or waits for
-    /// it, when the run is on another thread); `nil` elsewhere, where it can wait for the task to end.
-    private static func caller(
-        executing context: TaskContext,
-        in claim: RunClaim,
-        thread: UInt,
-        onMainActor: Bool
-    ) -> IdleCheckCaller? {
-        if claim.thread == thread { return .insideTheTask }
-        if onMainActor && context == .foreground { return .onTheMainActorItNeeds }
-        return nil
-    }
-}
-
-/// The canceller behind a ``ManualDispatcher``'s handles: the dispatcher's lock and the task.
-///
-/// Two references fit in the handle's inline existential buffer, so handing out a handle allocates nothing.
-struct ManualCanceller: TaskCancelling {
-    let monitor: Monitor<Schedule>
-    let task: ScheduledTask
-
-    func cancelTask() -> Bool {
-        let released: DispatchedTask.Work? = self.monitor.withLock { $0.cancel(self.task) }
-        return released != nil  // the closure, and what it captured, go here: outside the lock
-    }
-
-    var isTaskCancelled: Bool {
-        self.monitor.withLock { _ in self.task.state == .cancelled }
     }
 }

@@ -174,7 +174,7 @@ extension ManualDispatcherRegistry {
         func dispatcherReleased(
             pendingTasksReport report: String?,
             onlyPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)? = nil,
-            trackedTasks: Monitor<Schedule>? = nil
+            trackedTasks: Storage? = nil
         ) {
             let release = Release(report: report, onlyPendingTasks: onlyPendingTasks, trackedTasks: trackedTasks)
             self.registry?.handle(.released(release), from: self)
@@ -186,7 +186,7 @@ extension ManualDispatcherRegistry {
     struct Release: Sendable {
         var report: String?
         var onlyPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)?
-        var trackedTasks: Monitor<Schedule>?
+        var trackedTasks: Storage?
     }
 
     /// One dispatcher's entry: where it was created, a weak reference to it, and its report if it was released
@@ -210,8 +210,8 @@ extension ManualDispatcherRegistry {
         /// Waits, within the dispatcher's wait limit, until its tracked tasks that were cancelled have ended, whether
         /// the dispatcher is alive or was released while they ran.
         func awaitCancelledTrackedTasks(of dispatcher: ManualDispatcher?) async {
-            guard let monitor = dispatcher?.monitor ?? self.release?.trackedTasks else { return }
-            await monitor.awaitCancelledTrackedTasks(within: self.waitLimit)
+            guard let storage = dispatcher?.storage ?? self.release?.trackedTasks else { return }
+            await storage.awaitCancelledTrackedTasks(within: self.waitLimit)
         }
 
         /// The entry's failure, given its `dispatcher` if it is alive, unless it is idle or its leftover is what
@@ -221,11 +221,7 @@ extension ManualDispatcherRegistry {
         {
             let createdAt = self.registration.createdAt
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
-            let leftRunning = self.release?.trackedTasks?.withLock { schedule -> Failure? in
-                let unfinished = schedule.tracked.unfinished
-                guard unfinished.isEmpty else { return schedule.failure(.unfinishedTasks(tasks: unfinished)) }
-                return schedule.unobservedErrorsFailure(method: "The check after the dispatcher's release")
-            }
+            let leftRunning = self.release?.trackedTasks?.failureAfterRelease()
             if let reported, leftRunning == nil, let pending = self.release?.onlyPendingTasks,
                 reported.lists(pending.listed, count: pending.count)
             {

@@ -25,11 +25,11 @@ final class TrackedTaskExecutor: TaskExecutor {
         let queue = Self.queue(for: job.priority)
         let job = UnownedJob(job)
         let scope = self.scope
-        scope.monitor.withLock { $0.tracked.jobEnqueued(scope.id) }
+        scope.storage.send(.jobEnqueued(scope.id))
         queue.async {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
             // The job's code has suspended or finished: the task may have settled, which can end a drain's wait.
-            scope.monitor.changeTrackedTasks { $0.tracked.jobRan(scope.id) }
+            scope.storage.send(.jobRan(scope.id))
         }
     }
 

@@ -3,7 +3,7 @@ import TaskDispatch
 /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)``, as its own code sees it: bound in
 /// `TaskTracking.scope` around the task's operation, it makes the waits that the awaitable dispatches and the
 /// virtual clock's sleep report, and it owns them on behalf of its dispatcher. It is also the task's start gate:
-/// the task's body waits in ``waitForStart(isolation:)`` until the start task runs ``runStart()``.
+/// the task's body waits in ``waitForStart(isolation:)`` until the start task runs ``startRan(in:)``.
 /// One object a task, under the dispatcher's one lock: no lock, closure context or continuation box of its own.
 ///
 /// The whole life of a wait is in this module, under the dispatcher's lock: the dispatcher records it when it
@@ -13,7 +13,7 @@ import TaskDispatch
 /// other (see `TaskTracking`).
 ///
 /// `@unchecked Sendable`: ``start``, ``waiting``, ``heldForCaller``, ``startTask`` and ``taskIdentity`` are read and
-/// written only under the lock of ``monitor``; the rest is immutable.
+/// written only under the lock of ``storage``; the rest is immutable.
 final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Where the task's start stands.
     private enum Start {
@@ -35,7 +35,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     #endif
 
     /// The lock and state of the dispatcher that tracks the task.
-    let monitor: Monitor<Schedule>
+    let storage: Storage
     /// The task's identity in the dispatcher's records.
     let id: UInt64
     /// The task's label, for the work it dispatches without a call site of its own (a clock sleep).
@@ -45,10 +45,10 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Whether the dispatcher counts the jobs of the task's child tasks (see `TrackedTasks.ChildJobs`): if not, its
     /// waits must be told from those of other tasks inside it.
     let countsChildJobs: Bool
-    /// See ``Start``. Under the lock of ``monitor``.
+    /// See ``Start``. Under the lock of ``storage``.
     private var start = Start.pending
-    /// The body, suspended at the gate. Taken, under the lock of ``monitor``, by whichever resumes it: exactly one
-    /// of ``runStart()``, ``cancelStart()`` and ``releaseFromCaller()``.
+    /// The body, suspended at the gate. Taken, under the lock of ``storage``, by whichever resumes it: exactly one
+    /// of ``startRan(in:)``, ``cancelStart(in:)`` and ``releaseFromCaller()``.
     private var waiting: StartContinuation?
     /// Whether the body may still run on its creator's stack: set when `startTask` begins it with `Task.immediate`
     /// (in the critical section that accepts the start), cleared by ``releaseFromCaller()`` once `Task.immediate`
@@ -56,16 +56,16 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// its task suspends does not suspend it at all, so a start run by another thread meanwhile would otherwise run
     /// the operation on the creator's stack, inside `startTask`.
     var heldForCaller = false
-    /// The start task in the dispatcher's schedule, to cancel it with the task. Set under the lock of ``monitor``,
+    /// The start task in the dispatcher's schedule, to cancel it with the task. Set under the lock of ``storage``,
     /// in the critical section that accepts it, before the task exists.
     var startTask: ScheduledTask?
     /// The tracked task itself (``currentTaskIdentity()``), noted when its body reaches the gate, before its operation
     /// begins: a wait made in another task (a child task, or a `Task { }` it created) is told from the task's own.
-    /// Under the lock of ``monitor``.
+    /// Under the lock of ``storage``.
     private(set) var taskIdentity: UInt = 0
 
-    init(monitor: Monitor<Schedule>, id: UInt64, label: String?, callSite: CallSite, countsChildJobs: Bool) {
-        self.monitor = monitor
+    init(storage: Storage, id: UInt64, label: String?, callSite: CallSite, countsChildJobs: Bool) {
+        self.storage = storage
         self.id = id
         self.label = label
         self.callSite = callSite
@@ -82,7 +82,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     }
 
     nonisolated(nonsending) func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
-        try await self.monitor.value(of: task, awaitedBy: self)
+        try await self.storage.value(of: task, awaitedBy: self)
     }
 
     /// A wait of this task on `description`, made by the current task, not recorded yet.
@@ -98,18 +98,15 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 
     // MARK: - The start gate
 
-    /// The start task's work: records the start and lets the body through, in one critical section (unless the
-    /// body is still held for its creator: then ``releaseFromCaller()`` lets it through). From here the task runs on
-    /// its own until it waits on the dispatcher.
-    func runStart() {
-        let waiting = self.monitor.changeTrackedTasks { schedule -> StartContinuation? in
-            schedule.tracked.markStarted(self.id, at: schedule.now)
-            // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
-            guard case .pending = self.start else { return nil }
-            self.start = .ran
-            return self.heldForCaller ? nil : self.takeWaiting()
-        }
-        waiting?.resume()
+    /// The start task ran: records the start and returns the body's wait to resume (unless the body is still held
+    /// for its creator: then ``releaseFromCaller()`` lets it through). Call under the lock of ``storage``. From here
+    /// the task runs on its own until it waits on the dispatcher.
+    func startRan(in schedule: inout Schedule) -> StartContinuation? {
+        schedule.tracked.markStarted(self.id, at: schedule.now)
+        // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
+        guard case .pending = self.start else { return nil }
+        self.start = .ran
+        return self.heldForCaller ? nil : self.takeWaiting()
     }
 
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first,
@@ -121,56 +118,52 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         try await withTaskCancellationHandler {
             _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
             #if DEBUG
-                return try await withCheckedThrowingContinuation { self.park($0) }
+                return try await withCheckedThrowingContinuation {
+                    self.storage.send(.parked(self, $0, task: self.currentTask))
+                }
             #else
-                return try await withUnsafeThrowingContinuation { self.park($0) }
+                return try await withUnsafeThrowingContinuation {
+                    self.storage.send(.parked(self, $0, task: self.currentTask))
+                }
             #endif
         } onCancel: {
-            self.cancelStart()
+            self.storage.send(.startCancelled(self))
         }
     }
 
-    /// The body reached the gate: goes on at once if the start has run (and the body is off its creator's stack),
-    /// throws at once if the task was cancelled, and otherwise waits for whichever comes.
-    private func park(_ continuation: StartContinuation) {
-        let task = self.currentTask
-        let (outcome, observer) = self.monitor.withLock {
-            schedule -> (Result<Void, any Error>?, (@Sendable () -> Void)?) in
-            self.taskIdentity = task
-            if !self.heldForCaller, let outcome = self.outcome { return (outcome, nil) }
-            self.waiting = continuation
-            return (nil, schedule.tracked.gateParkingObserver)
-        }
-        if let outcome { continuation.resume(with: outcome) }
-        // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
-        if let observer { TaskTracking.$scope.withValue(nil) { observer() } }
+    /// The body (the current task, `task`) reached the gate: the outcome to go on with at once if the start has run
+    /// (and the body is off its creator's stack) or the task was cancelled; otherwise it waits, and the package's
+    /// observer of parking is returned. Call under the lock of ``storage``.
+    func park(
+        _ continuation: StartContinuation, task: UInt, in schedule: inout Schedule
+    ) -> (Result<Void, any Error>?, (@Sendable () -> Void)?) {
+        self.taskIdentity = task
+        if !self.heldForCaller, let outcome = self.outcome { return (outcome, nil) }
+        self.waiting = continuation
+        return (nil, schedule.tracked.gateParkingObserver)
     }
 
-    /// The task was cancelled: cancels the start if it has not run, and then fails the wait, in one critical
-    /// section (the start's closure, released, goes outside it). The records say so in the same section: the body
-    /// now runs on its own to its end, and no drain may take it for settled meanwhile.
-    private func cancelStart() {
-        let (released, waiting) = self.monitor.withLock { schedule -> (DispatchedTask.Work?, StartContinuation?) in
-            guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
-            self.start = .cancelled
-            schedule.tracked.markStartCancelled(self.id)
-            return (released, self.heldForCaller ? nil : self.takeWaiting())
-        }
-        _ = released
-        waiting?.resume(throwing: CancellationError())
+    /// The task was cancelled: cancels the start if it has not run, and returns its closure (to release outside
+    /// the lock) and the wait to fail. The records say so in the same section: the body now runs on its own to its
+    /// end, and no drain may take it for settled meanwhile. Call under the lock of ``storage``.
+    func cancelStart(in schedule: inout Schedule) -> (DispatchedTask.Work?, StartContinuation?) {
+        guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
+        self.start = .cancelled
+        schedule.tracked.markStartCancelled(self.id)
+        return (released, self.heldForCaller ? nil : self.takeWaiting())
     }
 
     /// `Task.immediate` has returned, so the body is off its creator's stack: lets it go on if its start ran or the
-    /// task was cancelled meanwhile. Call under the lock of ``monitor``, then resume what it returns.
+    /// task was cancelled meanwhile. Call under the lock of ``storage``, then resume what it returns.
     func releaseFromCaller() -> (continuation: StartContinuation, outcome: Result<Void, any Error>)? {
         self.heldForCaller = false
-        // Still pending: `runStart()` or `cancelStart()` resumes it.
+        // Still pending: `startRan(in:)` or `cancelStart(in:)` resumes it.
         guard let outcome = self.outcome, let continuation = self.takeWaiting() else { return nil }
         return (continuation, outcome)
     }
 
     /// What the body's wait ends with once the start has run or been cancelled; `nil` while it is pending. Under the
-    /// lock of ``monitor``.
+    /// lock of ``storage``.
     private var outcome: Result<Void, any Error>? {
         switch self.start {
         case .pending: nil
@@ -179,7 +172,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         }
     }
 
-    /// The waiting body's continuation, taken so that nothing else resumes it. Under the lock of ``monitor``.
+    /// The waiting body's continuation, taken so that nothing else resumes it. Under the lock of ``storage``.
     private func takeWaiting() -> StartContinuation? {
         defer { self.waiting = nil }
         return self.waiting
@@ -189,7 +182,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 /// One wait of a tracked task on a task its dispatcher holds: recorded by the dispatcher when it accepts that task
 /// (at most once), and ended before the awaiting task is resumed.
 ///
-/// `@unchecked Sendable`: ``state`` is read and written only under the lock of ``scope``'s monitor.
+/// `@unchecked Sendable`: ``state`` is read and written only under the lock of ``scope``'s storage.
 final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     /// Where the wait stands in the tracking dispatcher's records.
     enum State {
@@ -217,14 +210,14 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     }
 
     /// Records the wait in `schedule` if it is a wait of one of that schedule's tracked tasks that was neither
-    /// recorded nor ended yet. Call under the lock of `monitor`, the dispatcher that accepts the awaited task.
+    /// recorded nor ended yet. Call under the lock of `storage`, the dispatcher that accepts the awaited task.
     ///
     /// A wait that another dispatcher's task makes (work that reaches this dispatcher through a decorator of
     /// another) is not this dispatcher's, and code that a dispatch call runs synchronously (a decorator's own
     /// dispatches, a task run at once in auto-drain mode) cannot record it twice.
-    func recordBegin(in schedule: inout Schedule, of monitor: Monitor<Schedule>) {
+    func recordBegin(in schedule: inout Schedule, of storage: Storage) {
         // The owner first: `state` may be read only under the lock of the dispatcher that made the wait.
-        guard self.scope.monitor === monitor, self.state == .unrecorded else { return }
+        guard self.scope.storage === storage, self.state == .unrecorded else { return }
         schedule.tracked.ownedWaitBegan(
             self.scope.id, on: self.description, byAnotherTask: self.waiter != self.scope.taskIdentity)
         self.state = .recorded
@@ -236,16 +229,19 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     /// - Parameter cancelled: Whether the wait ends with `CancellationError`, which the records keep as the task's
     ///   last event: a cancelled task that goes on looping is named as such when it does not settle.
     func end(cancelled: Bool) {
-        self.scope.monitor.changeTrackedTasks { schedule in
-            guard self.state != .ended else { return }  // a cancel ended it before the resume did
-            let wasRecorded = self.state == .recorded
-            self.state = .ended
-            if wasRecorded {
-                schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
-            } else if cancelled {
-                // Cancelled before any dispatcher took the work (or another dispatcher's work): it ended at once.
-                schedule.tracked.waitEndedAtOnce(self.scope.id, on: self.description)
-            }
+        self.scope.storage.send(.waitEnded(self, cancelled: cancelled))
+    }
+
+    /// Ends the wait in `schedule`, the records of the scope's dispatcher, under its lock (see ``end(cancelled:)``).
+    func ended(cancelled: Bool, in schedule: inout Schedule) {
+        guard self.state != .ended else { return }  // a cancel ended it before the resume did
+        let wasRecorded = self.state == .recorded
+        self.state = .ended
+        if wasRecorded {
+            schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
+        } else if cancelled {
+            // Cancelled before any dispatcher took the work (or another dispatcher's work): it ended at once.
+            schedule.tracked.waitEndedAtOnce(self.scope.id, on: self.description)
         }
     }
 }

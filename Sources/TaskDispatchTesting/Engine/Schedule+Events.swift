@@ -1,0 +1,332 @@
+import Dispatch
+import TaskDispatch
+
+// The engine's events that Storage calls under its lock: each changes the schedule and returns what the storage does
+// after unlocking.
+
+/// Where a run method starts: what the drain bound and the runaway diagnosis measure from.
+struct RunStart {
+    /// The sequence number the first task dispatched during the run gets.
+    var firstSequence: UInt64
+    /// The tasks pending when the run started.
+    var pendingCount: Int
+    /// The tracked tasks' ``TrackedTasks/wakeups`` when the run started.
+    var wakeups: UInt64
+    /// The clock's time when the run started, and the time it moves to (the start's time without a target).
+    var startTime: Int64
+    var target: Int64
+
+    /// The most tasks a draining call may run: every task pending when it started plus `runawayLimit`.
+    func bound(runawayLimit: Int) -> Int {
+        let (sum, overflow) = self.pendingCount.addingReportingOverflow(runawayLimit)
+        return overflow ? .max : sum
+    }
+}
+
+extension Schedule {
+    /// What a request for the claim got, once it stopped waiting.
+    enum ClaimResult {
+        case started(RunStart)
+        case refused(Failure)
+    }
+
+    /// One request for the claim of `method` (see ``claim(_:thread:blocksMainActor:reporting:)``): `nil` while the
+    /// caller must wait. Reads the clock and checks `target` (the time the run moves it to) in the same section: not backwards,
+    /// and not forward while a main-actor tracked task waits to run and the caller `holdsMainActor` (moving the
+    /// clock now would pass the sleep that task is about to start).
+    mutating func beginRun(
+        _ method: String,
+        thread: UInt,
+        blocksMainActor: Bool,
+        reporting errors: TrackedTasks.ErrorsToReport = .all,
+        target: (_ now: Int64) -> Int64,
+        holdsMainActor: Bool
+    ) -> ClaimResult? {
+        switch self.claim(method, thread: thread, blocksMainActor: blocksMainActor, reporting: errors) {
+        case .mustWait:
+            return nil
+        case .refused(let failure):
+            return .refused(failure)
+        case .claimed:
+            let targetTime = target(self.now)
+            var failure: Failure?
+            if targetTime < self.now {
+                failure = self.failure(.clockMovedBackwards(method: method, from: self.now, to: targetTime))
+            } else if holdsMainActor, targetTime > self.now, self.tracked.hasUnsettledOnMainActor {
+                failure = self.failure(
+                    .clockMovedWhileUnsettled(method: method, tasks: self.tracked.unsettledOnMainActor))
+            }
+            if let failure {
+                self.claim = nil
+                return .refused(failure)
+            }
+            return .started(
+                RunStart(
+                    firstSequence: self.markCurrent(), pendingCount: self.pendingCount,
+                    wakeups: self.tracked.wakeups, startTime: self.now, target: targetTime))
+        }
+    }
+
+    /// Releases the run, moving the clock to `time` first if given: an auto-drain takes the claim over, or the
+    /// waiters the runs and the release woke are resumed.
+    mutating func endRun(movingClockTo time: Int64?) -> Action {
+        if let time { self.moveClock(to: time) }
+        guard !self.release() else { return .drain(Effects()) }  // the auto-drain goes on holding the claim
+        return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
+    }
+
+    /// The next task of a synchronous drain, jumping the clock up to `clockLimit`; `.none` when none is left. With
+    /// `method` (the call holds the main actor), the clock does not move once the drain has woken a tracked task
+    /// since `start`: it fails instead (see ``clockHeld(_:since:)``).
+    mutating func nextForDrain(clockLimit: Int64, holdingClockFor method: String?, since start: RunStart) -> Action {
+        if let method, self.tracked.wakeups != start.wakeups, !self.hasDueTask,
+            self.hasRunnableTask(jumpingClockTo: clockLimit), let failure = self.clockHeld(method, since: start)
+        {
+            return .fail(failure)
+        }
+        return self.next(in: .any, jumpingClockTo: clockLimit).map { .run($0) } ?? .none
+    }
+
+    /// The failure of a synchronous drain on the main actor that would move the clock on after waking tracked tasks
+    /// (running a start, or ending a wait on the dispatcher's own work) since `start`; `nil` if it woke none.
+    ///
+    /// A woken task runs on its own until it waits on the dispatcher again, and a synchronous call cannot wait for
+    /// that: the rule looks only at what the call did, never at how far the tasks got, so it holds in every run or
+    /// in none.
+    func clockHeld(_ method: String, since start: RunStart) -> Failure? {
+        guard self.tracked.wakeups != start.wakeups else { return nil }
+        return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
+    }
+
+    /// The runaway failure of a drain that has run `ran` tasks while tasks can still run up to `clockLimit`; `nil`
+    /// when none can.
+    mutating func runawayFailure(_ method: String, ran: Int, from start: RunStart, clockLimit: Int64) -> Failure? {
+        guard self.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
+        return self.failure(
+            .runawayTasks(method: method, maxTasks: self.runawayLimit, ran: ran, firstSequence: start.firstSequence))
+    }
+
+    /// Whether the tracked tasks have settled, for one pass of an async drain, and if so the failure of a task with
+    /// uncounted child tasks, which the records cannot know to be settled.
+    mutating func settlingCheck(method: String) -> (settled: Bool, uncounted: Failure?) {
+        guard self.tracked.unsettledCount == 0 else { return (false, nil) }
+        return (true, self.uncountedTasksFailure(method: method))
+    }
+
+    /// The timer of auto-advance's hold `generation` fired: the time the clock moves to if it was still held, and
+    /// the drain the caller, on `thread`, then runs.
+    mutating func clockHoldTimerFired(for generation: UInt64, thread: UInt) -> (Int64?, Action) {
+        guard let next = self.clockHoldTimerFired(for: generation) else { return (nil, .none) }
+        return (next, self.claimForAutoDrain(thread: thread) ? .drain(Effects()) : .none)
+    }
+
+    /// The await bound of `task` passed (see `Storage.bound`): cancels the task and returns its closure and the
+    /// failure for `awaiting`, unless it ran, was cancelled, or another task of the same await failed it first.
+    mutating func awaitBoundPassed(
+        of task: ScheduledTask,
+        awaitedBy awaiting: any TaskAwaiter,
+        describedAs what: String,
+        limit: Duration
+    ) -> (work: DispatchedTask.Work, failure: Failure)? {
+        guard awaiting.mayFail else { return nil }
+        let delayed = task.key.due > self.now
+        guard let work = self.cancel(task) else { return nil }  // it started, or was cancelled
+        awaiting.claimFailure()  // in this critical section: a later timer of the await sees it
+        self.cancelledAwaits.append(what)
+        return (work, self.failure(.awaitNotRun(what: what, limit: limit, mode: self.mode, delayed: delayed)))
+    }
+
+    /// A task was just accepted, `scheduled`, with `wait` if a tracked task's await of it is recorded (`awaitGoesOn`:
+    /// not cancelled already): records the wait if it is one of `storage`'s tracked tasks (`byTrackedTask`), wakes
+    /// the waiters, lets auto-advance reach the task if the test dispatched it, and claims an auto-drain, or an assist
+    /// of the waiting async drain for an awaited dispatch (`awaited`) of a tracked task on the main actor.
+    mutating func accepted(
+        _ scheduled: ScheduledTask,
+        wait: OwnedWait?,
+        of storage: Storage,
+        awaited: Bool,
+        awaitGoesOn: Bool
+    ) -> (byTrackedTask: Bool, Action) {
+        var byTrackedTask = false
+        if let wait {
+            byTrackedTask = wait.scope.storage === storage
+            if awaitGoesOn { wait.recordBegin(in: &self, of: storage) }
+        }
+        // The main-actor check only once a drain waits.
+        if awaited, awaitGoesOn, byTrackedTask, !self.waitingSettles.isEmpty, MainActorExecution.isOnMainActor,
+            self.claimForWaitingSettle(thread: currentThreadIdentity())
+        {
+            return (true, .assist)  // waiters are woken after the runs
+        }
+        let effects = Effects(woken: self.wokenWaiters())
+        // In auto-advance, a dispatch from outside the tracked tasks lets the clock reach its task; a tracked task's,
+        // only while the test waits (see `ClockHold`).
+        if self.mode == .autoAdvance, scheduled.key.due > self.now, !byTrackedTask, storage.callerIsUntracked {
+            self.clockHold.allowJumps(to: scheduled)
+        }
+        let drain = self.autoDrain && self.claimForAutoDrain(thread: currentThreadIdentity())
+        return (byTrackedTask, drain ? .drain(effects) : .proceed(effects))
+    }
+
+    /// Records a tracked task of `storage` and accepts its start: the scope, the start, whether the task prefers the
+    /// dispatcher's executor, and whether its body begins on the creator's thread (held there: `heldForCaller`).
+    mutating func acceptTrackedStart(
+        storage: Storage,
+        label: String?,
+        callSite: CallSite,
+        onMainActor: Bool,
+        childJobs: TrackedTasks.ChildJobs,
+        beginsImmediately: Bool
+    ) -> (TrackedTaskScope, ScheduledTask, prefersExecutor: Bool, immediate: Bool) {
+        let scope = TrackedTaskScope(
+            storage: storage,
+            id: self.tracked.begin(label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs),
+            label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
+        let start: @Sendable () -> Void = { storage.send(.startRan(scope)) }
+        let scheduled = self.accept(
+            DispatchedTask(
+                unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
+        scope.startTask = scheduled
+        let prefersExecutor = self.tracked.prefersTaskExecutor
+        // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once).
+        let immediate = beginsImmediately && !prefersExecutor && !self.autoDrain
+        scope.heldForCaller = immediate
+        return (scope, scheduled, prefersExecutor, immediate)
+    }
+
+    /// The first tracked task that was cancelled and has not finished, with a new waiter identity to await it.
+    mutating func firstCancelledUnfinishedWait() -> (UInt64, DispatchWaiters<WaitResumer>.ID)? {
+        guard let id = self.tracked.firstCancelledUnfinished else { return nil }
+        return (id, self.waiters.makeID())
+    }
+
+    /// The test's `value(of:)` of tracked task `id` was woken: it finished, or a runaway auto-advance stopped the
+    /// clock (its failure, the claim of `key` given back); neither when another call took that failure first.
+    mutating func valueWaitWoken(_ id: UInt64, key: TrackedTaskKey) -> (finished: Bool, runaway: Failure?) {
+        if self.tracked.hasFinished(id) { return (true, nil) }
+        guard let runaway = self.takeDeferredFailure() else { return (false, nil) }
+        self.tracked.unclaim(key)
+        return (false, runaway)
+    }
+
+    /// The test's `value(of:)` of tracked task `id` reached `limit`: the failure (the claim of `key` given back, so
+    /// an error the task throws later is still reported), or `nil` if it finished as the timer fired.
+    mutating func valueWaitTimedOut(_ id: UInt64, key: TrackedTaskKey, limit: Duration) -> Failure? {
+        guard let standing = self.tracked.standing(of: id), !self.tracked.hasFinished(id) else { return nil }
+        self.tracked.unclaim(key)
+        if let runaway = self.takeDeferredFailure() { return runaway }
+        let holding = self.mode == .autoAdvance ? self.tracked.unsettled : []
+        return self.failure(
+            .taskNotFinished(method: "value(of:)", limit: limit, task: standing, mode: self.mode, holding: holding))
+    }
+}
+
+// MARK: - Waits
+
+extension Schedule {
+    /// Registers waiter `id` unless `condition` holds already (then `resumer` is woken at once). The test's await of
+    /// a tracked task ends a hold of the clock, and in auto-advance the caller, on `thread`, may now drain.
+    mutating func register(
+        _ id: DispatchWaiters<WaitResumer>.ID,
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        resumer: WaitResumer,
+        deadline: DispatchTime,
+        asTheTestsAwaitOfATask: Bool,
+        thread: UInt
+    ) -> Action {
+        guard !condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished) else {
+            return .proceed(Effects(woken: [resumer]))
+        }
+        let effects = Effects(
+            arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline),
+            observe: self.waiters.registrationObserver)
+        guard asTheTestsAwaitOfATask else { return .proceed(effects) }
+        self.clockHold.endHold()  // a hold after this wait is timed from its own start
+        return self.mode == .autoAdvance && self.claimForAutoDrain(thread: thread) ? .drain(effects) : .proceed(effects)
+    }
+}
+
+// MARK: - Release, verifyIdle and hooks
+
+extension Schedule {
+    /// What a dispatcher leaves at its release.
+    struct Leftovers {
+        var snapshot: Snapshot?
+        var errors: Failure?
+        var awaits: Failure?
+        var running: Failure?
+    }
+
+    /// What the dispatcher leaves at its release: pending tasks, unclaimed errors, awaits the limit ended, and tracked
+    /// tasks still running (`releasing`, the one the release happens on, is finishing), each for the report.
+    mutating func leftovers(releasing: UInt64?, limit: Duration) -> Leftovers {
+        // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
+        // which the pending report would list with its start or its wait).
+        let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
+        return Leftovers(
+            snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 0) : nil,
+            errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
+            awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
+            running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running))
+        )
+    }
+
+    /// At the registry's check after the release: the tracked tasks left running, or an error they threw since.
+    mutating func failureAfterRelease() -> Failure? {
+        let unfinished = self.tracked.unfinished
+        guard unfinished.isEmpty else { return self.failure(.unfinishedTasks(tasks: unfinished)) }
+        return self.unobservedErrorsFailure(method: "The check after the dispatcher's release")
+    }
+
+    /// The sequence of the task another thread's run executes now, if `verifyIdle()` on `thread` can wait for it.
+    func executingElsewhere(thread: UInt, onMainActor: Bool) -> UInt64? {
+        guard let claim = self.claim, let context = claim.executing,
+            Self.caller(executing: context, in: claim, thread: thread, onMainActor: onMainActor) == nil
+        else { return nil }
+        return claim.executingSequence
+    }
+
+    /// `verifyIdle()`'s failure, on `thread`: a runaway's, unclaimed errors, awaits `limit` ended, pending tasks, a
+    /// task still running, or unfinished tracked tasks; `nil` when idle.
+    mutating func idleFailure(thread: UInt, onMainActor: Bool, limit: Duration) -> Failure? {
+        self.autoAdvanceJumps = 0
+        if let failure = self.takeDeferredFailure() { return failure }
+        if let failure = self.unobservedErrorsFailure(method: "verifyIdle()") { return failure }
+        if let failure = self.cancelledAwaitsFailure(method: "verifyIdle()", limit: limit) { return failure }
+        let unfinished = self.tracked.unfinished
+        if self.pendingCount > 0 {
+            return self.failure(.pendingTasks(unfinished: unfinished))
+        }
+        if let claim = self.claim, let task = self.executingTask {
+            let caller =
+                Self.caller(executing: task.context, in: claim, thread: thread, onMainActor: onMainActor)
+                ?? .elsewhere(waited: limit)
+            return self.failure(.taskStillRunning(task: task, runner: claim.method, caller: caller))
+        }
+        return unfinished.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: unfinished))
+    }
+
+    /// Where a `verifyIdle()` caller on `thread` stands to the task of `context` that the run `claim` is executing:
+    /// inside it (on the claim's thread), or on the main actor it needs; `nil` elsewhere, where it can wait.
+    private static func caller(
+        executing context: TaskContext,
+        in claim: RunClaim,
+        thread: UInt,
+        onMainActor: Bool
+    ) -> IdleCheckCaller? {
+        if claim.thread == thread { return .insideTheTask }
+        if onMainActor && context == .foreground { return .onTheMainActorItNeeds }
+        return nil
+    }
+}
+
+extension TrackedTasks {
+    /// Tracked task `caller` (or, `byAnotherTask`, a task inside it) awaits the task `key` through `value(of:)`:
+    /// claims its error, and records the await if the dispatcher tracks it (its identity, to end the await).
+    mutating func beginValueAwait(_ key: TrackedTaskKey, by caller: UInt64, byAnotherTask: Bool) -> UInt64? {
+        self.claim(key)
+        guard let awaited = self.id(of: key) else { return nil }
+        self.beginAwaiting(caller, awaited, byAnotherTask: byAnotherTask)
+        return awaited
+    }
+}

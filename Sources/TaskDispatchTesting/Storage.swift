@@ -1,0 +1,724 @@
+import Dispatch
+import TaskDispatch
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Bionic)
+    import Bionic
+#endif
+
+/// A value guarded by a mutex, with a condition variable to wait on for changes to it: the lock of ``Storage``.
+///
+/// (`Mutex` from Synchronization needs macOS 15 and has no condition; `os_unfair_lock` has none either.)
+///
+/// `@unchecked Sendable`: the value is read and written only between `pthread_mutex_lock` and
+/// `pthread_mutex_unlock` on `mutex`; the three pointers are allocated in `init`, before the monitor is shared,
+/// and freed in `deinit`, when no other reference exists.
+final class Monitor<Value: Sendable>: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    #if DEBUG
+        /// How many times the mutex was taken (both ways of taking it count); guarded by it.
+        private var acquisitions = 0
+    #endif
+
+    init(_ value: Value) {
+        self.value.initialize(to: value)
+        self.mutex.initialize(to: pthread_mutex_t())
+        self.condition.initialize(to: pthread_cond_t())
+        #if canImport(Glibc)
+            // Adaptive: a contended lock spins briefly before it sleeps, as Darwin's does. The dispatcher's lock is
+            // held for a few hundred nanoseconds at a time, and a thread that finishes a tracked task often meets the
+            // test's thread in it; sleeping and waking in the kernel would cost each of them microseconds.
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+            let locked = pthread_mutex_init(self.mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+        #else
+            let locked = pthread_mutex_init(self.mutex, nil)
+        #endif
+        precondition(locked == 0, "pthread_mutex_init failed with \(locked)")
+        let conditioned = pthread_cond_init(self.condition, nil)
+        precondition(conditioned == 0, "pthread_cond_init failed with \(conditioned)")
+    }
+
+    deinit {
+        pthread_cond_destroy(self.condition)
+        pthread_mutex_destroy(self.mutex)
+        self.value.deinitialize(count: 1)
+        self.value.deallocate()
+        self.condition.deallocate()
+        self.mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    ///
+    /// - Complexity: O(1) beyond `body`. Not recursive: `body` must not lock again.
+    @inline(__always)
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(self.mutex)
+        defer { pthread_mutex_unlock(self.mutex) }
+        #if DEBUG
+            self.acquisitions += 1
+        #endif
+        return try body(&self.value.pointee)
+    }
+
+    /// Runs `body` with exclusive access to the value until it returns a result; while it returns `nil`, waits
+    /// for ``broadcast()`` (the lock released during the wait) and runs it again.
+    func waitForResult<Result>(_ body: (inout Value) -> Result?) -> Result {
+        pthread_mutex_lock(self.mutex)
+        defer { pthread_mutex_unlock(self.mutex) }
+        #if DEBUG
+            self.acquisitions += 1
+        #endif
+        while true {
+            if let result = body(&self.value.pointee) { return result }
+            pthread_cond_wait(self.condition, self.mutex)
+        }
+    }
+
+    #if DEBUG
+        /// How many times the lock has been taken so far, read without counting this read; for the package's tests.
+        var acquisitionCount: Int {
+            pthread_mutex_lock(self.mutex)
+            defer { pthread_mutex_unlock(self.mutex) }
+            return self.acquisitions
+        }
+    #endif
+
+    /// Wakes every thread blocked until a result comes.
+    func broadcast() {
+        pthread_cond_broadcast(self.condition)
+    }
+}
+
+/// The only owner of a ``ManualDispatcher``'s lock: the public face, the tracked tasks and the registry call its
+/// methods; each takes the lock once (a blocked claim waits on its condition), calls the engine (``Schedule``) and
+/// does the rest after unlocking: resume waiters, run work, drain, set timers.
+final class Storage: Sendable {
+    /// The engine, behind the lock. Read directly only by the package's tests.
+    let monitor: Monitor<Schedule>
+    /// The dispatcher's ``ManualDispatcher/waitLimit``.
+    let waitLimit: Duration
+
+    init(_ schedule: Schedule, waitLimit: Duration) {
+        self.monitor = Monitor(schedule)
+        self.waitLimit = waitLimit
+    }
+
+    /// A query of the engine that changes nothing, in one critical section.
+    @inline(__always)
+    private func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
+        self.monitor.withLock { query($0) }
+    }
+
+    /// The tracked task of this storage's dispatcher that the calling code runs in (a task it started with
+    /// `startTask`, a child task of one, or a task one of them created), if any.
+    var trackedCaller: TrackedTaskScope? {
+        TrackedTaskScope.current.flatMap { $0.storage === self ? $0 : nil }
+    }
+
+    /// Whether the calling code is the test, or code it called: not one of this dispatcher's tracked tasks.
+    var callerIsUntracked: Bool {
+        self.trackedCaller == nil
+    }
+
+    /// Handles `event` and performs its action.
+    func send(_ event: Schedule.Event) {
+        let thread = currentThreadIdentity()
+        self.perform(self.monitor.withLock { $0.handle(event, thread: thread) })
+    }
+
+    /// Performs an event's action after its critical section: its effects, then the drain this thread claimed.
+    /// `observing: false` leaves the package's observer to the caller.
+    func perform(_ action: Schedule.Action, observing: Bool = true) {
+        switch action {
+        case .proceed(let effects):
+            self.perform(effects, observing: observing)
+        case .drain(let effects):
+            self.perform(effects, observing: false)
+            self.drainAutomatically()
+            if observing, let observe = effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+        case .assist:
+            self.runForWaitingSettle()
+        case .run(let step):
+            self.execute(step.work)
+        case .fail:
+            break  // thrown by the caller, which reads it from the action
+        }
+    }
+
+    @inline(__always)
+    private func perform(_ effects: Schedule.Effects, observing: Bool) {
+        _ = effects.released  // a cancelled task's closure, and what it captured, go here: outside the lock
+        if let woken = effects.woken { WaitResumer.resumeAll(woken) }
+        if let (continuation, outcome) = effects.gate { continuation.resume(with: outcome) }
+        if effects.broadcast { self.monitor.broadcast() }
+        if let deadline = effects.arm { self.setWaitTimer(for: deadline) }
+        if let report = effects.report { writeToStandardError(report) }
+        // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
+        if observing, let observe = effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+    }
+}
+
+// MARK: - Dispatching
+
+extension Storage {
+    /// Takes `task` in; an awaited one is bounded in real time unless a tracked task of this dispatcher awaits it.
+    @inline(__always)
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        guard let awaiter = task.awaiter else { return self.record(nil) { $0.accept(task) } }
+        // The call as written, even through a decorator that renamed the task it forwards.
+        return self.record(
+            nil,
+            awaitedBy: awaiter,
+            describedAs: TaskTracking.dispatchingCall.flatMap { $0.awaiter === awaiter ? $0.description : nil }
+                ?? describeAwaitableCall(in: task.context, task.label, task.callSite)
+        ) { $0.accept(task) }
+    }
+
+    /// Takes in the timer of a sleep on the virtual clock, due at `due`, which `wait` (a tracked sleeper's) waits on.
+    func dispatch(
+        _ task: DispatchedTask,
+        dueAt due: Int64,
+        waitedOnBy wait: OwnedWait?,
+        awaitedBy awaiting: any TaskAwaiter
+    ) -> TaskHandle {
+        self.record(
+            wait, awaitedBy: awaiting, describedAs: "a sleep on the dispatcher's clock (\"\(task.label ?? "")\")"
+        ) { $0.accept(task, dueAt: due) }
+    }
+
+    /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers
+    /// the dispatcher's executor (a package hook), and whether its body begins on this thread, held there.
+    func startTrackedTask(
+        label: String?,
+        callSite: CallSite,
+        onMainActor: Bool,
+        childJobs: TrackedTasks.ChildJobs,
+        beginsImmediately: Bool
+    ) -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool) {
+        var made: (TrackedTaskScope, Bool, Bool)?
+        _ = self.record(nil, readingTheBoundWait: false) { schedule in
+            let (scope, scheduled, prefersExecutor, immediate) = schedule.acceptTrackedStart(
+                storage: self, label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs,
+                beginsImmediately: beginsImmediately)
+            made = (scope, prefersExecutor, immediate)
+            return scheduled
+        }
+        guard let made else { preconditionFailure("the start's dispatch did not accept it") }
+        return made
+    }
+
+    /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
+    /// tracked task of this dispatcher on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``); then
+    /// performs the action and hands out the task's handle.
+    ///
+    /// The wait is `ownedWait` (a sleep passes its own), else the one an awaitable dispatch binds in
+    /// `TaskTracking.dispatchingWait`, read only while this dispatcher has unfinished tracked tasks; a tracked task's
+    /// start (`readingTheBoundWait: false`) does not read it. `awaiter` is bounded in real time unless its wait is
+    /// one of this dispatcher's tracked tasks, which the async drains watch (see `bound(_:of:describedAs:)`).
+    @inline(__always)
+    private func record(
+        _ ownedWait: OwnedWait?,
+        readingTheBoundWait: Bool = true,
+        awaitedBy awaiter: (any TaskAwaiter)? = nil,
+        describedAs what: @autoclosure () -> String = "",
+        _ accept: (inout Schedule) -> ScheduledTask
+    ) -> TaskHandle {
+        let (scheduled, byTrackedTask, action) = self.monitor.withLock { schedule in
+            let scheduled = accept(&schedule)
+            // The awaiting code can cancel the task from here on; an await whose task was cancelled first ends once
+            // the dispatch returns, and its wait is not recorded.
+            let awaitGoesOn =
+                awaiter?.accepted(TaskHandle(canceller: ManualCanceller(storage: self, task: scheduled))) ?? true
+            let wait =
+                schedule.tracked.unfinishedCount == 0
+                ? nil
+                : ownedWait ?? (readingTheBoundWait ? TaskTracking.dispatchingWait.flatMap({ $0 as? OwnedWait }) : nil)
+            let (byTrackedTask, action) = schedule.accepted(
+                scheduled, wait: wait, of: self, awaited: awaiter != nil, awaitGoesOn: awaitGoesOn)
+            return (scheduled, byTrackedTask, action)
+        }
+        self.perform(action)
+        if let awaiter, !byTrackedTask {
+            self.bound(awaiter, of: scheduled, describedAs: what())
+        }
+        return TaskHandle(canceller: ManualCanceller(storage: self, task: scheduled))
+    }
+
+    /// Bounds an await of `task` by code that is not one of this dispatcher's tracked tasks: if `task` has neither
+    /// run nor been cancelled ``waitLimit`` after its dispatch, this cancels it and ends the await with
+    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, naming `what` was awaited; ``ManualDispatcher/verifyIdle()``
+    /// and the release report it again, since code in a plain `Task` may swallow the error. The timer holds nothing
+    /// strongly.
+    private func bound(_ awaiting: any TaskAwaiter, of task: ScheduledTask, describedAs what: String) {
+        // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
+        guard self.read({ _ in task.isPending }) else { return }
+        let limit = self.waitLimit
+        DispatchQueue.global().asyncAfter(deadline: limit.dispatchDeadline) {
+            [weak self, weak task, weak awaiting] in
+            guard let self, let task, let awaiting else { return }
+            let stopped = self.monitor.withLock {
+                $0.awaitBoundPassed(of: task, awaitedBy: awaiting, describedAs: what, limit: limit)
+            }
+            guard let stopped else { return }
+            // The closure is released outside the lock, before the await resumes.
+            awaiting.fail(with: ManualDispatcherError(stopped.failure), releasing: stopped.work)
+        }
+    }
+
+    /// Cancels `task` if it is pending; its closure is released here, outside the lock.
+    func cancel(_ task: ScheduledTask) -> Bool {
+        let released: DispatchedTask.Work? = self.monitor.withLock { $0.cancel(task) }
+        return released != nil  // the closure, and what it captured, go here: outside the lock
+    }
+
+    func isCancelled(_ task: ScheduledTask) -> Bool {
+        self.read { _ in task.state == .cancelled }
+    }
+}
+
+/// The canceller behind a ``ManualDispatcher``'s handles: the storage and the task.
+///
+/// Two references fit in the handle's inline existential buffer, so handing out a handle allocates nothing.
+struct ManualCanceller: TaskCancelling {
+    let storage: Storage
+    let task: ScheduledTask
+
+    func cancelTask() -> Bool {
+        self.storage.cancel(self.task)
+    }
+
+    var isTaskCancelled: Bool {
+        self.storage.isCancelled(self.task)
+    }
+}
+
+// MARK: - Queries, settings and hooks
+
+extension Storage {
+    var now: Int64 { self.read { $0.now } }
+    var pendingCount: Int { self.read { $0.pendingCount } }
+    func pendingCount(in context: TaskContext) -> Int { self.read { $0.pendingCount(in: context) } }
+    var pendingTasks: ([ScheduledTask], [CallSite]) { self.read { ($0.allPendingTasks, $0.callSites.sites) } }
+    var history: ([RunRecord], [CallSite]) { self.read { (Array($0.history), $0.callSites.sites) } }
+    var callSites: [CallSite] { self.read { $0.callSites.sites } }
+    var order: ManualDispatcher.Order { self.read { $0.order } }
+    var mode: ManualDispatcher.Mode { self.read { $0.mode } }
+    var unfinishedTaskCount: Int { self.read { $0.tracked.unfinishedCount } }
+    var waiterCount: Int { self.read { $0.waiters.count } }
+    var unsettledTaskCount: Int { self.read { $0.tracked.unsettledCount } }
+    var prefersTaskExecutor: Bool { self.read { $0.tracked.prefersTaskExecutor } }
+    var tasksRunForWaitingDrains: Int { self.read { $0.waitingSettles.totalRan } }
+    var clockHoldsTimedOut: Int { self.read { $0.clockHold.timedOut } }
+    func checkInvariants() { self.read { $0.checkInvariants() } }
+    func invariantViolations() -> [String] { self.read { $0.invariantViolations() } }
+
+    /// The failure `misuse`, described with the engine's state now.
+    func failure(_ misuse: Failure.Misuse) -> Failure {
+        self.read { $0.failure(misuse) }
+    }
+
+    /// The failure `describe` builds from the engine's state now (a description that lists tracked tasks).
+    func failure(_ describe: (borrowing Schedule) -> Failure?) -> Failure? {
+        self.read(describe)
+    }
+
+    /// The dispatcher's task executor for the package's tests, made once.
+    func taskExecutor<Executor: Sendable & AnyObject>(_ make: () -> Executor) -> Executor {
+        self.monitor.withLock { schedule in
+            if let executor = schedule.taskExecutor as? Executor { return executor }
+            let executor = make()
+            schedule.taskExecutor = executor
+            return executor
+        }
+    }
+
+    /// What the dispatcher leaves at its release, the tracked task `releasing` (finishing) aside.
+    func leftovers(releasing: UInt64?) -> Schedule.Leftovers {
+        self.monitor.withLock { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
+    }
+
+    /// For the registry's check after the release: the tracked tasks still running, or an error they threw since.
+    func failureAfterRelease() -> Failure? {
+        self.monitor.withLock { $0.failureAfterRelease() }
+    }
+}
+
+// MARK: - Running
+
+extension Storage {
+    /// Claims the run for synchronous run method `method`, blocked on the condition (never spinning) while another
+    /// thread runs tasks; reads the clock and checks the call in the same section (see
+    /// ``Schedule/beginRun(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``).
+    @discardableResult
+    func claimRun(
+        _ method: String,
+        target: (_ now: Int64) -> Int64 = { $0 },
+        holdsMainActor: Bool = false
+    ) throws(ManualDispatcherError) -> RunStart {
+        try self.refuseTrackedCaller(method, isAsync: false)
+        let thread = currentThreadIdentity()
+        let blocksMainActor = MainActorExecution.isOnMainActor
+        let outcome = self.monitor.waitForResult { schedule in
+            schedule.beginRun(
+                method, thread: thread, blocksMainActor: blocksMainActor, target: target, holdsMainActor: holdsMainActor
+            )
+        }
+        switch outcome {
+        case .started(let start):
+            return start
+        case .refused(let failure):
+            self.monitor.broadcast()
+            throw ManualDispatcherError(failure)
+        }
+    }
+
+    /// Claims the run for async run method `method`, as the synchronous claim does, except that while another
+    /// thread runs tasks it suspends (as waiter `id`, until `deadline`, the end of `limit`) instead of blocking or,
+    /// on the main actor, refusing. `errors`: which unclaimed errors of tracked tasks refuse the call.
+    ///
+    /// - Throws: What the synchronous claim throws, except ``ManualDispatcherError/Kind/concurrentRun`` while
+    ///   waiting; that kind when the other run still holds the claim at `deadline`; `CancellationError`.
+    @discardableResult
+    nonisolated(nonsending) func claimRun(
+        _ method: String,
+        waiter id: DispatchWaiters<WaitResumer>.ID,
+        until deadline: DispatchTime,
+        limit: Duration,
+        reporting errors: TrackedTasks.ErrorsToReport = .all,
+        target: (_ now: Int64) -> Int64 = { $0 }
+    ) async throws -> RunStart {
+        try self.refuseTrackedCaller(method, isAsync: true)
+        while true {
+            let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
+            let outcome = self.monitor.withLock {
+                $0.beginRun(
+                    method, thread: thread, blocksMainActor: false, reporting: errors, target: target,
+                    holdsMainActor: false)
+            }
+            switch outcome {
+            case .started(let start)?:
+                return start
+            case .refused(let failure)?:
+                self.monitor.broadcast()
+                throw ManualDispatcherError(failure)
+            case nil:
+                break
+            }
+            switch await self.suspend(until: .runReleased, id: id, deadline: deadline) {
+            case .conditionMet:
+                continue  // claim it, unless another caller claimed it first
+            case .cancelled:
+                throw CancellationError()
+            case .timedOut:
+                let failure = self.failure { schedule in
+                    schedule.claim.map {  // nil: released as the timer fired
+                        schedule.failure(.runNotReleased(method: method, running: $0.method, limit: limit))
+                    }
+                }
+                if let failure { throw ManualDispatcherError(failure) }
+            }
+        }
+    }
+
+    /// Refuses run method `method` from one of this dispatcher's tracked tasks: an async drain there would wait for
+    /// that task to settle, that is for itself, and a synchronous one would move the clock under the other tracked
+    /// tasks without waiting for them.
+    private func refuseTrackedCaller(_ method: String, isAsync: Bool) throws(ManualDispatcherError) {
+        guard let scope = self.trackedCaller else { return }
+        throw ManualDispatcherError(
+            self.read {
+                $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id), isAsync: isAsync))
+            })
+    }
+
+    /// Releases the run, moving the clock to `time` first if given, and wakes the waiters the runs and the release
+    /// concern; drains at once if auto-drain is on.
+    func endRun(movingClockTo time: Int64? = nil) {
+        self.perform(self.monitor.withLock { $0.endRun(movingClockTo: time) })
+    }
+
+    /// The next task to run under the caller's claim (see ``Schedule/next(in:jumpingClockTo:before:)``), with the
+    /// call sites to describe it; `nil` when none is due.
+    func next(
+        in scope: Schedule.Scope,
+        jumpingClockTo clockLimit: Int64? = nil,
+        before sequenceLimit: UInt64 = .max
+    ) -> (step: Schedule.Step, callSites: [CallSite])? {
+        self.monitor.withLock { schedule in
+            schedule.next(in: scope, jumpingClockTo: clockLimit, before: sequenceLimit).map {
+                ($0, schedule.callSites.sites)
+            }
+        }
+    }
+
+    /// The next task of a synchronous drain (see ``Schedule/nextForDrain(clockLimit:holdingClockFor:since:)``).
+    func nextForDrain(
+        clockLimit: Int64,
+        holdingClockFor method: String?,
+        since start: RunStart
+    ) -> Schedule.Action {
+        self.monitor.withLock { $0.nextForDrain(clockLimit: clockLimit, holdingClockFor: method, since: start) }
+    }
+
+    /// The runaway failure of a drain that ran `ran` tasks, while a task can still run up to `clockLimit`.
+    func runawayFailure(_ method: String, ran: Int, from start: RunStart, clockLimit: Int64) -> Failure? {
+        self.monitor.withLock { $0.runawayFailure(method, ran: ran, from: start, clockLimit: clockLimit) }
+    }
+
+    /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
+    @inline(__always)
+    func execute(_ work: DispatchedTask.Work) {
+        switch work {
+        case .background(let work): work()
+        case .foreground(let work): MainActorExecution.runAndWait(work)
+        }
+    }
+
+    /// The auto-drain loop, for a caller that holds the claim: runs due tasks until none is left, then releases the
+    /// claim in the section that found nothing to run.
+    func drainAutomatically() {
+        // Off a tracked task's thread's task-locals: what the work dispatches is not the tracked task's.
+        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
+            TaskTracking.$dispatchingCall.withValue(nil) {
+                TaskTracking.$scope.withValue(nil) { self.drainAutomaticallyHere() }
+            }
+        } else {
+            self.drainAutomaticallyHere()
+        }
+    }
+
+    private func drainAutomaticallyHere() {
+        var ran = 0
+        while true {
+            let action = self.monitor.withLock { $0.autoDrainStep(ran: ran) }
+            guard case .run(let step) = action else { return self.perform(action) }
+            self.execute(step.work)
+            ran += 1
+        }
+    }
+
+    /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
+    /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases it and wakes waiters.
+    ///
+    /// Called by a dispatch of a tracked task on the main actor that awaits the work while the drain waits: the work
+    /// runs inside that dispatch, saving two main-actor jobs per await. Only a main-actor drain is helped, the tasks
+    /// count against its runaway bound, and the tracking task-locals are unbound while they run.
+    private func runForWaitingSettle() {
+        while true {
+            let action = self.monitor.withLock { $0.nextForWaitingSettle() }
+            guard case .run(let step) = action else { return self.perform(action) }
+            TaskTracking.$dispatchingCall.withValue(nil) {
+                TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
+            }
+        }
+    }
+
+    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
+    /// test awaited something the dispatcher cannot see, so the clock moves now, and from now on without waiting
+    /// for the test; a note on standard error says so, and what to await instead.
+    func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
+        let thread = currentThreadIdentity()
+        let (next, action) = self.monitor.withLock { $0.clockHoldTimerFired(for: generation, thread: thread) }
+        guard let next else { return }
+        writeToStandardError(
+            """
+            ManualDispatcher (autoAdvance, created at \(createdAt)): every tracked task had settled and the clock \
+            could move to \(formatTime(next)), but the test did not wait on the dispatcher for \
+            \(formatRealTimeLimit(limit)): it awaited something the dispatcher cannot see (a tracked task's \
+            `task.value`, code that awaits one, an XCTest expectation), or nothing (a preview). The clock moves \
+            now, and from now on without waiting for the test, so a task the test starts next may start late. In \
+            a test, await through the dispatcher instead: `try await dispatcher.value(of: task)`, `try await \
+            dispatcher.value(of: Task { await model.refresh() })` for code that awaits a task itself, or `try \
+            await dispatcher.runUntilIdle()`.
+
+            """
+        )
+        self.perform(action)
+    }
+}
+
+// MARK: - Waiting
+
+extension Storage {
+    /// A new waiter identity, for a call that may suspend more than once.
+    func makeWaiterID() -> DispatchWaiters<WaitResumer>.ID {
+        self.monitor.withLock { $0.waiters.makeID() }
+    }
+
+    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled, bounded by the one
+    /// wait timer (which works without the dispatcher, which may be gone).
+    ///
+    /// The condition is checked and the waiter registered in one critical section, the one a dispatch takes to
+    /// record its task, so a dispatch is either seen by the check or wakes the waiter. Whoever removes the waiter (a
+    /// dispatch, the timer, the cancellation handler, or this method when the task was cancelled before it
+    /// registered) resumes it, exactly once. A wait for a tracked task to finish is the test's `value(of:)`
+    /// (`asTheTestsAwaitOfATask`): in auto-advance, a jump of the clock held for it (see `ClockHold`) is made now.
+    func suspend(
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        id: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime,
+        asTheTestsAwaitOfATask: Bool? = nil,
+        isolation: isolated (any Actor)? = #isolation
+    ) async -> WaitOutcome {
+        let asTheTestsAwait = asTheTestsAwaitOfATask ?? condition.isTrackedTaskFinished
+        return await withTaskCancellationHandler {
+            _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
+            return await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
+                let thread = currentThreadIdentity()
+                let action = self.monitor.withLock {
+                    $0.register(
+                        id, until: condition, resumer: WaitResumer(continuation), deadline: deadline,
+                        asTheTestsAwaitOfATask: asTheTestsAwait, thread: thread)
+                }
+                self.perform(action, observing: false)
+                // The cancellation handler runs at once if the task was cancelled before it was installed, or
+                // concurrently with this closure: one of the two sees the waiter registered (if it registered).
+                if Task.isCancelled {
+                    self.cancelWait(id)
+                    return
+                }
+                // The test's seam runs as the test would, from outside the tracked task.
+                if let observe = action.effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+            }
+        } onCancel: {
+            self.cancelWait(id)
+        }
+    }
+
+    /// Removes waiter `id`, if still registered, and resumes it as cancelled.
+    private func cancelWait(_ id: DispatchWaiters<WaitResumer>.ID) {
+        self.monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
+    }
+
+    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`, and the next
+    /// one when it fires. It holds the storage weakly: a wait that ended keeps nothing alive until the deadline.
+    fileprivate func setWaitTimer(for deadline: DispatchTime) {
+        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            let (expired, next) = self.monitor.withLock { $0.waiters.timerFired(for: deadline, now: .now()) }
+            for resumer in expired { resumer.resume(.timedOut) }
+            if let next { self.setWaitTimer(for: next) }
+        }
+    }
+
+    /// Waits, within `limit`, until every tracked task that was cancelled has finished (a loop cancelled as its owner
+    /// went away ends on its own), unless the calling task is cancelled; works for a released dispatcher's tasks too.
+    /// It runs nothing: a cancelled task that waits for a step of the test is still running at the end, and the
+    /// check that follows reports it.
+    func awaitCancelledTrackedTasks(within limit: Duration) async {
+        let deadline = limit.dispatchDeadline
+        while let (id, waiter) = self.monitor.withLock({ $0.firstCancelledUnfinishedWait() }) {
+            let outcome = await self.suspend(
+                until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: false)
+            guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) })
+            else { return }  // timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports
+        }
+    }
+
+    /// Whether a cancelled tracked task has not settled.
+    var hasUnsettledCancelledTasks: Bool {
+        self.read { $0.tracked.unsettledCounts.cancelled > 0 }
+    }
+
+    /// The async drain `id` suspends until its tracked tasks settle, with `budget` tasks left: tasks may run for it
+    /// meanwhile (see `runForWaitingSettle()`). Returns the clock's time.
+    func drainWaits(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) -> Int64 {
+        self.monitor.withLock {
+            $0.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
+            return $0.now
+        }
+    }
+
+    /// The async drain `id` resumed: how many tasks ran for it meanwhile.
+    func drainResumed(_ id: DispatchWaiters<WaitResumer>.ID) -> Int {
+        self.monitor.withLock { $0.waitingSettles.resume(id) }
+    }
+
+    /// One pass of an async drain's settling (see ``Schedule/settlingCheck(method:)``).
+    func settlingCheck(method: String) -> (settled: Bool, uncounted: Failure?) {
+        self.monitor.withLock { $0.settlingCheck(method: method) }
+    }
+}
+
+// MARK: - Tracked tasks
+
+extension Storage {
+    /// The tracked task `key` names, if any, and whether one that finished recently has that key.
+    func trackedTask(_ key: TrackedTaskKey) -> (id: UInt64?, finishedRecently: Bool) {
+        self.monitor.withLock { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
+    }
+
+    /// Awaits `task` from the tracked task of `scope` (or a child task of it), without a bound: claims the error of
+    /// `task` if the dispatcher tracks it, and records the await, so that the caller is settled while `task` is.
+    nonisolated(nonsending) func value<Success: Sendable, TaskFailure>(
+        of task: Task<Success, TaskFailure>, awaitedBy scope: TrackedTaskScope
+    ) async throws -> Success {
+        let key = TrackedTaskKey(task)
+        let caller = scope.id
+        let awaitingTask = scope.currentTask
+        let thread = currentThreadIdentity()
+        let (awaited, action) = self.monitor.withLock { schedule in
+            let awaited = schedule.tracked.beginValueAwait(
+                key, by: caller, byAnotherTask: awaitingTask != scope.taskIdentity)
+            return (awaited, schedule.trackedTasksChanged(Schedule.Effects(), thread: thread))
+        }
+        self.perform(action)
+        defer {
+            if let awaited { self.send(.valueAwaitEnded(caller: caller, awaited: awaited)) }
+        }
+        return try await task.value
+    }
+
+    /// The test's `value(of:)` of tracked task `id` (`key`) was woken: whether it finished, or else the runaway
+    /// failure that stopped the clock (the claim given back).
+    func valueWaitWoken(_ id: UInt64, key: TrackedTaskKey) -> (finished: Bool, runaway: Failure?) {
+        self.monitor.withLock { $0.valueWaitWoken(id, key: key) }
+    }
+
+    /// The test's `value(of:)` of tracked task `id` (`key`) reached its limit: the failure, unless it finished.
+    func valueWaitTimedOut(_ id: UInt64, key: TrackedTaskKey, limit: Duration) -> Failure? {
+        self.monitor.withLock { $0.valueWaitTimedOut(id, key: key, limit: limit) }
+    }
+}
+
+// MARK: - Verifying
+
+extension Storage {
+    /// Waits while another thread runs a task, within the wait limit, so that `verifyIdle()` does not report the
+    /// task that just woke the test (or reports the next one that run began meanwhile).
+    func awaitExecutingTask(thread: UInt, onMainActor: Bool) {
+        var awaited: (sequence: UInt64, deadline: DispatchTime)?
+        while true {
+            let wait = self.monitor.withLock { schedule -> DispatchSemaphore? in
+                guard let sequence = schedule.executingElsewhere(thread: thread, onMainActor: onMainActor) else {
+                    return nil
+                }
+                if let awaited, awaited.sequence != sequence || DispatchTime.now() >= awaited.deadline {
+                    return nil
+                }
+                let check = DispatchSemaphore(value: 0)
+                schedule.idleChecks.append(check)
+                schedule.idleCheckObserver?()
+                if awaited == nil { awaited = (sequence, self.waitLimit.dispatchDeadline) }
+                return check
+            }
+            guard let wait, let deadline = awaited?.deadline else { return }
+            _ = wait.wait(timeout: deadline)
+        }
+    }
+
+    /// `verifyIdle()`'s failure, if any (see ``Schedule/idleFailure(thread:onMainActor:limit:)``).
+    func idleFailure(thread: UInt, onMainActor: Bool) -> Failure? {
+        self.monitor.withLock { $0.idleFailure(thread: thread, onMainActor: onMainActor, limit: self.waitLimit) }
+    }
+}
