@@ -199,15 +199,8 @@ public final class ManualDispatcher: TaskDispatcher {
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // Two inlined calls of `record`, so that a plain dispatch, the hot path, carries nothing of the bound.
-        guard let awaiter = task.awaiter else { return self.record(nil) { $0.accept(task) } }
-        // The call as written, even through a decorator that renamed the task it forwards; read only for an await
-        // the dispatcher bounds.
-        return self.record(
-            nil,
-            awaitedBy: awaiter,
-            describedAs: TaskTracking.dispatchingCall.flatMap { $0.awaiter === awaiter ? $0.description : nil }
-                ?? describeAwaitableCall(in: task.context, task.label, task.callSite)
-        ) { $0.accept(task) }
+        guard let call = AwaitableCall.awaiting(task) else { return self.record(nil) { $0.accept(task) } }
+        return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description) { $0.accept(task) }
     }
 
     /// What a dispatch does after its critical section, on the run claim that section took, if any.
