@@ -27,17 +27,14 @@ public struct DispatchedTask: Sendable {
     /// The priority of a background task. Ignored for foreground tasks.
     public var priority: BackgroundPriority
 
+    /// Whether an awaitable dispatch (`runInBackground`, `runOnMainActor`) may await this task: it built the task, or
+    /// the task was built through the initializer during that dispatch's call (a decorator that rebuilds it). A test
+    /// dispatcher then looks for the call (``TaskTracking/dispatchingCall``); production dispatchers ignore it. A
+    /// flag, in the padding after ``priority``: copying a task costs nothing more for it.
+    package var isAwaited = false
+
     /// Where the task was dispatched.
     public var callSite: CallSite
-
-    /// The awaitable dispatch (`runInBackground`, `runOnMainActor`) that awaits this task's outcome, if any: a test
-    /// dispatcher that does not track the awaiting code itself uses it to end that await with an error when the task
-    /// has not run within its real-time limit (see ``TaskAwaiter``). Production dispatchers ignore it.
-    ///
-    /// A copy of the task keeps it (`var task = task; task.work = …`); a task built anew through the initializer
-    /// synchronously inside the awaitable dispatch's `dispatch(_:)` call gets it back if it has the same call site
-    /// and context (see `AwaitableCall`); one built later, or on another thread, does not.
-    package var awaiter: (any TaskAwaiter)?
 
     /// Creates a task description.
     ///
@@ -55,11 +52,9 @@ public struct DispatchedTask: Sendable {
         callSite: CallSite
     ) {
         self.init(unbound: work, label: label, delay: delay, priority: priority, callSite: callSite)
-        // Built anew inside an awaitable dispatch's call (a decorator that rebuilds the task it forwards): the task
-        // of that call's site and context carries its await, so that a test dispatcher still bounds it.
-        if let call = TaskTracking.dispatchingCall, call.isRebuilt(callSite: callSite, context: self.context) {
-            self.awaiter = call.awaiter
-        }
+        // Built inside an awaitable dispatch's call (a decorator that rebuilds the task it forwards): a test
+        // dispatcher matches it to the call, so that it still bounds the await.
+        self.isAwaited = TaskTracking.dispatchingCall != nil
     }
 
     /// Creates a task description that no awaitable dispatch awaits: the package's own dispatches, which know.

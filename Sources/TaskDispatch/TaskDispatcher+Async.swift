@@ -30,7 +30,7 @@ extension TaskDispatcher {
             let body = AwaitedWork(work, ending: awaited, method: "runInBackground", label: label, callSite: callSite)
             var task = DispatchedTask(
                 unbound: .background { body.run() }, label: label, delay: delay, priority: priority, callSite: callSite)
-            task.awaiter = awaited
+            task.isAwaited = true
             return task
         }
     }
@@ -64,7 +64,7 @@ extension TaskDispatcher {
             let body = AwaitedWork(work, ending: awaited, method: "runOnMainActor", label: label, callSite: callSite)
             var task = DispatchedTask(
                 unbound: .foreground { body.run() }, label: label, delay: delay, callSite: callSite)
-            task.awaiter = awaited
+            task.isAwaited = true
             return task
         }
     }
@@ -74,9 +74,8 @@ extension TaskDispatcher {
     ///
     /// The task is built inside the dispatch, so only the dispatcher holds its closure while the caller waits:
     /// a closure the dispatcher releases unrun ends the await (see ``AwaitedWork``). The call, with a tracked task's
-    /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)`` only: the dispatcher
-    /// that tracks the task reads it there, and a task a decorator builds anew gets the await back from it, through
-    /// any decorator that forwards synchronously.
+    /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)`` only: a test dispatcher
+    /// reads it there, through any decorator that forwards synchronously.
     private func awaitResult<Value: Sendable>(
         through awaited: AwaitedDispatch<Value>,
         binding wait: (any TaskTrackingWait)?,
@@ -89,7 +88,8 @@ extension TaskDispatcher {
                 awaited.start(continuation) {
                     let task = makeTask()
                     let call = AwaitableCall(
-                        wait: wait, awaiter: awaited, label: task.label, callSite: task.callSite, context: task.context)
+                        wait: wait, awaiter: awaited, label: task.label, callSite: task.callSite, context: task.context,
+                        task: TaskTracking.currentTask)
                     return TaskTracking.$dispatchingCall.withValue(call) { self.dispatch(task) }
                 }
             }
@@ -103,10 +103,4 @@ extension TaskDispatcher {
 /// `DroppedWorkError`, and a test dispatcher's messages about an await it ended).
 package func describeAwaitableCall(_ method: String, _ label: String?, _ callSite: CallSite) -> String {
     "\(method)\(label.map { " \"\($0)\"" } ?? "") (\(callSite))"
-}
-
-/// The awaitable dispatch whose work runs in `context`, as ``describeAwaitableCall(_:_:_:)`` names it:
-/// `runOnMainActor` for the foreground, `runInBackground` for the background.
-package func describeAwaitableCall(in context: TaskContext, _ label: String?, _ callSite: CallSite) -> String {
-    describeAwaitableCall(context == .foreground ? "runOnMainActor" : "runInBackground", label, callSite)
 }

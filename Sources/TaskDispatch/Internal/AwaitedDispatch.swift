@@ -43,8 +43,7 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
             self.resume(continuation, with: .failure(CancellationError()))
             return
         }
-        // Marked on this thread for the call: a task a decorator builds anew inside it takes this await.
-        let handle = DispatchCallMarker.marking(self) { dispatch() }
+        let handle = dispatch()
         // The handle `dispatch` returned replaces the one the dispatcher handed over (``accepted(_:)``): a decorator's
         // handle is the one to cancel through from now on. The one replaced is released outside the lock.
         let (cancelledMeanwhile, replaced) = self.state.withLock { state -> (Bool, TaskHandle?) in

@@ -1,32 +1,28 @@
-/// The one seam between TaskDispatch and a dispatcher that tracks tasks (`ManualDispatcher.startTask`): how such a
-/// dispatcher learns that one of its tracked tasks is suspended on work the dispatcher holds, or on another tracked
-/// task's value.
+/// The one seam between TaskDispatch and a dispatcher that tracks tasks (`ManualDispatcher.startTask`): through it
+/// a tracked task finds its dispatcher (``scope``) and reports a wait beginning (``wait(on:)``, or ``value(of:)``)
+/// and ending (``TaskTrackingWait/end(cancelled:)``), and an awaitable dispatch names itself, for the duration of its
+/// one `dispatch(_:)` call, to the dispatcher that accepts its task (``dispatchingCall``).
 ///
-/// The tracking dispatcher binds ``scope`` around a tracked task's operation. An awaitable dispatch
-/// (`runInBackground`, `runOnMainActor`) asks the scope for a ``TaskTrackingWait`` with ``wait(on:)``, binds it in
-/// ``dispatchingWait`` around its one call to `dispatch(_:)`, and calls ``TaskTrackingWait/end()`` just before it
-/// resumes the awaiting task. The default `TaskDispatcher.value(of:)` hands its await to the scope
-/// (``value(of:)``). Everything else (whether the wait is recorded, by which dispatcher, and what the
-/// records say) belongs to the tracking dispatcher, in `TaskDispatchTesting`: this module keeps no settling state.
-///
-/// Because the wait travels with the dispatch call and not with the ``DispatchedTask``, a decorator that forwards
-/// synchronously keeps it, whether it forwards the task or builds a new one. Production code never binds a scope:
-/// for a production dispatcher the cost is one task-local lookup that finds nothing, one binding of
-/// ``dispatchingCall`` and two writes of ``DispatchCallMarker``'s thread-local per awaitable dispatch, and one
-/// lookup of the task-local per task a decorator builds through the public initializer.
+/// Everything else belongs to that dispatcher, in `TaskDispatchTesting`: whether a wait is recorded, which task is
+/// the call's (a decorator may forward it, copy it or rebuild it), and how an await from outside the tracked tasks is
+/// bounded. Production code never binds a scope: a production dispatcher pays one task-local lookup and one binding
+/// per awaitable dispatch, and one task-local lookup per task a decorator builds through the public initializer.
 package enum TaskTracking {
     /// The tracked task the current code runs in, if any; child tasks and `Task {}` inherit it.
     @TaskLocal package static var scope: (any TaskTrackingScope)?
 
-    /// The awaitable dispatch whose `dispatch(_:)` call is in progress on this task: bound around that call (and so
-    /// inherited by a `Task` created inside it), read by the tracking dispatcher as it accepts a task, and by
-    /// ``DispatchedTask/init(_:label:delay:priority:callSite:)`` for a task a decorator builds anew inside the call.
+    /// The awaitable dispatch whose `dispatch(_:)` call is in progress on this task. A `Task` created inside the call
+    /// inherits it too: ``AwaitableCall/task`` tells the two apart.
     @TaskLocal package static var dispatchingCall: AwaitableCall?
 
-    /// The wait of the awaitable dispatch whose `dispatch(_:)` call is in progress on this task, if it runs in a
-    /// tracked task.
+    /// The wait of the awaitable dispatch in progress, if it runs in a tracked task.
     package static var dispatchingWait: (any TaskTrackingWait)? {
         Self.dispatchingCall?.wait
+    }
+
+    /// The identity of the task the current code runs in, `0` outside any task: compared, never dereferenced.
+    package static var currentTask: UInt {
+        withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: UInt.self) } ?? 0 }
     }
 
     /// Awaits `task`: through the tracked task the current code runs in, if any, so that its dispatcher sees the
@@ -38,10 +34,8 @@ package enum TaskTracking {
         return try await scope.value(of: task)
     }
 
-    /// A wait about to begin on `description`, if the current code runs in a tracked task; `nil` otherwise.
-    ///
-    /// - Parameter description: What is awaited, for diagnostics; built only inside a tracked task.
-    /// - Returns: The wait to bind in ``dispatchingWait`` around the dispatch and to end before resuming, or `nil`.
+    /// A wait about to begin on `description` (built only inside a tracked task), if the current code runs in a
+    /// tracked task; `nil` otherwise.
     package static func wait(on description: @autoclosure () -> String) -> (any TaskTrackingWait)? {
         guard let scope = Self.scope else { return nil }
         return scope.wait(on: description())
@@ -53,10 +47,7 @@ package enum TaskTracking {
 package struct AwaitableCall: Sendable {
     /// The wait of the awaiting tracked task, if the caller runs in one.
     package let wait: (any TaskTrackingWait)?
-    /// The await, for the task that carries its work. A decorator that builds that task anew through the public
-    /// initializer drops ``DispatchedTask/awaiter``; the initializer gives it back to a task of the same call site
-    /// and context built synchronously inside the call (``isRebuilt(callSite:context:)``), so that a test
-    /// dispatcher still bounds the await.
+    /// The await, which a test dispatcher bounds when the caller is not one of its tracked tasks.
     package let awaiter: any TaskAwaiter
     /// The label the awaitable dispatch was given.
     package let label: String?
@@ -64,19 +55,9 @@ package struct AwaitableCall: Sendable {
     package let callSite: CallSite
     /// Where its work runs.
     package let context: TaskContext
-
-    /// Whether a task of `callSite` and `context`, built now through `DispatchedTask`'s initializer, is taken for this
-    /// call's task rebuilt: it has the call's site and context, and it is built while the call is in progress on
-    /// this thread (``DispatchCallMarker``), that is synchronously inside `dispatch(_:)`. A decorator that holds a
-    /// task and forwards it, rebuilt, inside a later call from the same line gives it that later call's await.
-    package func isRebuilt(callSite: CallSite, context: TaskContext) -> Bool {
-        callSite == self.callSite && context == self.context && DispatchCallMarker.isMarked(self.awaiter)
-    }
-
-    /// The call as written, `runInBackground "parse" (Feed.swift:12)`, whatever a decorator named the task.
-    package var description: String {
-        describeAwaitableCall(in: self.context, self.label, self.callSite)
-    }
+    /// The calling task (``TaskTracking/currentTask``): a task dispatched from another task (a decorator's `Task`,
+    /// which inherits the call) is not the call's.
+    package let task: UInt
 }
 
 /// A tracked task, as the awaitable dispatches see it: implemented by the dispatcher that tracks it.
@@ -97,7 +78,7 @@ package protocol TaskTrackingWait: AnyObject, Sendable {
     func end(cancelled: Bool)
 }
 
-/// An awaitable dispatch, as the dispatcher that holds the awaited task sees it (``DispatchedTask/awaiter``).
+/// An awaitable dispatch, as a test dispatcher that bounds it sees it (``AwaitableCall/awaiter``).
 ///
 /// When the awaiting code is not one of the dispatcher's own tracked tasks, no drain of that dispatcher waits for
 /// it, and no step of the test may ever come if the test itself is the caller: a test dispatcher bounds the await
