@@ -150,8 +150,8 @@ final class Storage: Sendable {
             self.runForWaitingSettle()
         case .run(let step):
             self.execute(step.work)
-        case .fail:
-            break  // thrown by the caller, which reads it from the action
+        case .fail, .paused:
+            break  // the caller's: it throws, or checks its condition
         }
     }
 
@@ -356,29 +356,46 @@ extension Storage {
 // MARK: - Running
 
 extension Storage {
-    /// Claims the run for synchronous run method `method`, blocked on the condition (never spinning) while another
-    /// thread runs tasks; reads the clock and checks the call in the same section (see
-    /// ``Schedule/beginRun(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``).
+    /// Runs the synchronous run method `run` from its claim (blocked on the condition, never spinning, while another
+    /// thread runs tasks) to its end, or to its next pause (`true`): then the caller checks its condition, and goes
+    /// on with ``resume(_:)`` or ends with ``endRun(movingClockTo:)``. `target` gives the clock's target from the time
+    /// the run starts at.
     @discardableResult
-    func claimRun(
-        _ method: String,
-        target: (_ now: Int64) -> Int64 = { $0 },
-        holdsMainActor: Bool = false
-    ) throws(ManualDispatcherError) -> RunStart {
-        try self.refuseTrackedCaller(method, isAsync: false)
+    func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
+        throws(ManualDispatcherError) -> Bool
+    {
+        try self.refuseTrackedCaller(run.method, isAsync: false)
         let thread = currentThreadIdentity()
         let blocksMainActor = MainActorExecution.isOnMainActor
-        let outcome = self.monitor.waitForResult { schedule in
-            schedule.beginRun(
-                method, thread: thread, blocksMainActor: blocksMainActor, target: target, holdsMainActor: holdsMainActor
-            )
+        let first = self.monitor.waitForResult {
+            $0.begin(&run, thread: thread, blocksMainActor: blocksMainActor, target: target)
         }
-        switch outcome {
-        case .started(let start):
-            return start
-        case .refused(let failure):
-            self.monitor.broadcast()
-            throw ManualDispatcherError(failure)
+        return try self.drain(&run, from: first)
+    }
+
+    /// Goes on with `run` after a pause.
+    @discardableResult
+    func resume(_ run: inout Run) throws(ManualDispatcherError) -> Bool {
+        try self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
+    }
+
+    /// The one drain loop of the synchronous run methods: one critical section a task (see ``Schedule/next(_:)``).
+    private func drain(_ run: inout Run, from first: Schedule.Action) throws(ManualDispatcherError) -> Bool {
+        var action = first
+        while true {
+            switch action {
+            case .run(let step):
+                self.execute(step.work)
+            case .paused:
+                return true
+            case .fail(let failure):
+                if run.isClaimed { self.endRun() } else { self.monitor.broadcast() }
+                throw ManualDispatcherError(failure)
+            default:
+                self.perform(action)
+                return false
+            }
+            action = self.monitor.withLock { $0.next(&run) }
         }
     }
 
@@ -459,15 +476,6 @@ extension Storage {
                 ($0, schedule.callSites.sites)
             }
         }
-    }
-
-    /// The next task of a synchronous drain (see ``Schedule/nextForDrain(clockLimit:holdingClockFor:since:)``).
-    func nextForDrain(
-        clockLimit: Int64,
-        holdingClockFor method: String?,
-        since start: RunStart
-    ) -> Schedule.Action {
-        self.monitor.withLock { $0.nextForDrain(clockLimit: clockLimit, holdingClockFor: method, since: start) }
     }
 
     /// The runaway failure of a drain that ran `ran` tasks, while a task can still run up to `clockLimit`.
