@@ -492,42 +492,33 @@ extension Storage {
         }
     }
 
-    /// The auto-drain loop, for a caller that holds the claim: runs due tasks until none is left, then releases the
-    /// claim in the section that found nothing to run.
+    /// The auto-drain, for a caller that holds the claim: runs due tasks until none is left, then releases the claim
+    /// in the section that found nothing to run.
     func drainAutomatically() {
-        // Off a tracked task's thread's task-locals: what the work dispatches is not the tracked task's.
-        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
-            TaskTracking.$dispatchingCall.withValue(nil) {
-                TaskTracking.$scope.withValue(nil) { self.drainAutomaticallyHere() }
-            }
-        } else {
-            self.drainAutomaticallyHere()
-        }
-    }
-
-    private func drainAutomaticallyHere() {
-        var ran = 0
-        while true {
-            let action = self.monitor.withLock { $0.autoDrainStep(ran: ran) }
-            guard case .run(let step) = action else { return self.perform(action) }
-            self.execute(step.work)
-            ran += 1
-        }
+        self.drainUnbound(Run("auto-drain", .autoDrain))
     }
 
     /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
     /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases it and wakes waiters.
     ///
     /// Called by a dispatch of a tracked task on the main actor that awaits the work while the drain waits: the work
-    /// runs inside that dispatch, saving two main-actor jobs per await. Only a main-actor drain is helped, the tasks
-    /// count against its runaway bound, and the tracking task-locals are unbound while they run.
+    /// runs inside that dispatch, saving two main-actor jobs per await. Only a main-actor drain is helped, and the
+    /// tasks count against its runaway bound.
     private func runForWaitingSettle() {
-        while true {
-            let action = self.monitor.withLock { $0.nextForWaitingSettle() }
-            guard case .run(let step) = action else { return self.perform(action) }
-            TaskTracking.$dispatchingCall.withValue(nil) {
-                TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
-            }
+        self.drainUnbound(Run("assist", .assist))
+    }
+
+    /// Drains `run` (an auto-drain or an assist, which never fail) off the tracked task's task-locals: the work runs
+    /// for other code, and what it dispatches is not the tracked task's.
+    private func drainUnbound(_ run: Run) {
+        var run = run
+        func drain() {
+            _ = try? self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
+        }
+        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
+            TaskTracking.$dispatchingCall.withValue(nil) { TaskTracking.$scope.withValue(nil) { drain() } }
+        } else {
+            drain()
         }
     }
 

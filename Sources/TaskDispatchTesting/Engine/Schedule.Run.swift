@@ -11,6 +11,12 @@ struct Run {
         /// Every task up to the target, jumping the clock (`runUntilIdle()`, `advance`, `run(until…)`), within the
         /// runaway bound.
         case drain
+        /// Auto-drain and auto-advance, on the thread that claimed the run: a runaway is kept for the next run
+        /// method, and written to standard error.
+        case autoDrain
+        /// The due tasks of the one waiting async drain, run inside a tracked task's awaited dispatch (see
+        /// ``Schedule/claimForWaitingSettle(thread:)``).
+        case assist
     }
 
     let method: String
@@ -100,12 +106,50 @@ extension Schedule {
                 return .fail(failure)  // the next task needs the clock to move
             }
             step = self.next(in: .any, jumpingClockTo: target)
+        case .autoDrain:
+            if run.ran >= self.runawayLimit && self.hasDueTask {
+                return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: nil)))
+            }
+            var jumped: Step?
+            if !self.hasDueTask && self.canAutoAdvance() {
+                if let failure = self.uncountedTasksFailure(method: "auto-advance") {
+                    return self.autoDrainRunaway(failure)
+                }
+                guard self.autoAdvanceJumps < self.runawayLimit else {
+                    let jumps = self.autoAdvanceJumps
+                    return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: jumps)))
+                }
+                self.autoAdvanceJumps += 1
+                jumped = self.next(in: .any, jumpingClockTo: TaskKey.latestTime)
+            }
+            step = jumped ?? self.next(in: .any, jumpingClockTo: nil)
+            if step == nil {
+                self.claim = nil
+                return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
+            }
+        case .assist:
+            if let (id, _) = self.waitingSettles.assisted, let assisted = self.next(in: .any, jumpingClockTo: nil) {
+                self.waitingSettles.countRun(for: id)
+                step = assisted
+            } else {
+                return self.finish(&run)
+            }
         }
         guard let step else { return self.finish(&run) }
         run.ran += 1
         run.last = step.run
         run.justRan = true
         return .run(step)
+    }
+
+    /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method; the
+    /// waiters it wakes include a `value(of:)` waiting for a task that will not finish now.
+    private mutating func autoDrainRunaway(_ failure: Failure) -> Action {
+        self.deferredFailure = failure
+        self.endExecution()
+        self.claim = nil
+        return .proceed(
+            Effects(woken: self.wokenWaiters(), broadcast: true, report: "\(ManualDispatcherError(failure))\n"))
     }
 
     private mutating func finish(_ run: inout Run) -> Action {
