@@ -478,11 +478,6 @@ extension Storage {
         }
     }
 
-    /// The runaway failure of a drain that ran `ran` tasks, while a task can still run up to `clockLimit`.
-    func runawayFailure(_ method: String, ran: Int, from start: RunStart, clockLimit: Int64) -> Failure? {
-        self.monitor.withLock { $0.runawayFailure(method, ran: ran, from: start, clockLimit: clockLimit) }
-    }
-
     /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
     @inline(__always)
     func execute(_ work: DispatchedTask.Work) {
@@ -643,10 +638,6 @@ extension Storage {
         self.monitor.withLock { $0.waitingSettles.resume(id) }
     }
 
-    /// One pass of an async drain's settling (see ``Schedule/settlingCheck(method:)``).
-    func settlingCheck(method: String) -> (settled: Bool, uncounted: Failure?) {
-        self.monitor.withLock { $0.settlingCheck(method: method) }
-    }
 }
 
 // MARK: - Tracked tasks

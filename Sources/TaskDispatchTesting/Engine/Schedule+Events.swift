@@ -94,13 +94,6 @@ extension Schedule {
             .runawayTasks(method: method, maxTasks: self.runawayLimit, ran: ran, firstSequence: start.firstSequence))
     }
 
-    /// Whether the tracked tasks have settled, for one pass of an async drain, and if so the failure of a task with
-    /// uncounted child tasks, which the records cannot know to be settled.
-    mutating func settlingCheck(method: String) -> (settled: Bool, uncounted: Failure?) {
-        guard self.tracked.unsettledCount == 0 else { return (false, nil) }
-        return (true, self.uncountedTasksFailure(method: method))
-    }
-
     /// The timer of auto-advance's hold `generation` fired: the time the clock moves to if it was still held, and
     /// the drain the caller, on `thread`, then runs.
     mutating func clockHoldTimerFired(for generation: UInt64, thread: UInt) -> (Int64?, Action) {

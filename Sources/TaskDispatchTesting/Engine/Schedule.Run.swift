@@ -11,6 +11,9 @@ struct Run {
         /// Every task up to the target, jumping the clock (`runUntilIdle()`, `advance`, `run(until…)`), within the
         /// runaway bound.
         case drain
+        /// An async drain's pass (`runUntilIdle(waitingUpTo:)`, `advance(by:waitingUpTo:)`, `settle`): runs what is
+        /// due; when nothing is, pauses until the tracked tasks settle, then jumps the clock one task at a time.
+        case settle
         /// Auto-drain and auto-advance, on the thread that claimed the run: a runaway is kept for the next run
         /// method, and written to standard error.
         case autoDrain
@@ -106,6 +109,22 @@ extension Schedule {
                 return .fail(failure)  // the next task needs the clock to move
             }
             step = self.next(in: .any, jumpingClockTo: target)
+        case .settle:
+            let target = run.start.target
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit),
+                let runaway = self.runawayFailure(run.method, ran: run.ran, from: run.start, clockLimit: target)
+            {
+                return .fail(runaway)
+            }
+            if let due = self.next(in: .any, jumpingClockTo: nil) {
+                step = due
+            } else if self.tracked.unsettledCount > 0 {
+                return .paused  // the caller releases the claim and waits for the tasks to settle
+            } else if let uncounted = self.uncountedTasksFailure(method: run.method) {
+                return .fail(uncounted)  // the records say settled; for uncounted child tasks they cannot know
+            } else {
+                step = self.next(in: .any, jumpingClockTo: target)
+            }
         case .autoDrain:
             if run.ran >= self.runawayLimit && self.hasDueTask {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: nil)))
