@@ -150,8 +150,8 @@ final class Storage: Sendable {
             self.runForWaitingSettle()
         case .run(let step):
             self.execute(step.work)
-        case .fail:
-            break  // thrown by the caller, which reads it from the action
+        case .fail, .paused:
+            break  // the caller's: it throws, or checks its condition
         }
     }
 
@@ -351,29 +351,46 @@ extension Storage {
 // MARK: - Running
 
 extension Storage {
-    /// Claims the run for synchronous run method `method`, blocked on the condition (never spinning) while another
-    /// thread runs tasks; reads the clock and checks the call in the same section (see
-    /// ``Schedule/beginRun(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``).
+    /// Runs the synchronous run method `run` from its claim (blocked on the condition, never spinning, while another
+    /// thread runs tasks) to its end, or to its next pause (`true`): then the caller checks its condition, and goes
+    /// on with ``resume(_:)`` or ends with ``endRun(movingClockTo:)``. `target` gives the clock's target from the time
+    /// the run starts at.
     @discardableResult
-    func claimRun(
-        _ method: String,
-        target: (_ now: Int64) -> Int64 = { $0 },
-        holdsMainActor: Bool = false
-    ) throws(ManualDispatcherError) -> RunStart {
-        try self.refuseTrackedCaller(method, isAsync: false)
+    func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
+        throws(ManualDispatcherError) -> Bool
+    {
+        try self.refuseTrackedCaller(run.method, isAsync: false)
         let thread = currentThreadIdentity()
         let blocksMainActor = MainActorExecution.isOnMainActor
-        let outcome = self.monitor.waitForResult { schedule in
-            schedule.beginRun(
-                method, thread: thread, blocksMainActor: blocksMainActor, target: target, holdsMainActor: holdsMainActor
-            )
+        let first = self.monitor.waitForResult {
+            $0.begin(&run, thread: thread, blocksMainActor: blocksMainActor, target: target)
         }
-        switch outcome {
-        case .started(let start):
-            return start
-        case .refused(let failure):
-            self.monitor.broadcast()
-            throw ManualDispatcherError(failure)
+        return try self.drain(&run, from: first)
+    }
+
+    /// Goes on with `run` after a pause.
+    @discardableResult
+    func resume(_ run: inout Run) throws(ManualDispatcherError) -> Bool {
+        try self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
+    }
+
+    /// The one drain loop of the synchronous run methods: one critical section a task (see ``Schedule/next(_:)``).
+    private func drain(_ run: inout Run, from first: Schedule.Action) throws(ManualDispatcherError) -> Bool {
+        var action = first
+        while true {
+            switch action {
+            case .run(let step):
+                self.execute(step.work)
+            case .paused:
+                return true
+            case .fail(let failure):
+                if run.isClaimed { self.endRun() } else { self.monitor.broadcast() }
+                throw ManualDispatcherError(failure)
+            default:
+                self.perform(action)
+                return false
+            }
+            action = self.monitor.withLock { $0.next(&run) }
         }
     }
 
@@ -456,20 +473,6 @@ extension Storage {
         }
     }
 
-    /// The next task of a synchronous drain (see ``Schedule/nextForDrain(clockLimit:holdingClockFor:since:)``).
-    func nextForDrain(
-        clockLimit: Int64,
-        holdingClockFor method: String?,
-        since start: RunStart
-    ) -> Schedule.Action {
-        self.monitor.withLock { $0.nextForDrain(clockLimit: clockLimit, holdingClockFor: method, since: start) }
-    }
-
-    /// The runaway failure of a drain that ran `ran` tasks, while a task can still run up to `clockLimit`.
-    func runawayFailure(_ method: String, ran: Int, from start: RunStart, clockLimit: Int64) -> Failure? {
-        self.monitor.withLock { $0.runawayFailure(method, ran: ran, from: start, clockLimit: clockLimit) }
-    }
-
     /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
     @inline(__always)
     func execute(_ work: DispatchedTask.Work) {
@@ -479,42 +482,33 @@ extension Storage {
         }
     }
 
-    /// The auto-drain loop, for a caller that holds the claim: runs due tasks until none is left, then releases the
-    /// claim in the section that found nothing to run.
+    /// The auto-drain, for a caller that holds the claim: runs due tasks until none is left, then releases the claim
+    /// in the section that found nothing to run.
     func drainAutomatically() {
-        // Off a tracked task's thread's task-locals: what the work dispatches is not the tracked task's.
-        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
-            TaskTracking.$dispatchingCall.withValue(nil) {
-                TaskTracking.$scope.withValue(nil) { self.drainAutomaticallyHere() }
-            }
-        } else {
-            self.drainAutomaticallyHere()
-        }
-    }
-
-    private func drainAutomaticallyHere() {
-        var ran = 0
-        while true {
-            let action = self.monitor.withLock { $0.autoDrainStep(ran: ran) }
-            guard case .run(let step) = action else { return self.perform(action) }
-            self.execute(step.work)
-            ran += 1
-        }
+        self.drainUnbound(Run("auto-drain", .autoDrain))
     }
 
     /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
     /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases it and wakes waiters.
     ///
     /// Called by a dispatch of a tracked task on the main actor that awaits the work while the drain waits: the work
-    /// runs inside that dispatch, saving two main-actor jobs per await. Only a main-actor drain is helped, the tasks
-    /// count against its runaway bound, and the tracking task-locals are unbound while they run.
+    /// runs inside that dispatch, saving two main-actor jobs per await. Only a main-actor drain is helped, and the
+    /// tasks count against its runaway bound.
     private func runForWaitingSettle() {
-        while true {
-            let action = self.monitor.withLock { $0.nextForWaitingSettle() }
-            guard case .run(let step) = action else { return self.perform(action) }
-            TaskTracking.$dispatchingCall.withValue(nil) {
-                TaskTracking.$scope.withValue(nil) { self.execute(step.work) }
-            }
+        self.drainUnbound(Run("assist", .assist))
+    }
+
+    /// Drains `run` (an auto-drain or an assist, which never fail) off the tracked task's task-locals: the work runs
+    /// for other code, and what it dispatches is not the tracked task's.
+    private func drainUnbound(_ run: Run) {
+        var run = run
+        func drain() {
+            _ = try? self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
+        }
+        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
+            TaskTracking.$dispatchingCall.withValue(nil) { TaskTracking.$scope.withValue(nil) { drain() } }
+        } else {
+            drain()
         }
     }
 
@@ -639,10 +633,6 @@ extension Storage {
         self.monitor.withLock { $0.waitingSettles.resume(id) }
     }
 
-    /// One pass of an async drain's settling (see ``Schedule/settlingCheck(method:)``).
-    func settlingCheck(method: String) -> (settled: Bool, uncounted: Failure?) {
-        self.monitor.withLock { $0.settlingCheck(method: method) }
-    }
 }
 
 // MARK: - Tracked tasks

@@ -117,37 +117,4 @@ extension Schedule {
         self.claim = nil
         return false
     }
-
-    /// One step of an auto-drain: the next task (jumping the clock first in auto-advance), or the end of the drain
-    /// (releasing the claim), or a runaway or a jump that cannot know whether a tracked task has settled (releasing
-    /// the claim and keeping the failure for the next run method to throw, and on standard error).
-    mutating func autoDrainStep(ran: Int) -> Action {
-        if ran >= self.runawayLimit && self.hasDueTask {
-            return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: nil)))
-        }
-        if !self.hasDueTask && self.canAutoAdvance() {
-            if let failure = self.uncountedTasksFailure(method: "auto-advance") {
-                return self.autoDrainRunaway(failure)
-            }
-            guard self.autoAdvanceJumps < self.runawayLimit else {
-                return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: ran, jumps: self.autoAdvanceJumps)))
-            }
-            self.autoAdvanceJumps += 1
-            if let step = self.next(in: .any, jumpingClockTo: TaskKey.latestTime) { return .run(step) }
-        }
-        guard let step = self.next(in: .any, jumpingClockTo: nil) else {
-            self.claim = nil
-            return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
-        }
-        return .run(step)
-    }
-
-    /// The woken waiters include a `value(of:)` waiting for a task that will not finish now.
-    private mutating func autoDrainRunaway(_ failure: Failure) -> Action {
-        self.deferredFailure = failure
-        self.endExecution()
-        self.claim = nil
-        return .proceed(
-            Effects(woken: self.wokenWaiters(), broadcast: true, report: "\(ManualDispatcherError(failure))\n"))
-    }
 }

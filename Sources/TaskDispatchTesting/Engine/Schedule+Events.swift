@@ -75,18 +75,6 @@ extension Schedule {
         return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
     }
 
-    /// The next task of a synchronous drain, jumping the clock up to `clockLimit`; `.none` when none is left. With
-    /// `method` (the call holds the main actor), the clock does not move once the drain has woken a tracked task
-    /// since `start`: it fails instead (see ``clockHeld(_:since:)``).
-    mutating func nextForDrain(clockLimit: Int64, holdingClockFor method: String?, since start: RunStart) -> Action {
-        if let method, self.tracked.wakeups != start.wakeups, !self.hasDueTask,
-            self.hasRunnableTask(jumpingClockTo: clockLimit), let failure = self.clockHeld(method, since: start)
-        {
-            return .fail(failure)
-        }
-        return self.next(in: .any, jumpingClockTo: clockLimit).map { .run($0) } ?? .none
-    }
-
     /// The failure of a synchronous drain on the main actor that would move the clock on after waking tracked tasks
     /// (running a start, or ending a wait on the dispatcher's own work) since `start`; `nil` if it woke none.
     ///
@@ -104,13 +92,6 @@ extension Schedule {
         guard self.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
         return self.failure(
             .runawayTasks(method: method, maxTasks: self.runawayLimit, ran: ran, firstSequence: start.firstSequence))
-    }
-
-    /// Whether the tracked tasks have settled, for one pass of an async drain, and if so the failure of a task with
-    /// uncounted child tasks, which the records cannot know to be settled.
-    mutating func settlingCheck(method: String) -> (settled: Bool, uncounted: Failure?) {
-        guard self.tracked.unsettledCount == 0 else { return (false, nil) }
-        return (true, self.uncountedTasksFailure(method: method))
     }
 
     /// The timer of auto-advance's hold `generation` fired: the time the clock moves to if it was still held, and

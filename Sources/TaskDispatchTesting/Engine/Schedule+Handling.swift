@@ -26,8 +26,6 @@ extension Schedule {
         case autoAdvanceRetried
         /// An async drain ended: the errors tracked tasks threw until now are the next call's to report.
         case drainEnded
-        /// The task a drain ran has ended, between two tasks.
-        case executionEnded
         case order(ManualDispatcher.Order)
         /// The mode set by the test (`byTest`) or by a tracked task.
         case mode(ManualDispatcher.Mode, byTest: Bool)
@@ -76,9 +74,6 @@ extension Schedule {
             return self.mode == .autoAdvance && self.claimForAutoDrain(thread: thread) ? .drain(effects) : .none
         case .drainEnded:
             self.tracked.drainEnded()
-            return .none
-        case .executionEnded:
-            self.endExecution()
             return .none
         case .order(let order):
             self.setOrder(order)

@@ -13,8 +13,10 @@ extension Schedule {
         /// This thread now holds the claim to run the due tasks of the one waiting async drain (see
         /// ``claimForWaitingSettle(thread:)``).
         case assist
-        /// Throw this failure.
+        /// Throw this failure. A run that holds the claim releases it first.
         case fail(Failure)
+        /// A run that pauses between tasks stops here, holding the claim, for the caller's condition.
+        case paused
 
         static let none = Action.proceed(Effects())
 
@@ -22,7 +24,7 @@ extension Schedule {
         var effects: Effects {
             switch self {
             case .proceed(let effects), .drain(let effects): effects
-            case .run, .assist, .fail: Effects()
+            case .run, .assist, .fail, .paused: Effects()
             }
         }
     }

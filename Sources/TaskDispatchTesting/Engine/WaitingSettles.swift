@@ -72,18 +72,4 @@ extension Schedule {
         self.claim = RunClaim(method: method, thread: thread)
         return true
     }
-
-    /// The next due task to run for the waiting drain, counted against its bound; or the end, which releases the
-    /// claim.
-    mutating func nextForWaitingSettle() -> Action {
-        guard let (id, _) = self.waitingSettles.assisted, let step = self.next(in: .any, jumpingClockTo: nil)
-        else {
-            // An auto-drain takes the claim over if the mode changed meanwhile.
-            let drain = self.release()
-            let woken = self.wokenWaiters()
-            return drain ? .drain(Effects(woken: woken)) : .proceed(Effects(woken: woken, broadcast: true))
-        }
-        self.waitingSettles.countRun(for: id)
-        return .run(step)
-    }
 }

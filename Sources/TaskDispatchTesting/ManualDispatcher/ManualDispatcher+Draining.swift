@@ -10,14 +10,9 @@ extension ManualDispatcher {
     /// - Complexity: O(k) for k tasks, in every order.
     @discardableResult
     public func runCurrent() throws(ManualDispatcherError) -> Int {
-        let start = try self.storage.claimRun("runCurrent()")
-        defer { self.storage.endRun() }
-        var ran = 0
-        while let (step, _) = self.storage.next(in: .any, before: start.firstSequence) {
-            self.storage.execute(step.work)
-            ran += 1
-        }
-        return ran
+        var run = Run("runCurrent()", .current)
+        try self.storage.run(&run)
+        return run.ran
     }
 
     /// Runs tasks until none is pending, including the tasks they dispatch, moving the clock to each delayed
@@ -34,18 +29,11 @@ extension ManualDispatcher {
     /// - Complexity: O(k) for k immediate tasks, O(k log n) when they are delayed.
     @discardableResult
     public func runUntilIdle() throws(ManualDispatcherError) -> Int {
-        let method = "runUntilIdle()"
-        let start = try self.storage.claimRun(method)
-        defer { self.storage.endRun() }
-        let holdingClock = MainActorExecution.isOnMainActor
-        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock)
-        let failure = self.storage.failure { schedule in
-            schedule.tracked.unsettledCount == 0
-                ? nil
-                : schedule.failure(.tasksNotSettled(method: method, limit: nil, tasks: schedule.tracked.unsettled))
-        }
-        if let failure { throw ManualDispatcherError(failure) }
-        return ran
+        var run = Run("runUntilIdle()", .drain)
+        run.requiresSettled = true
+        run.holdsClock = MainActorExecution.isOnMainActor
+        try self.storage.run(&run)
+        return run.ran
     }
 
     /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, in
@@ -85,63 +73,11 @@ extension ManualDispatcher {
         method: String,
         target: (_ now: Int64) -> Int64
     ) throws(ManualDispatcherError) -> Int {
-        let onMainActor = MainActorExecution.isOnMainActor
-        let start = try self.storage.claimRun(method, target: target, holdsMainActor: onMainActor)
-        let targetTime = start.target
-        let ran: Int
-        do throws(ManualDispatcherError) {
-            ran = try self.drain(method, from: start, clockLimit: targetTime, holdingClock: onMainActor)
-            // The same rule for the last stretch, from the last task's time to the target.
-            if onMainActor,
-                let failure = self.storage.failure({ targetTime > $0.now ? $0.clockHeld(method, since: start) : nil })
-            {
-                throw ManualDispatcherError(failure)
-            }
-        } catch {
-            self.storage.endRun()
-            throw error
-        }
-        self.storage.endRun(movingClockTo: targetTime)
-        return ran
-    }
-
-    /// Runs tasks, jumping the clock up to `clockLimit`, until none is left or `stop` says so. The caller holds
-    /// the claim.
-    ///
-    /// With `holdingClock`, the clock does not move once the drain has woken a tracked task: it throws instead
-    /// (see ``clockHeld(_:in:since:)``).
-    func drain(
-        _ method: String,
-        from start: RunStart,
-        clockLimit: Int64,
-        holdingClock: Bool = false,
-        stop: ((RunRecord) -> Bool)? = nil
-    ) throws(ManualDispatcherError) -> Int {
-        let bound = start.bound(runawayLimit: self.runawayLimit)
-        var ran = 0
-        while true {
-            if ran >= bound {
-                let failure = self.storage.runawayFailure(method, ran: ran, from: start, clockLimit: clockLimit)
-                guard let failure else { return ran }
-                throw ManualDispatcherError(failure)
-            }
-            switch self.storage.nextForDrain(
-                clockLimit: clockLimit, holdingClockFor: holdingClock ? method : nil, since: start)
-            {
-            case .fail(let failure):
-                throw ManualDispatcherError(failure)
-            case .run(let step):
-                self.storage.execute(step.work)
-                ran += 1
-                if let stop {
-                    // The task has ended: the condition runs between tasks, where `verifyIdle()` sees none running.
-                    self.storage.send(.executionEnded)
-                    if stop(step.run) { return ran }
-                }
-            default:
-                return ran
-            }
-        }
+        var run = Run(method, .drain)
+        run.movesClock = true
+        run.holdsClock = MainActorExecution.isOnMainActor
+        try self.storage.run(&run, target: target)
+        return run.ran
     }
 
     /// `now` moved by `nanoseconds`, saturating at the ends of `Int64` instead of overflowing.
@@ -160,21 +96,21 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(untilTaskLabeled label: String) throws(ManualDispatcherError) -> TaskRun {
-        let method = "run(untilTaskLabeled: \"\(label)\")"
-        let start = try self.storage.claimRun(method)
-        defer { self.storage.endRun() }
-        var found: RunRecord?
-        let holdingClock = MainActorExecution.isOnMainActor
-        let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock) {
-            run in
-            guard run.task.label == label else { return false }
-            found = run
-            return true
+        var run = Run("run(untilTaskLabeled: \"\(label)\")", .drain)
+        run.pauses = true
+        run.holdsClock = MainActorExecution.isOnMainActor
+        var paused = try self.storage.run(&run)
+        while paused {
+            if let found = run.last, found.task.label == label {
+                self.storage.endRun()
+                return TaskRun(found, callSites: self.storage.callSites)
+            }
+            paused = try self.storage.resume(&run)
         }
-        if let found { return TaskRun(found, callSites: self.storage.callSites) }
         throw ManualDispatcherError(
             self.storage.failure {
-                $0.failure(.labelNotFound(method: method, label: label, ran: ran, unsettled: $0.tracked.unsettled))
+                $0.failure(
+                    .labelNotFound(method: run.method, label: label, ran: run.ran, unsettled: $0.tracked.unsettled))
             }.unsafelyUnwrapped)  // always a failure
     }
 
@@ -190,28 +126,28 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(until condition: () -> Bool) throws(ManualDispatcherError) -> Int {
-        let method = "run(until:)"
-        return try withoutActuallyEscaping(condition) { condition throws(ManualDispatcherError) in
-            let start = try self.storage.claimRun(method)
-            defer { self.storage.endRun() }
-            // Under the claim, as every later check: a run the condition makes is refused the same way each time.
-            if condition() { return 0 }
-            var satisfied = false
-            let holdingClock = MainActorExecution.isOnMainActor
-            let ran = try self.drain(method, from: start, clockLimit: TaskKey.latestTime, holdingClock: holdingClock) {
-                _ in
-                satisfied = condition()
-                return satisfied
+        var run = Run("run(until:)", .drain)
+        run.pauses = true
+        run.holdsClock = MainActorExecution.isOnMainActor
+        // Checked under the claim, before the first task and after each one: a run the condition makes is refused
+        // the same way each time.
+        var paused = try self.storage.run(&run)
+        var satisfied = false
+        while paused {
+            satisfied = condition()
+            if satisfied {
+                self.storage.endRun()
+                return run.ran
             }
-            guard satisfied else {
-                throw ManualDispatcherError(
-                    self.storage.failure {
-                        $0.failure(.conditionNotMet(method: method, ran: ran, unsettled: $0.tracked.unsettled))
-                    }.unsafelyUnwrapped
-                )
-            }
-            return ran
+            paused = try self.storage.resume(&run)
         }
+        guard satisfied else {
+            throw ManualDispatcherError(
+                self.storage.failure {
+                    $0.failure(.conditionNotMet(method: run.method, ran: run.ran, unsettled: $0.tracked.unsettled))
+                }.unsafelyUnwrapped)
+        }
+        return run.ran
     }
 
     // MARK: - Async drains, which wait for tracked tasks to settle

@@ -43,15 +43,9 @@ extension ManualDispatcher {
     }
 
     private func step(_ method: String, _ scope: Schedule.Scope) throws(ManualDispatcherError) -> TaskRun {
-        try self.storage.claimRun(method)
-        guard let (step, callSites) = self.storage.next(in: scope) else {
-            let failure = self.storage.failure(.noTaskToRun(method: method, scope: scope))
-            self.storage.endRun()
-            throw ManualDispatcherError(failure)
-        }
-        self.storage.execute(step.work)
-        self.storage.endRun()
-        return TaskRun(step.run, callSites: callSites)
+        var run = Run(method, .step(scope))
+        try self.storage.run(&run)
+        return TaskRun(run.last.unsafelyUnwrapped, callSites: run.callSites)  // a step that returns ran one task
     }
 
     // MARK: - Async steps, which wait for the code under test to dispatch

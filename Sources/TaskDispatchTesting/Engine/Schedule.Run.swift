@@ -1,0 +1,187 @@
+import TaskDispatch
+
+/// One call of a synchronous run method, as the one drain loop sees it: what it runs, how it ends, and how far it
+/// got (see ``Schedule/begin(_:thread:blocksMainActor:target:)`` and ``Schedule/next(_:)``).
+struct Run {
+    enum Kind {
+        /// One task of the scope (`runNext…()`); none due is a failure.
+        case step(Schedule.Scope)
+        /// The tasks due now that were pending at the start (`runCurrent()`).
+        case current
+        /// Every task up to the target, jumping the clock (`runUntilIdle()`, `advance`, `run(until…)`), within the
+        /// runaway bound.
+        case drain
+        /// An async drain's pass (`runUntilIdle(waitingUpTo:)`, `advance(by:waitingUpTo:)`, `settle`): runs what is
+        /// due; when nothing is, pauses until the tracked tasks settle, then jumps the clock one task at a time.
+        case settle
+        /// Auto-drain and auto-advance, on the thread that claimed the run: a runaway is kept for the next run
+        /// method, and written to standard error.
+        case autoDrain
+        /// The due tasks of the one waiting async drain, run inside a tracked task's awaited dispatch (see
+        /// ``Schedule/claimForWaitingSettle(thread:)``).
+        case assist
+    }
+
+    let method: String
+    let kind: Kind
+    /// Stops before the first task and after each one, for the caller's condition (`run(until…)`).
+    var pauses = false
+    /// Fails at the end while tracked tasks have not settled (`runUntilIdle()`).
+    var requiresSettled = false
+    /// Moves the clock to the target at the end (`advance`).
+    var movesClock = false
+    /// The caller holds the main actor: the clock does not move once the run has woken a tracked task (see
+    /// ``Schedule/clockHeld(_:since:)``).
+    var holdsClock = false
+    /// Where the run started; set when it claims.
+    var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
+    /// Whether this call holds the claim.
+    var isClaimed = false
+    /// How many tasks ran, and the last one.
+    var ran = 0
+    var last: RunRecord?
+    /// Whether a task ran since the last pause.
+    var justRan = false
+    /// The call sites, for a step's ``ManualDispatcher/TaskRun``.
+    var callSites: [CallSite] = []
+
+    init(_ method: String, _ kind: Kind) {
+        self.method = method
+        self.kind = kind
+    }
+}
+
+extension Schedule {
+    /// Claims the run for `run` (or `nil`: another thread holds it, wait), reads the clock and checks the target
+    /// (see ``beginRun(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``), then takes the first step in
+    /// the same section, unless the run pauses first. A refusal is a `.fail` without the claim.
+    mutating func begin(
+        _ run: inout Run,
+        thread: UInt,
+        blocksMainActor: Bool,
+        target: (_ now: Int64) -> Int64
+    ) -> Action? {
+        let begun = self.beginRun(
+            run.method, thread: thread, blocksMainActor: blocksMainActor, target: target,
+            holdsMainActor: run.holdsClock && run.movesClock)
+        switch begun {
+        case nil:
+            return nil
+        case .refused(let failure)?:
+            return .fail(failure)
+        case .started(let start)?:
+            run.start = start
+            run.isClaimed = true
+            return run.pauses ? .paused : self.next(&run)
+        }
+    }
+
+    /// The one stop rule of a synchronous run: ends the previous task; pauses after it if the run pauses; runs the
+    /// next task of the run's kind; or finishes: fails if tracked tasks must have settled, or the last stretch of the
+    /// clock passes a tracked task the run woke; otherwise moves the clock and releases the claim. A failure leaves
+    /// the claim to the caller to release.
+    mutating func next(_ run: inout Run) -> Action {
+        self.endExecution()
+        if run.justRan && run.pauses {
+            run.justRan = false
+            return .paused
+        }
+        let step: Step?
+        switch run.kind {
+        case .step(let scope):
+            guard run.ran == 0 else {
+                run.callSites = self.callSites.sites
+                return self.finish(&run)
+            }
+            step = self.next(in: scope, jumpingClockTo: nil)
+            if step == nil { return .fail(self.failure(.noTaskToRun(method: run.method, scope: scope))) }
+        case .current:
+            step = self.next(in: .any, jumpingClockTo: nil, before: run.start.firstSequence)
+        case .drain:
+            let target = run.start.target
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit) {
+                let runaway = self.runawayFailure(run.method, ran: run.ran, from: run.start, clockLimit: target)
+                return runaway.map { .fail($0) } ?? self.finish(&run)
+            }
+            if run.holdsClock, self.tracked.wakeups != run.start.wakeups, !self.hasDueTask,
+                self.hasRunnableTask(jumpingClockTo: target), let failure = self.clockHeld(run.method, since: run.start)
+            {
+                return .fail(failure)  // the next task needs the clock to move
+            }
+            step = self.next(in: .any, jumpingClockTo: target)
+        case .settle:
+            let target = run.start.target
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit),
+                let runaway = self.runawayFailure(run.method, ran: run.ran, from: run.start, clockLimit: target)
+            {
+                return .fail(runaway)
+            }
+            if let due = self.next(in: .any, jumpingClockTo: nil) {
+                step = due
+            } else if self.tracked.unsettledCount > 0 {
+                return .paused  // the caller releases the claim and waits for the tasks to settle
+            } else if let uncounted = self.uncountedTasksFailure(method: run.method) {
+                return .fail(uncounted)  // the records say settled; for uncounted child tasks they cannot know
+            } else {
+                step = self.next(in: .any, jumpingClockTo: target)
+            }
+        case .autoDrain:
+            if run.ran >= self.runawayLimit && self.hasDueTask {
+                return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: nil)))
+            }
+            var jumped: Step?
+            if !self.hasDueTask && self.canAutoAdvance() {
+                if let failure = self.uncountedTasksFailure(method: "auto-advance") {
+                    return self.autoDrainRunaway(failure)
+                }
+                guard self.autoAdvanceJumps < self.runawayLimit else {
+                    let jumps = self.autoAdvanceJumps
+                    return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: jumps)))
+                }
+                self.autoAdvanceJumps += 1
+                jumped = self.next(in: .any, jumpingClockTo: TaskKey.latestTime)
+            }
+            step = jumped ?? self.next(in: .any, jumpingClockTo: nil)
+            if step == nil {
+                self.claim = nil
+                return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
+            }
+        case .assist:
+            if let (id, _) = self.waitingSettles.assisted, let assisted = self.next(in: .any, jumpingClockTo: nil) {
+                self.waitingSettles.countRun(for: id)
+                step = assisted
+            } else {
+                return self.finish(&run)
+            }
+        }
+        guard let step else { return self.finish(&run) }
+        run.ran += 1
+        run.last = step.run
+        run.justRan = true
+        return .run(step)
+    }
+
+    /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method; the
+    /// waiters it wakes include a `value(of:)` waiting for a task that will not finish now.
+    private mutating func autoDrainRunaway(_ failure: Failure) -> Action {
+        self.deferredFailure = failure
+        self.endExecution()
+        self.claim = nil
+        return .proceed(
+            Effects(woken: self.wokenWaiters(), broadcast: true, report: "\(ManualDispatcherError(failure))\n"))
+    }
+
+    private mutating func finish(_ run: inout Run) -> Action {
+        if run.requiresSettled, self.tracked.unsettledCount > 0 {
+            return .fail(self.failure(.tasksNotSettled(method: run.method, limit: nil, tasks: self.tracked.unsettled)))
+        }
+        // The rule of the clock held on the main actor, for the last stretch to the target.
+        if run.holdsClock, run.movesClock, run.start.target > self.now,
+            let failure = self.clockHeld(run.method, since: run.start)
+        {
+            return .fail(failure)
+        }
+        run.isClaimed = false
+        return self.endRun(movingClockTo: run.movesClock ? run.start.target : nil)
+    }
+}
