@@ -27,11 +27,10 @@ public struct DispatchedTask: Sendable {
     /// The priority of a background task. Ignored for foreground tasks.
     public var priority: BackgroundPriority
 
-    /// Whether an awaitable dispatch (`runInBackground`, `runOnMainActor`) may await this task: it built the task, or
-    /// the task was built through the initializer during that dispatch's call (a decorator that rebuilds it). A test
-    /// dispatcher then looks for the call (``TaskTracking/dispatchingCall``); production dispatchers ignore it. A
-    /// flag, in the padding after ``priority``: copying a task costs nothing more for it.
-    package var isAwaited = false
+    /// Which awaitable dispatch (`runInBackground`, `runOnMainActor`) awaits this task, in two words of the padding
+    /// after ``priority`` (see ``awaitIdentity``), so that copying a task costs nothing more for it.
+    package var awaitIdentityHigh: UInt16 = 0
+    package var awaitIdentityLow: UInt32 = 0
 
     /// Where the task was dispatched.
     public var callSite: CallSite
@@ -52,9 +51,12 @@ public struct DispatchedTask: Sendable {
         callSite: CallSite
     ) {
         self.init(unbound: work, label: label, delay: delay, priority: priority, callSite: callSite)
-        // Built inside an awaitable dispatch's call (a decorator that rebuilds the task it forwards): a test
-        // dispatcher matches it to the call, so that it still bounds the await.
-        self.isAwaited = TaskTracking.dispatchingCall != nil
+        // Built synchronously inside an awaitable dispatch's call, on the calling task (a decorator that rebuilds
+        // the task it forwards): a test dispatcher matches it to the call, so that it still bounds the await. A task
+        // built from another task that inherits the call (a decorator's pump) may be another call's.
+        if let call = TaskTracking.dispatchingCall, call.task == TaskTracking.currentTask {
+            self.awaitIdentity = call.identity
+        }
     }
 
     /// Creates a task description that no awaitable dispatch awaits: the package's own dispatches, which know.
@@ -71,6 +73,17 @@ public struct DispatchedTask: Sendable {
         self.delay = delay
         self.priority = priority
         self.callSite = callSite
+    }
+
+    /// The identity of the awaitable dispatch that awaits this task (``AwaitableCall/identity``), `0` if none: set by
+    /// that dispatch, copied with the task, and set by the initializer inside the call. A test dispatcher matches it
+    /// to the call in ``TaskTracking/dispatchingCall``; production dispatchers ignore it.
+    package var awaitIdentity: UInt64 {
+        get { UInt64(self.awaitIdentityHigh) << 32 | UInt64(self.awaitIdentityLow) }
+        set {
+            self.awaitIdentityHigh = UInt16(truncatingIfNeeded: newValue >> 32)
+            self.awaitIdentityLow = UInt32(truncatingIfNeeded: newValue)
+        }
     }
 
     /// The context the task runs in, derived from ``work``.

@@ -28,10 +28,8 @@ extension TaskDispatcher {
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         return try await self.awaitResult(through: awaited, binding: wait) {
             let body = AwaitedWork(work, ending: awaited, method: "runInBackground", label: label, callSite: callSite)
-            var task = DispatchedTask(
+            return DispatchedTask(
                 unbound: .background { body.run() }, label: label, delay: delay, priority: priority, callSite: callSite)
-            task.isAwaited = true
-            return task
         }
     }
 
@@ -62,10 +60,7 @@ extension TaskDispatcher {
         let awaited = AwaitedDispatch<Value>(reporting: wait)
         return try await self.awaitResult(through: awaited, binding: wait) {
             let body = AwaitedWork(work, ending: awaited, method: "runOnMainActor", label: label, callSite: callSite)
-            var task = DispatchedTask(
-                unbound: .foreground { body.run() }, label: label, delay: delay, callSite: callSite)
-            task.isAwaited = true
-            return task
+            return DispatchedTask(unbound: .foreground { body.run() }, label: label, delay: delay, callSite: callSite)
         }
     }
 
@@ -74,8 +69,9 @@ extension TaskDispatcher {
     ///
     /// The task is built inside the dispatch, so only the dispatcher holds its closure while the caller waits:
     /// a closure the dispatcher releases unrun ends the await (see ``AwaitedWork``). The call, with a tracked task's
-    /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)`` only: a test dispatcher
-    /// reads it there, through any decorator that forwards synchronously.
+    /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)``, and the task carries the
+    /// call's identity: a test dispatcher matches the two, through any decorator that forwards the task, or a copy
+    /// of it, inside the call or from a `Task` that inherits it.
     private func awaitResult<Value: Sendable>(
         through awaited: AwaitedDispatch<Value>,
         binding wait: (any TaskTrackingWait)?,
@@ -86,10 +82,11 @@ extension TaskDispatcher {
             _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
             return try await withCheckedThrowingContinuation { continuation in
                 awaited.start(continuation) {
-                    let task = makeTask()
+                    var task = makeTask()
                     let call = AwaitableCall(
                         wait: wait, awaiter: awaited, label: task.label, callSite: task.callSite, context: task.context,
                         task: TaskTracking.currentTask)
+                    task.awaitIdentity = call.identity
                     return TaskTracking.$dispatchingCall.withValue(call) { self.dispatch(task) }
                 }
             }

@@ -82,6 +82,40 @@ private let settleLimit = Duration.seconds(60)
         try dispatcher.verifyIdle()
     }
 
+    /// The test's own await through a decorator that forwards a copy of the task from a `Task` it creates in
+    /// `dispatch(_:)` (which inherits the call), after the call or, with `Task.immediate`, inside it: the copy carries
+    /// the call's identity, so the wait limit ends the await, and the message names the call, instead of a hang
+    /// with no message.
+    @Test(.timeLimit(.minutes(1)), arguments: [TaskForwardingDecorator.Forward.fromATask, .fromAnImmediateTask])
+    func theTestsAwaitThroughADecoratorThatForwardsACopyFromATaskEndsAtTheWaitLimit(
+        forward: TaskForwardingDecorator.Forward
+    ) async throws {
+        if forward == .fromAnImmediateTask {
+            guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
+        }
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(200))
+        let decorated = TaskForwardingDecorator(base: dispatcher, forward: forward)
+        let started = ContinuousClock.now
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await decorated.runInBackground(label: "forwarded") { 1 }
+        }
+        #expect(ContinuousClock.now - started < .seconds(30), "ended by the 200 ms limit, not by the test's")
+        guard case .waitTimedOut = error?.kind else {
+            Issue.record("expected waitTimedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.summary.contains("runInBackground \"forwarded\"") == true)
+        #expect(dispatcher.pendingTaskCount == 0, "\(dispatcher.pendingTasks)")
+        #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }  // the ended await, reported once
+        try dispatcher.verifyIdle()
+    }
+
+    /// The await's identity sits in the padding after the priority: a task is no larger for it, and copying one
+    /// retains nothing more (on a 64-bit platform).
+    @Test(.enabled(if: MemoryLayout<Int>.size == 8)) func aTaskCarriesTheIdentityOfItsAwaitInItsPadding() {
+        #expect(MemoryLayout<DispatchedTask>.size == 96)
+    }
+
     /// A decorator that forwards each task from a `Task` it creates in `dispatch(_:)` builds it after the call has
     /// returned: the task does not carry the await (it could be another call's), so with a wait limit of zero it is
     /// not cancelled at once; it waits for the test to run it.
@@ -131,6 +165,42 @@ private let settleLimit = Duration.seconds(60)
         #expect(try await dispatcher.value(of: task) == 42)
         #expect(dispatcher.unfinishedTaskCount == 0)
         try dispatcher.verifyIdle()
+    }
+}
+
+/// Forwards the clock and `startTask`, and a copy of each task from a `Task` it creates in `dispatch(_:)`.
+struct TaskForwardingDecorator: ForwardsStartTask {
+    enum Forward: Sendable {
+        /// From a `Task`, which forwards the copy once the call has returned, or while it is in progress.
+        case fromATask
+        /// From a `Task.immediate`, which forwards the copy synchronously, inside the call.
+        case fromAnImmediateTask
+    }
+
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+    let forward: Forward
+
+    init(base: any TaskDispatcher, forward: Forward) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+        self.forward = forward
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let base = self.base
+        var copy = task
+        copy.label = "forwarded \(task.label ?? "-")"
+        switch self.forward {
+        case .fromATask:
+            Task { [copy] in _ = base.dispatch(copy) }
+        case .fromAnImmediateTask:
+            guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+                return base.dispatch(copy)
+            }
+            Task.immediate { [copy] in _ = base.dispatch(copy) }
+        }
+        return TaskHandle(canceller: PumpingDecorator.NeverCancels())
     }
 }
 
@@ -193,7 +263,7 @@ private struct PumpingDecorator: ForwardsStartTask {
     }
 
     /// The handles of a decorator that has already passed the task on: cancelling stops nothing.
-    private struct NeverCancels: TaskCancelling {
+    fileprivate struct NeverCancels: TaskCancelling {
         func cancelTask() -> Bool { false }
         var isTaskCancelled: Bool { false }
     }

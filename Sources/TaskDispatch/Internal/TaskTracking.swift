@@ -12,7 +12,7 @@ package enum TaskTracking {
     @TaskLocal package static var scope: (any TaskTrackingScope)?
 
     /// The awaitable dispatch whose `dispatch(_:)` call is in progress on this task. A `Task` created inside the call
-    /// inherits it too: ``AwaitableCall/task`` tells the two apart.
+    /// inherits it too, and so may forward the call's task later (see ``AwaitableCall/identity``).
     @TaskLocal package static var dispatchingCall: AwaitableCall?
 
     /// The wait of the awaitable dispatch in progress, if it runs in a tracked task.
@@ -55,9 +55,16 @@ package struct AwaitableCall: Sendable {
     package let callSite: CallSite
     /// Where its work runs.
     package let context: TaskContext
-    /// The calling task (``TaskTracking/currentTask``): a task dispatched from another task (a decorator's `Task`,
-    /// which inherits the call) is not the call's.
+    /// The calling task (``TaskTracking/currentTask``): a task built from another task (a decorator's `Task`, which
+    /// inherits the call) is not the call's.
     package let task: UInt
+
+    /// The call's identity in the tasks it awaits (``DispatchedTask/awaitIdentity``): 48 bits of the address of its
+    /// ``awaiter``, which the call keeps alive while it lasts and every task that inherits the call keeps alive too,
+    /// so no other call in progress has it; never `0`.
+    package var identity: UInt64 {
+        UInt64(UInt(bitPattern: ObjectIdentifier(self.awaiter)) >> 4) & 0xFFFF_FFFF_FFFF
+    }
 }
 
 /// A tracked task, as the awaitable dispatches see it: implemented by the dispatcher that tracks it.

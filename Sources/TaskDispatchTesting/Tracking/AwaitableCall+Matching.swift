@@ -2,14 +2,14 @@ import TaskDispatch
 
 extension AwaitableCall {
     /// The awaitable call that awaits `task`, as the dispatcher accepts it: the call in progress
-    /// (``TaskTracking/dispatchingCall``) if `task` is marked as awaited and has the call's site and context, and this
-    /// dispatch comes from the calling task itself, synchronously inside the call, through any decorator that
-    /// forwards, copies or rebuilds the task (and so may add a note of the same site, which is then bounded with it).
-    /// A task dispatched from another task, such as a decorator's `Task` that inherits the call, may be another call's
-    /// and carries no await.
+    /// (``TaskTracking/dispatchingCall``) whose identity `task` carries, with the call's site and context. That is
+    /// the calling task's dispatch, through any decorator that forwards, copies or rebuilds the task synchronously
+    /// (and so may add a note of the same site, which is then bounded with it), or a copy forwarded later from a
+    /// `Task` that inherits the call. A long-lived `Task` that inherits an earlier call does not carry a later
+    /// call's await: their identities differ.
     static func awaiting(_ task: DispatchedTask) -> AwaitableCall? {
-        guard task.isAwaited, let call = TaskTracking.dispatchingCall, call.callSite == task.callSite,
-            call.context == task.context, call.task == TaskTracking.currentTask
+        guard task.awaitIdentity != 0, let call = TaskTracking.dispatchingCall, call.identity == task.awaitIdentity,
+            call.callSite == task.callSite, call.context == task.context
         else { return nil }
         return call
     }
