@@ -112,7 +112,7 @@ extension TaskDispatcher {
     /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)`` only: the dispatcher
     /// that tracks the task reads it there, and a task a decorator builds anew gets the await back from it, through
     /// any decorator that forwards synchronously.
-    private func awaitResult<Value: Sendable>(
+    func awaitResult<Value: Sendable>(
         through awaited: AwaitedDispatch<Value>,
         binding wait: (any TaskTrackingWait)?,
         isolation: isolated (any Actor)? = #isolation,
