@@ -185,7 +185,13 @@ extension ManualDispatcher {
                 throw ManualDispatcherError(failure)
             }
             var held = false
+            var series: Failure?
             let next = self.monitor.withLock { schedule -> Schedule.Step? in
+                // A drain to idle never gets past a live repeating series.
+                if stop == nil, clockLimit == TaskKey.latestTime, let tick = schedule.seriesTickBlockingIdle() {
+                    series = schedule.failure(.liveSeries(method: method, tick: tick, limit: self.runawayLimit))
+                    return nil
+                }
                 if holdingClock, schedule.tracked.wakeups != start.wakeups, !schedule.hasDueTask,
                     schedule.hasRunnableTask(jumpingClockTo: clockLimit)
                 {
@@ -195,6 +201,7 @@ extension ManualDispatcher {
                 return schedule.next(in: .any, jumpingClockTo: clockLimit)
             }
             guard let step = next else {
+                if let series { throw ManualDispatcherError(series) }
                 if held, let failure = self.monitor.withLock({ Self.clockHeld(method, in: &$0, since: start) }) {
                     throw ManualDispatcherError(failure)
                 }

@@ -149,6 +149,16 @@ extension ManualDispatcher {
             {
                 throw ManualDispatcherError(failure)
             }
+            // A drain to idle never gets past a live repeating series.
+            if jump, target == TaskKey.latestTime,
+                let series = self.monitor.withLock({ schedule in
+                    schedule.seriesTickBlockingIdle().map {
+                        schedule.failure(.liveSeries(method: method, tick: $0, limit: self.runawayLimit))
+                    }
+                })
+            {
+                throw ManualDispatcherError(series)
+            }
             if let step = self.monitor.withLock({ $0.next(in: .any, jumpingClockTo: jump ? target : nil) }) {
                 self.execute(step.work)
                 ran += 1
