@@ -107,13 +107,15 @@ extension TaskDispatcher {
         line: UInt = #line
     ) -> DispatcherTicks {
         let callSite = CallSite(fileID: fileID, line: line)
-        return DispatcherTicks { [self] in
-            let timing = SeriesTiming(clock: self.clock, interval: interval, firstAfter: delay)
+        let target = SeriesTarget(self)
+        let clock = self.clock
+        return DispatcherTicks {
+            let timing = SeriesTiming(clock: clock, interval: interval, firstAfter: delay)
             let marker = SeriesMarker(interval: timing.interval, label: label, callSite: callSite)
             return { last in
                 let (next, delay) = timing.next(after: last)
                 do {
-                    try await self.awaitTick(after: delay, marker: marker)
+                    try await target.awaitTick(after: delay, marker: marker)
                     return next
                 } catch {
                     return nil
@@ -122,8 +124,11 @@ extension TaskDispatcher {
         }
     }
 
+}
+
+extension SeriesTarget {
     /// Dispatches one tick of `marker`'s series, due after `delay`, and suspends until it has run.
-    private func awaitTick(after delay: Duration, marker: SeriesMarker) async throws {
+    func awaitTick(after delay: Duration, marker: SeriesMarker) async throws {
         try Task.checkCancellation()
         let (label, callSite) = (marker.label, marker.callSite)
         let wait = TaskTracking.wait(on: describeAwaitableCall("ticks", label, callSite))

@@ -54,7 +54,7 @@ struct SeriesTiming<SeriesClock: Clock<Duration>>: Sendable {
 /// canceller of the handle they return.
 ///
 /// `@unchecked Sendable`: the mutable state sits in `state`, behind its lock; the rest is `let`.
-final class RepeatingSeries<Dispatcher: TaskDispatcher>: TaskCancelling, @unchecked Sendable {
+final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unchecked Sendable {
     private struct State: Sendable {
         var isCancelled = false
         /// The last tick that began.
@@ -63,14 +63,14 @@ final class RepeatingSeries<Dispatcher: TaskDispatcher>: TaskCancelling, @unchec
         var handle: TaskHandle?
     }
 
-    private let dispatcher: Dispatcher
-    private let timing: SeriesTiming<Dispatcher.DispatcherClock>
+    private let target: SeriesTarget
+    private let timing: SeriesTiming<SeriesClock>
     private let work: DispatchedTask.Work
     private let priority: BackgroundPriority
     private let marker: SeriesMarker
     private let state = LockedValue(State())
 
-    init(
+    init<Dispatcher: TaskDispatcher>(
         _ work: DispatchedTask.Work,
         on dispatcher: Dispatcher,
         every interval: Duration,
@@ -78,8 +78,8 @@ final class RepeatingSeries<Dispatcher: TaskDispatcher>: TaskCancelling, @unchec
         priority: BackgroundPriority,
         label: String?,
         callSite: CallSite
-    ) {
-        self.dispatcher = dispatcher
+    ) where Dispatcher.DispatcherClock == SeriesClock {
+        self.target = SeriesTarget(dispatcher)
         self.timing = SeriesTiming(clock: dispatcher.clock, interval: interval, firstAfter: delay)
         self.work = work
         self.priority = priority
@@ -98,7 +98,7 @@ final class RepeatingSeries<Dispatcher: TaskDispatcher>: TaskCancelling, @unchec
             unbound: work, label: self.marker.label, delay: delay, priority: self.priority,
             callSite: self.marker.callSite)
         task.series = self.marker
-        let handle = self.dispatcher.dispatch(task)
+        let handle = self.target.dispatch(task)
         let stale = self.state.withLock { state -> TaskHandle? in
             if state.isCancelled { return handle }
             if state.tick < next { state.handle = handle }  // not begun yet (an auto-drain may have run it already)
@@ -144,4 +144,29 @@ final class RepeatingSeries<Dispatcher: TaskDispatcher>: TaskCancelling, @unchec
         let (cancelled, handle) = self.state.withLock { ($0.isCancelled, $0.handle) }
         return cancelled || handle?.isCancelled == true
     }
+}
+
+/// The dispatcher a series dispatches its ticks through: the one it was started on, held strongly, except a
+/// ``DispatchScope``, which a series of its own must not keep alive (its release is what stops the series).
+struct SeriesTarget: TaskDispatcher {
+    private let forward: @Sendable (DispatchedTask) -> TaskHandle?
+
+    init(_ dispatcher: some TaskDispatcher) {
+        if let scope = dispatcher as? DispatchScope {
+            self.forward = { [weak scope] in scope?.dispatch($0) }
+        } else {
+            self.forward = { dispatcher.dispatch($0) }
+        }
+    }
+
+    /// Dispatches `task`; once the scope is gone, drops it and returns a handle that reads cancelled.
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.forward(task) ?? TaskHandle(canceller: DroppedTick())
+    }
+}
+
+/// The canceller of a tick that a released scope never received.
+struct DroppedTick: TaskCancelling {
+    func cancelTask() -> Bool { false }
+    var isTaskCancelled: Bool { true }
 }
