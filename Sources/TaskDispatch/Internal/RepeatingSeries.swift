@@ -53,7 +53,9 @@ struct SeriesTiming<SeriesClock: Clock<Duration>>: Sendable {
 /// One series of the callback verbs: dispatches its next tick through the dispatcher when a tick has run, and is the
 /// canceller of the handle they return.
 ///
-/// `@unchecked Sendable`: the mutable state sits in `state`, behind its lock; the rest is `let`.
+/// `@unchecked Sendable`: the mutable state sits in `state`, behind its lock, except `next`, which is written only
+/// before the dispatch of the tick that reads it: every dispatcher runs a task after its dispatch (a happens-before
+/// edge), and the ticks run one after another.
 final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unchecked Sendable {
     private struct State: Sendable {
         var isCancelled = false
@@ -69,6 +71,8 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
     private let priority: BackgroundPriority
     private let marker: SeriesMarker
     private let state = LockedValue(State())
+    /// The number of the tick dispatched last.
+    private var next: Int64 = 0
 
     init<Dispatcher: TaskDispatcher>(
         _ work: DispatchedTask.Work,
@@ -89,10 +93,12 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
     /// Dispatches the tick after `tick`, unless the series was cancelled.
     func schedule(after tick: Int64) {
         let (next, delay) = self.timing.next(after: tick)
+        self.next = next
+        // The closures capture the series alone, so they allocate no context: the tick reads its number from it.
         let work: DispatchedTask.Work =
             switch self.work {
-            case .background: .background { self.runTick(next) }
-            case .foreground: .foreground { self.runTickOnMainActor(next) }
+            case .background: .background { self.runTick() }
+            case .foreground: .foreground { self.runTickOnMainActor() }
             }
         var task = DispatchedTask(
             unbound: work, label: self.marker.label, delay: delay, priority: self.priority,
@@ -107,23 +113,25 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
         stale?.cancel()
     }
 
-    private func begin(_ tick: Int64) -> Bool {
-        self.state.withLock { state in
-            guard !state.isCancelled else { return false }
+    /// The number of the tick that begins now, or `nil` when the series was cancelled.
+    private func begin() -> Int64? {
+        let tick = self.next
+        return self.state.withLock { state in
+            guard !state.isCancelled else { return nil }
             state.tick = tick
             state.handle = nil
-            return true
+            return tick
         }
     }
 
-    private func runTick(_ tick: Int64) {
-        guard self.begin(tick), case .background(let work) = self.work else { return }
+    private func runTick() {
+        guard let tick = self.begin(), case .background(let work) = self.work else { return }
         work()
         self.schedule(after: tick)
     }
 
-    @MainActor private func runTickOnMainActor(_ tick: Int64) {
-        guard self.begin(tick), case .foreground(let work) = self.work else { return }
+    @MainActor private func runTickOnMainActor() {
+        guard let tick = self.begin(), case .foreground(let work) = self.work else { return }
         work()
         self.schedule(after: tick)
     }

@@ -85,10 +85,8 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     // Guarded by the registry's lock.
     private var phase = Phase.dispatching
     private var work: DispatchedTask.Work?
+    // Once `phase` is `.cancelled`, only the cancelling call reads these (and releases them).
     private var inner: TaskHandle?
-    // Taken by `endedByScope()` for `scopeCancelled()`.
-    private var cancelledWork: DispatchedTask.Work?
-    private var cancelledInner: TaskHandle?
 
     init(_ task: DispatchedTask, registry: ScopeRegistry) {
         self.registry = registry
@@ -113,7 +111,6 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
             guard self.phase == .dispatching else { return false }
             if state.isCancelled {
                 self.phase = .cancelled
-                self.cancelledWork = self.work.take()
                 return true
             }
             self.phase = .live
@@ -122,7 +119,7 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
             return false
         }
         if cancelled {
-            self.cancelledInner = inner
+            inner.cancel()
             self.scopeCancelled()
         }
     }
@@ -135,7 +132,6 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
                 return (nil, false)
             case .dispatching where state.isCancelled:
                 self.phase = .cancelled
-                self.cancelledWork = self.work.take()
                 return (nil, true)
             case .dispatching, .live:
                 self.phase = .ran
@@ -161,15 +157,12 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
 
     override func endedByScope() {
         self.phase = .cancelled
-        self.cancelledWork = self.work.take()
-        self.cancelledInner = self.inner.take()
     }
 
     /// Cancels the task beneath, stops counting it, and ends an await on it with `CancellationError`.
     override func scopeCancelled() {
-        self.cancelledInner?.cancel()
-        self.cancelledInner = nil
-        self.end(self.cancelledWork.take(), failingTheAwait: true)
+        self.inner.take()?.cancel()
+        self.end(self.work.take(), failingTheAwait: true)
     }
 
     private func end(_ work: consuming DispatchedTask.Work?, failingTheAwait: Bool) {
