@@ -67,9 +67,10 @@ public struct DispatchedTask: Sendable {
     /// and context (see `AwaitableCall`); one built later, or on another thread, does not.
     package var awaiter: (any TaskAwaiter)?
 
-    /// The repeating series this task is a tick of, if any (see ``TaskDispatcher/background(every:after:priority:label:fileID:line:_:)``):
-    /// a test dispatcher lists the tick as part of its series, and refuses to drain a live series to idle.
-    /// Production dispatchers ignore it; a copy of the task keeps it.
+    /// The repeating series this task is a tick of, if any
+    /// (see ``TaskDispatcher/background(every:priority:after:label:fileID:line:_:)``): a test dispatcher lists the
+    /// tick as part of its series, and refuses to drain a live series to idle. Production dispatchers ignore it; a
+    /// copy of the task keeps it.
     package var series: SeriesMarker?
 
     /// Creates a task description.
