@@ -30,7 +30,7 @@
 /// - ``waitForBackgroundTasks(timeout:)`` waits for the scope's own background work only.
 ///
 /// A dispatch through a scope costs one allocation and two short critical sections more than a direct one. See
-/// <doc:RepeatingWorkAndScopes>.
+/// the article "Repeating work and dispatch scopes".
 public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     private let base: any TaskDispatcher
     private let registry = ScopeRegistry()

@@ -12,7 +12,7 @@ extension TaskDispatcher {
     /// k-th tick is due at start + `delay` + (k − 1) × `interval`, so a slow tick does not push the later ones; a
     /// tick whose time has passed when its turn comes (the process was busy, or the tick before ran longer than
     /// `interval`) is dropped, as Go's `time.Ticker` does, rather than run in a burst. Ticks never overlap: the next
-    /// one is dispatched when a tick has run. See <doc:RepeatingWorkAndScopes>.
+    /// one is dispatched when a tick has run. See the article "Repeating work and dispatch scopes".
     ///
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.
