@@ -17,6 +17,9 @@ public import TaskDispatch
 /// try dispatcher.runNextBackground()      // "fetch": fetched and decoded, off the main actor
 /// try dispatcher.runNextForeground()      // "deliver": cached, and the completion called on the main actor
 /// ```
+///
+/// Every task goes through a ``DispatchScope`` the loader owns, so ``cancelAllLoads()`` (a screen that goes away)
+/// stops the fetches and retries still to come, and no completion is called for them.
 public final class ImageLoader: ImageLoading {
     /// The most fetches one load makes before it delivers ``ImageLoadingError/fetchFailed(attempts:lastError:)``.
     public let maxAttempts: Int
@@ -24,7 +27,7 @@ public final class ImageLoader: ImageLoading {
     public let retryDelay: Duration
 
     private let source: any ImageSource
-    private let dispatcher: any TaskDispatcher
+    private let dispatcher: DispatchScope
     private let cache = ImageCache()
 
     /// Creates a loader.
@@ -41,9 +44,15 @@ public final class ImageLoader: ImageLoading {
         retryDelay: Duration = .seconds(1)
     ) {
         self.source = source
-        self.dispatcher = dispatcher
+        self.dispatcher = DispatchScope(dispatcher)
         self.maxAttempts = max(1, maxAttempts)
         self.retryDelay = retryDelay
+    }
+
+    /// Cancels every load in progress: fetches and retries that have not started never run, and their completions
+    /// are never called. The loader loads nothing after it: call it when the screen it serves goes away.
+    public func cancelAllLoads() {
+        self.dispatcher.cancelAll()
     }
 
     /// The image delivered earlier for `id`, if the cache holds one.

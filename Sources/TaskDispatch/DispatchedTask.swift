@@ -35,6 +35,12 @@ public struct DispatchedTask: Sendable {
     /// Where the task was dispatched.
     public var callSite: CallSite
 
+    /// The repeating series this task is a tick of, if any
+    /// (see ``TaskDispatcher/background(every:priority:after:label:fileID:line:_:)``): a test dispatcher lists the
+    /// tick as part of its series, and refuses to drain a live series to idle. Production dispatchers ignore it; a
+    /// copy of the task keeps it.
+    package var series: SeriesMarker?
+
     /// Creates a task description.
     ///
     /// - Parameters:

@@ -72,7 +72,7 @@ extension TaskDispatcher {
     /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)``, and the task carries the
     /// call's identity: a test dispatcher matches the two, through any decorator that forwards the task, or a copy
     /// of it, inside the call or from a `Task` that inherits it.
-    private func awaitResult<Value: Sendable>(
+    func awaitResult<Value: Sendable>(
         through awaited: AwaitedDispatch<Value>,
         binding wait: (any TaskTrackingWait)?,
         isolation: isolated (any Actor)? = #isolation,

@@ -19,10 +19,11 @@ func progress(_ message: String) {
 }
 
 let usage = """
-    usage: task-dispatch-benchmark [--quick | --full] [--tracked]
+    usage: task-dispatch-benchmark [--quick | --full] [--tracked | --series]
       --quick  a few seconds: fewer tasks and repetitions, sizes up to 100,000 (the default; CI runs it)
       --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions (31 for production dispatchers and the thread-pool rows of --tracked)
       --tracked  only the tracked-task and async-model rows
+      --series  only the repeating-work and dispatch-scope rows (1.1)
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
@@ -42,11 +43,13 @@ func profileOnce(_ workload: () throws -> Void) -> Never {
 
 var configuration = Configuration.quick
 var onlyTracked = false
+var onlySeries = false
 for argument in CommandLine.arguments.dropFirst() {
     switch argument {
     case "--quick": configuration = .quick
     case "--full": configuration = .full
     case "--tracked": onlyTracked = true
+    case "--series": onlySeries = true
     case "--profile":
         // One ManualDispatcher run of 100,000 immediate tasks and 100,000 delayed ones, nothing else: for
         // `valgrind --tool=callgrind`, which counts instructions repeatably.
@@ -73,6 +76,7 @@ for argument in CommandLine.arguments.dropFirst() {
 
 let selected = configuration
 let selectedOnlyTracked = onlyTracked
+let selectedOnlySeries = onlySeries
 let watchdogSeconds = selected.name == "full" ? 1_500.0 : 110.0
 DispatchQueue.global().asyncAfter(deadline: .now() + watchdogSeconds) {
     FileHandle.standardError.write(Data("watchdog: the benchmark took over \(Int(watchdogSeconds)) s; stopping\n".utf8))
@@ -87,12 +91,15 @@ let worker = Thread {
     var rows: [Row] = []
     if selectedOnlyTracked {
         rows += trackedTaskRows(selected)
+    } else if selectedOnlySeries {
+        rows += seriesRows(selected)
     } else {
         rows += memoryRows(selected)
         rows += productionRows(selected)
         rows += manualRows(selected)
         rows += trackedTaskRows(selected)
         rows += churnRows(selected)
+        rows += seriesRows(selected)
         rows += listingRows(selected)
     }
     print("")

@@ -35,6 +35,22 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    @Test @MainActor func cancelAllLoadsStopsAPendingRetryAndItsCompletion() throws {
+        let dispatcher = ManualDispatcher()
+        let loader = ImageLoader(source: TableImageSource(failures: 1), dispatcher: dispatcher)
+        let deliveries = Deliveries()
+        loader.loadImage(id: "cat") { deliveries.record($0) }
+        loader.loadImage(id: "dog") { deliveries.record($0) }
+        try dispatcher.runNextBackground()  // the first fetch fails: a retry waits 1 s
+        #expect(dispatcher.pendingTaskCount == 2)  // the retry, and the second load's fetch
+
+        loader.cancelAllLoads()
+        #expect(dispatcher.pendingTaskCount == 0)
+        try dispatcher.advance(by: .seconds(5))
+        #expect(deliveries.results.isEmpty)
+        try dispatcher.verifyIdle()
+    }
+
     @Test @MainActor func givesUpAfterTheLastAttempt() throws {
         let dispatcher = ManualDispatcher(mode: .autoAdvance)
         let loader = ImageLoader(source: TableImageSource(failures: 5), dispatcher: dispatcher, maxAttempts: 3)

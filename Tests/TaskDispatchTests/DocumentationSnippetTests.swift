@@ -42,6 +42,7 @@ import Testing
         "Tests/ClientPackage/Tests/ClientTests/ReadmeLandingPageTests.swift",
         "Tests/ClientPackage/Tests/ClientTests/ReadmeQuickStartTests.swift",
         "Tests/ClientPackage/Tests/ClientTests/RecipeTests.swift",
+        "Tests/ClientPackage/Tests/ClientTests/RepeatingWorkAndScopesTests.swift",
         "Tests/ClientPackage/Tests/DispatcherContractSnippets/LoggingDispatcher.swift",
         "Tests/ClientPackage/Tests/DispatcherContractSnippets/LoggingDispatcherTests.swift",
         "Tests/ClientPackage/Tests/DispatcherContractSnippets/SerialDispatcher.swift",

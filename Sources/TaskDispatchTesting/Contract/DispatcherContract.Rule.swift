@@ -37,6 +37,14 @@ extension DispatcherContract {
         /// A decorator over a `ManualDispatcher` keeps a tracked task's wait on the work it forwards.
         case decoratorKeepsAwaitedWaits
 
+        /// A repeating series (``TaskDispatcher/background(every:priority:after:label:fileID:line:_:)``) ticks at its due
+        /// times, never twice for one tick, and stops at `cancel()` (1.1).
+        ///
+        /// Checked with a background and a foreground series every 20 ms: three ticks, each once, none after the
+        /// cancel, and each no earlier than start + k × 20 ms on the dispatcher's clock (where the check's driver
+        /// moves that clock, or it is the real clock of a real-time subject).
+        case repeatingWorkTicksAtItsDueTimes
+
         /// A short name for the rule, as an error names it, such as `"exactly once"`.
         public var name: String {
             switch self {
@@ -48,6 +56,7 @@ extension DispatcherContract {
             case .cancelBeforeTheStartStopsTheTask: "a cancel before the start stops the task"
             case .awaitableDispatchesDeliverTheOutcome: "awaitable dispatches deliver the outcome"
             case .awaitableDispatchesFollowCancellation: "awaitable dispatches follow cancellation"
+            case .repeatingWorkTicksAtItsDueTimes: "repeating work ticks at its due times"
             case .decoratorForwardsTheClock: "a decorator forwards the clock"
             case .decoratorForwardsStartTask: "a decorator forwards startTask"
             case .decoratorKeepsAwaitedWaits: "a decorator keeps a tracked task's wait"
@@ -73,6 +82,8 @@ extension DispatcherContract {
                 "runInBackground and runOnMainActor return what their closure returned, or throw what it threw."
             case .awaitableDispatchesFollowCancellation:
                 "When the task awaiting runInBackground or runOnMainActor is cancelled before the closure starts, the closure never runs and the await throws CancellationError; once the closure has started, it runs to the end and its value is returned."
+            case .repeatingWorkTicksAtItsDueTimes:
+                "A series started with background(every:) or foreground(every:) runs its k-th tick no earlier than its start + k × interval on the dispatcher's clock, runs each tick once, and runs none after cancel() on its handle."
             case .decoratorForwardsTheClock:
                 "A decorator over a ManualDispatcher forwards clock, so that a sleep through it waits on the virtual time of the dispatcher underneath."
             case .decoratorForwardsStartTask:

@@ -31,6 +31,7 @@ struct RuleCheck: Sendable {
         case .cancelBeforeTheStartStopsTheTask: try await self.checkCancelBeforeTheStart()
         case .awaitableDispatchesDeliverTheOutcome: try await self.checkAwaitableOutcomes()
         case .awaitableDispatchesFollowCancellation: try await self.checkAwaitableCancellation()
+        case .repeatingWorkTicksAtItsDueTimes: try await self.checkRepeatingWork()
         case .decoratorForwardsTheClock: try await self.checkDecoratorForwardsTheClock()
         case .decoratorForwardsStartTask: try await self.checkDecoratorForwardsStartTask()
         case .decoratorKeepsAwaitedWaits: try await self.checkDecoratorKeepsAwaitedWaits()

@@ -259,10 +259,18 @@ extension ManualDispatcherError {
                 .runawayTasks(limit: jumps),
                 "auto-advance moved the clock \(count(jumps, "time")), to \(formatTime(snapshot.now)), in one go (inside one call of the test's, or while it waited, with no other call in between), and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
             )
+        case .liveSeries(let method, let tick, let limit):
+            // A runaway in the making: the kind a test already matches for work that keeps coming back.
+            let interval = tick.series.map { formatDuration($0.interval) } ?? "?"
+            let site = tick.series?.callSite ?? snapshot.callSites[Int(tick.callSite)]
+            return (
+                .runawayTasks(limit: limit),
+                "\(method) would move the clock for ever: the repeating series \(tick.quotedLabel) started at \(site) ticks every \(interval) for as long as it lives, and its next tick is due at \(formatTime(tick.key.due)). Run its ticks with advance(by:) or advance(to:), or cancel the series (its handle, or the DispatchScope it was started through) before draining to idle"
+            )
         case .pendingTasks(let unfinished) where unfinished.isEmpty:
             return (
                 .pendingTasks,
-                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran. Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
+                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
             )
         case .pendingTasks(let unfinished):
             return (
@@ -394,6 +402,18 @@ extension ManualDispatcherError {
         }
         return
             "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
+    }
+
+    /// `, among them the next tick of 1 live repeating series ("poll" every 1 s, started at Feed.swift:12), which runs
+    /// until its handle or scope cancels it`, or nothing when no listed task is a tick.
+    private static func seriesNote(_ snapshot: Snapshot) -> String {
+        let ticks = snapshot.pending.filter { $0.series != nil }
+        guard !ticks.isEmpty else { return "" }
+        let named = ticks.prefix(3).compactMap { tick in
+            tick.series.map { "\(tick.quotedLabel) every \(formatDuration($0.interval)), started at \($0.callSite)" }
+        }
+        return
+            ", among them the next tick of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : "")), which runs until its handle or its DispatchScope cancels it"
     }
 
     /// Names the call sites that ran most often in `window`: the tasks that keep coming back.

@@ -35,6 +35,9 @@ struct Failure {
         case runawayTasks(method: String, maxTasks: Int, ran: Int, firstSequence: UInt64)
         /// An auto-drain ran `ran` tasks in one go, or (`jumps` not `nil`) auto-advance moved the clock that often.
         case autoDrainRunaway(ran: Int, jumps: Int?)
+        /// A drain to idle, or auto-advance, would move the clock to `tick`, the next tick of a live repeating series,
+        /// and on for ever; `limit`: the dispatcher's runaway limit, which the error's kind names.
+        case liveSeries(method: String, tick: ScheduledTask, limit: Int)
         /// `unfinished`: tracked tasks that have not finished either, often the ones whose sleeps are pending.
         case pendingTasks(unfinished: [TrackedTasks.UnsettledTask])
         /// `unsettled`: the tracked tasks still running on their own when the tasks ran out, which may dispatch it.

@@ -108,6 +108,7 @@ extension Schedule {
             {
                 return .fail(failure)  // the next task needs the clock to move
             }
+            if let series = self.liveSeriesFailure(run, target: target) { return .fail(series) }
             step = self.next(in: .any, jumpingClockTo: target)
         case .settle:
             let target = run.start.target
@@ -122,6 +123,8 @@ extension Schedule {
                 return .paused  // the caller releases the claim and waits for the tasks to settle
             } else if let uncounted = self.uncountedTasksFailure(method: run.method) {
                 return .fail(uncounted)  // the records say settled; for uncounted child tasks they cannot know
+            } else if let series = self.liveSeriesFailure(run, target: target) {
+                return .fail(series)
             } else {
                 step = self.next(in: .any, jumpingClockTo: target)
             }
@@ -133,6 +136,11 @@ extension Schedule {
             if !self.hasDueTask && self.canAutoAdvance() {
                 if let failure = self.uncountedTasksFailure(method: "auto-advance") {
                     return self.autoDrainRunaway(failure)
+                }
+                // Only live repeating series are left to move the clock to: it would move for ever.
+                if let tick = self.seriesTickBlockingIdle(onlySeriesLeft: true) {
+                    return self.autoDrainRunaway(
+                        self.failure(.liveSeries(method: "auto-advance", tick: tick, limit: self.runawayLimit)))
                 }
                 guard self.autoAdvanceJumps < self.runawayLimit else {
                     let jumps = self.autoAdvanceJumps
@@ -159,6 +167,13 @@ extension Schedule {
         run.last = step.run
         run.justRan = true
         return .run(step)
+    }
+
+    /// A drain to idle (no pause condition, no target time) never gets past a live repeating series: it fails at the
+    /// jump to the series' next tick.
+    private mutating func liveSeriesFailure(_ run: Run, target: Int64) -> Failure? {
+        guard !run.pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() else { return nil }
+        return self.failure(.liveSeries(method: run.method, tick: tick, limit: self.runawayLimit))
     }
 
     /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method; the

@@ -24,6 +24,9 @@ extension ManualDispatcher {
         /// A task whose delay reaches past the clock's range (about 292 years) never falls due; its due time
         /// reads as `Duration.nanoseconds(Int64.max)`, one nanosecond after the latest time the clock can show.
         public let dueTime: Duration
+        /// The interval of the repeating series this task is the next tick of
+        /// (`background(every:)`, `foreground(every:)`, `ticks(every:)`); `nil` for a one-off task.
+        public let repeatInterval: Duration?
 
         init(_ task: ScheduledTask, callSites: [CallSite]) {
             self.sequence = task.key.sequence
@@ -32,13 +35,19 @@ extension ManualDispatcher {
             self.callSite = callSites[Int(task.callSite)]
             self.priority = task.priority
             self.dueTime = .nanoseconds(task.key.due)
+            self.repeatInterval = task.series?.interval
         }
 
         /// Like `#4 background "parse" at FeedExample/FeedService.swift:31, due 0 s`.
         public var description: String {
             let name = self.label.map { "\"\($0)\"" } ?? "(no label)"
             return
-                "#\(self.sequence) \(self.context) \(name) at \(self.callSite), due \(formatTime(self.dueTime.nanosecondsSaturated))"
+                "#\(self.sequence) \(self.context) \(name) at \(self.callSite), due \(formatTime(self.dueTime.nanosecondsSaturated))\(self.seriesNote)"
+        }
+
+        /// ` (a tick of a series every 1 s)`, or nothing for a one-off task.
+        var seriesNote: String {
+            self.repeatInterval.map { " (a tick of a series every \(formatDuration($0)))" } ?? ""
         }
     }
 }

@@ -19,7 +19,7 @@ extension ManualDispatcher {
         public var description: String {
             let name = self.task.label.map { "\"\($0)\"" } ?? "(no label)"
             return
-                "#\(self.task.sequence) \(self.task.context) \(name) at \(self.task.callSite), ran at \(formatTime(self.startTime.nanosecondsSaturated))"
+                "#\(self.task.sequence) \(self.task.context) \(name) at \(self.task.callSite), ran at \(formatTime(self.startTime.nanosecondsSaturated))\(self.task.seriesNote)"
         }
     }
 }

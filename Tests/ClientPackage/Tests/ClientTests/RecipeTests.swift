@@ -8,18 +8,15 @@ import Testing
 final class StatusPoller {
     private(set) var checks = 0
     private let dispatcher: any TaskDispatcher
-    private var polling: Task<Void, any Error>?
+    private var polling: TaskHandle?
 
     init(dispatcher: any TaskDispatcher) {
         self.dispatcher = dispatcher
     }
 
     func start(every interval: Duration) {
-        self.polling = self.dispatcher.startTask(label: "poll") {
-            while !Task.isCancelled {
-                self.checks += 1
-                try await self.dispatcher.clock.sleep(for: interval)
-            }
+        self.polling = self.dispatcher.foreground(every: interval, after: .zero, label: "poll") { [weak self] in
+            self?.checks += 1
         }
     }
 
@@ -28,21 +25,20 @@ final class StatusPoller {
     }
 }
 
-@Test @MainActor func pollsEveryFiveSeconds() async throws {
+@Test @MainActor func pollsEveryFiveSeconds() throws {
     let dispatcher = ManualDispatcher()
     let poller = StatusPoller(dispatcher: dispatcher)
     poller.start(every: .seconds(5))
 
-    try await dispatcher.settle()  // the first check, then a sleep
+    try dispatcher.runCurrent()  // the first check, due at once
     #expect(poller.checks == 1)
-    try await dispatcher.advance(by: .milliseconds(4_999))
+    try dispatcher.advance(by: .milliseconds(4_999))
     #expect(poller.checks == 1)  // a millisecond short of the interval
-    try await dispatcher.advance(by: .milliseconds(1))
+    try dispatcher.advance(by: .milliseconds(1))
     #expect(poller.checks == 2)  // at 5 s
-    try await dispatcher.advance(by: .seconds(10))
+    try dispatcher.advance(by: .seconds(10))
     #expect(poller.checks == 4)  // at 10 s and 15 s
     poller.stop()
-    try await dispatcher.settle()
     try dispatcher.verifyIdle()
 }
 

@@ -1,0 +1,180 @@
+/// What a tick of a repeating series carries (``DispatchedTask/series``): the series as diagnostics name it.
+package final class SeriesMarker: Sendable {
+    /// The time between two ticks.
+    package let interval: Duration
+    /// The series' label, which each tick carries too.
+    package let label: String?
+    /// Where the series was started.
+    package let callSite: CallSite
+
+    package init(interval: Duration, label: String?, callSite: CallSite) {
+        self.interval = interval
+        self.label = label
+        self.callSite = callSite
+    }
+}
+
+/// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
+/// push the later ones; a tick whose due time has passed when its turn comes is skipped (see ``next(after:)``).
+struct SeriesTiming<SeriesClock: Clock<Duration>>: Sendable {
+    let clock: SeriesClock
+    let origin: SeriesClock.Instant
+    let interval: Duration
+
+    /// Starts the series now: its first tick after `delay`, or after `interval` when `delay` is `nil`. An interval
+    /// under one nanosecond counts as one nanosecond.
+    init(clock: SeriesClock, interval: Duration, firstAfter delay: Duration?) {
+        let interval = Swift.max(interval, .nanoseconds(1))
+        self.clock = clock
+        self.interval = interval
+        self.origin = clock.now.advanced(by: (delay ?? interval) - interval)
+    }
+
+    func dueTime(of tick: Int64) -> SeriesClock.Instant {
+        self.origin.advanced(by: self.interval * tick)
+    }
+
+    /// The tick that comes after `tick`, and the delay from now until it is due: the first tick not yet past, so the
+    /// ticks missed while the process was busy (or a tick ran longer than the interval) are dropped, not run in a burst.
+    func next(after tick: Int64) -> (tick: Int64, delay: Duration) {
+        let now = self.clock.now
+        var next = tick + 1
+        let late = self.dueTime(of: next).duration(to: now)
+        if late > .zero {
+            let (sum, overflow) = next.addingReportingOverflow(
+                late.nanosecondsSaturated / Swift.max(1, self.interval.nanosecondsSaturated))
+            next = overflow ? .max : sum
+            while next < .max, self.dueTime(of: next) < now { next += 1 }
+        }
+        return (next, now.duration(to: self.dueTime(of: next)))
+    }
+}
+
+/// One series of the callback verbs: dispatches its next tick through the dispatcher when a tick has run, and is the
+/// canceller of the handle they return.
+///
+/// `@unchecked Sendable`: the mutable state sits in `state`, behind its lock, except `next`, which is written only
+/// before the dispatch of the tick that reads it: every dispatcher runs a task after its dispatch (a happens-before
+/// edge), and the ticks run one after another.
+final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unchecked Sendable {
+    private struct State: Sendable {
+        var isCancelled = false
+        /// The last tick that began.
+        var tick: Int64 = 0
+        /// The handle of the next tick, once dispatched and until it begins.
+        var handle: TaskHandle?
+    }
+
+    private let target: SeriesTarget
+    private let timing: SeriesTiming<SeriesClock>
+    private let work: DispatchedTask.Work
+    private let priority: BackgroundPriority
+    private let marker: SeriesMarker
+    private let state = LockedValue(State())
+    /// The number of the tick dispatched last.
+    private var next: Int64 = 0
+
+    init<Dispatcher: TaskDispatcher>(
+        _ work: DispatchedTask.Work,
+        on dispatcher: Dispatcher,
+        every interval: Duration,
+        firstAfter delay: Duration?,
+        priority: BackgroundPriority,
+        label: String?,
+        callSite: CallSite
+    ) where Dispatcher.DispatcherClock == SeriesClock {
+        self.target = SeriesTarget(dispatcher)
+        self.timing = SeriesTiming(clock: dispatcher.clock, interval: interval, firstAfter: delay)
+        self.work = work
+        self.priority = priority
+        self.marker = SeriesMarker(interval: self.timing.interval, label: label, callSite: callSite)
+    }
+
+    /// Dispatches the tick after `tick`, unless the series was cancelled.
+    func schedule(after tick: Int64) {
+        let (next, delay) = self.timing.next(after: tick)
+        self.next = next
+        // The closures capture the series alone, so they allocate no context: the tick reads its number from it.
+        let work: DispatchedTask.Work =
+            switch self.work {
+            case .background: .background { self.runTick() }
+            case .foreground: .foreground { self.runTickOnMainActor() }
+            }
+        var task = DispatchedTask(
+            unbound: work, label: self.marker.label, delay: delay, priority: self.priority,
+            callSite: self.marker.callSite)
+        task.series = self.marker
+        let handle = self.target.dispatch(task)
+        let stale = self.state.withLock { state -> TaskHandle? in
+            if state.isCancelled { return handle }
+            if state.tick < next { state.handle = handle }  // not begun yet (an auto-drain may have run it already)
+            return nil
+        }
+        stale?.cancel()
+    }
+
+    /// The number of the tick that begins now, or `nil` when the series was cancelled.
+    private func begin() -> Int64? {
+        let tick = self.next
+        return self.state.withLock { state in
+            guard !state.isCancelled else { return nil }
+            state.tick = tick
+            state.handle = nil
+            return tick
+        }
+    }
+
+    private func runTick() {
+        guard let tick = self.begin(), case .background(let work) = self.work else { return }
+        work()
+        self.schedule(after: tick)
+    }
+
+    @MainActor private func runTickOnMainActor() {
+        guard let tick = self.begin(), case .foreground(let work) = self.work else { return }
+        work()
+        self.schedule(after: tick)
+    }
+
+    func cancelTask() -> Bool {
+        let (stopped, handle) = self.state.withLock { state -> (Bool, TaskHandle?) in
+            guard !state.isCancelled else { return (false, nil) }
+            state.isCancelled = true
+            defer { state.handle = nil }
+            return (true, state.handle)
+        }
+        handle?.cancel()
+        return stopped
+    }
+
+    /// Cancelled through its handle, or its next tick was cancelled by someone else (a ``DispatchScope``).
+    var isTaskCancelled: Bool {
+        let (cancelled, handle) = self.state.withLock { ($0.isCancelled, $0.handle) }
+        return cancelled || handle?.isCancelled == true
+    }
+}
+
+/// The dispatcher a series dispatches its ticks through: the one it was started on, held strongly, except a
+/// ``DispatchScope``, which a series of its own must not keep alive (its release is what stops the series).
+struct SeriesTarget: TaskDispatcher {
+    private let forward: @Sendable (DispatchedTask) -> TaskHandle?
+
+    init(_ dispatcher: some TaskDispatcher) {
+        if let scope = dispatcher as? DispatchScope {
+            self.forward = { [weak scope] in scope?.dispatch($0) }
+        } else {
+            self.forward = { dispatcher.dispatch($0) }
+        }
+    }
+
+    /// Dispatches `task`; once the scope is gone, drops it and returns a handle that reads cancelled.
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.forward(task) ?? TaskHandle(canceller: DroppedTick())
+    }
+}
+
+/// The canceller of a tick that a released scope never received.
+struct DroppedTick: TaskCancelling {
+    func cancelTask() -> Bool { false }
+    var isTaskCancelled: Bool { true }
+}

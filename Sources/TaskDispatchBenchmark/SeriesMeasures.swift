@@ -1,0 +1,208 @@
+import Dispatch
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+
+// MARK: - Repeating work and dispatch scopes (1.1)
+
+/// A chain of delayed tasks, each dispatching the next `interval` later: the one-off delayed dispatch-and-run a
+/// tick is compared with.
+final class DelayedChain: @unchecked Sendable {
+    let dispatcher: any TaskDispatcher
+    let interval: Duration
+    let limit: Int
+    var count = 0
+    let done: DispatchSemaphore?
+
+    init(_ dispatcher: any TaskDispatcher, interval: Duration, limit: Int, done: DispatchSemaphore? = nil) {
+        self.dispatcher = dispatcher
+        self.interval = interval
+        self.limit = limit
+        self.done = done
+    }
+
+    func step() {
+        self.count += 1
+        if self.count >= self.limit {
+            self.done?.signal()
+            return
+        }
+        self.dispatcher.background(after: self.interval) { self.step() }
+    }
+}
+
+/// `ticks` ticks of a series every microsecond on a `ManualDispatcher`, run by one `advance`.
+func manualTicks(_ ticks: Int) throws -> Double {
+    let dispatcher = ManualDispatcher(historyLimit: 0)
+    let counter = Counter()
+    let elapsed = try time {
+        let series = dispatcher.background(every: .microseconds(1)) { counter.value &+= 1 }
+        try dispatcher.advance(by: .microseconds(ticks))
+        series.cancel()
+    }
+    try checkCount(counter, ticks)
+    return elapsed / Double(ticks)
+}
+
+/// The same number of delayed dispatch-and-runs, each task dispatching the next a microsecond later.
+func manualDelayedChain(_ ticks: Int) throws -> Double {
+    let dispatcher = ManualDispatcher(historyLimit: 0)
+    let chain = DelayedChain(dispatcher, interval: .microseconds(1), limit: ticks)
+    let elapsed = try time {
+        dispatcher.background(after: .microseconds(1)) { chain.step() }
+        try dispatcher.advance(by: .microseconds(ticks))
+    }
+    guard chain.count == ticks else { throw BenchmarkError(description: "chain ran \(chain.count) of \(ticks)") }
+    return elapsed / Double(ticks)
+}
+
+/// `ticks` ticks of a `QueueDispatcher` series every microsecond, in real time.
+func queueTicks(_ ticks: Int, timeout: Double) throws -> Double {
+    let dispatcher = QueueDispatcher()
+    let done = DispatchSemaphore(value: 0)
+    let counter = Counter()
+    let start = nowNanoseconds()
+    let series = dispatcher.background(every: .microseconds(1)) {
+        counter.value &+= 1
+        if counter.value == ticks { done.signal() }
+    }
+    guard done.wait(timeout: .now() + timeout) == .success else {
+        throw BenchmarkError(description: "timed out after \(Int(timeout)) s")
+    }
+    let elapsed = Double(nowNanoseconds() - start)
+    series.cancel()
+    return elapsed / Double(ticks)
+}
+
+/// The same number of `QueueDispatcher` delayed dispatch-and-runs, each a microsecond after the one before.
+func queueDelayedChain(_ ticks: Int, timeout: Double) throws -> Double {
+    let done = DispatchSemaphore(value: 0)
+    let chain = DelayedChain(QueueDispatcher(), interval: .microseconds(1), limit: ticks, done: done)
+    let start = nowNanoseconds()
+    chain.dispatcher.background(after: .microseconds(1)) { chain.step() }
+    guard done.wait(timeout: .now() + timeout) == .success else {
+        throw BenchmarkError(description: "timed out after \(Int(timeout)) s")
+    }
+    return Double(nowNanoseconds() - start) / Double(ticks)
+}
+
+/// `size` immediate background tasks dispatched through `dispatcher` (a `ManualDispatcher` or a scope over one),
+/// then run.
+func manualDispatchAndRun(_ size: Int, through scoped: Bool) throws -> Double {
+    let dispatcher = ManualDispatcher(historyLimit: 0)
+    let target: any TaskDispatcher = scoped ? DispatchScope(dispatcher) : dispatcher
+    let counter = Counter()
+    let elapsed = try time {
+        for _ in 0..<size { target.background { counter.value &+= 1 } }
+        try dispatcher.runUntilIdle()
+    }
+    try checkCount(counter, size)
+    return elapsed / Double(size)
+}
+
+func seriesRows(_ configuration: Configuration) -> [Row] {
+    var rows: [Row] = []
+    let ticks = configuration.manualSizes.last ?? 100_000
+    progress("ManualDispatcher: a tick vs a delayed dispatch-and-run")
+    do {
+        let result = try compare(repetitions: configuration.repetitions) {
+            try manualTicks(ticks)
+        } baseline: {
+            try manualDelayedChain(ticks)
+        }
+        rows.append(
+            ratioRow(
+                "ManualDispatcher: a series tick vs one delayed dispatch-and-run (advance)", size: ticks, result,
+                target: 1.2))
+    } catch {
+        rows.append(.failure("ManualDispatcher series tick", size: formatCount(ticks), "\(error)"))
+    }
+
+    let queueTicksCount = configuration.operationTasks
+    progress("QueueDispatcher: a tick vs a delayed dispatch-and-run")
+    do {
+        let result = try compare(repetitions: configuration.repetitions) {
+            try queueTicks(queueTicksCount, timeout: configuration.batchTimeout)
+        } baseline: {
+            try queueDelayedChain(queueTicksCount, timeout: configuration.batchTimeout)
+        }
+        rows.append(
+            ratioRow(
+                "QueueDispatcher: a series tick vs one delayed dispatch-and-run (1 µs apart)", size: queueTicksCount,
+                result, target: 1.2))
+    } catch {
+        rows.append(.failure("QueueDispatcher series tick", size: formatCount(queueTicksCount), "\(error)"))
+    }
+
+    let size = configuration.manualSizes.last ?? 100_000
+    progress("ManualDispatcher: a dispatch through a scope vs direct")
+    do {
+        let result = try compare(repetitions: configuration.repetitions) {
+            try manualDispatchAndRun(size, through: true)
+        } baseline: {
+            try manualDispatchAndRun(size, through: false)
+        }
+        rows.append(
+            ratioRow(
+                "ManualDispatcher: dispatch + run through a DispatchScope vs direct", size: size, result, target: 1.3))
+    } catch {
+        rows.append(.failure("ManualDispatcher through a scope", size: formatCount(size), "\(error)"))
+    }
+
+    let count = configuration.dispatchTasks
+    progress("QueueDispatcher: a dispatch through a scope vs direct")
+    do {
+        let direct = QueueDispatcher()
+        let scope = DispatchScope(direct)
+        let result = try compare(repetitions: configuration.productionRepetitions) {
+            try throughput(count: count, timeout: configuration.batchTimeout) { group in
+                scope.background { group.leave() }
+            }
+        } baseline: {
+            try throughput(count: count, timeout: configuration.batchTimeout) { group in
+                direct.background { group.leave() }
+            }
+        }
+        rows.append(
+            ratioRow("QueueDispatcher: background through a DispatchScope vs direct", size: count, result, target: 1.3))
+    } catch {
+        rows.append(.failure("QueueDispatcher through a scope", size: formatCount(count), "\(error)"))
+    }
+
+    rows.append(scopeChurnRow(configuration))
+    return rows
+}
+
+/// Resident growth over `churnTasks` dispatch-and-run cycles through one scope over a `ManualDispatcher`, drained
+/// every 1,000.
+private func scopeChurnRow(_ configuration: Configuration) -> Row {
+    let total = configuration.churnTasks
+    progress("memory: \(formatCount(total)) dispatch-and-run through one scope")
+    let dispatcher = ManualDispatcher(historyLimit: 0)
+    let scope = DispatchScope(dispatcher)
+    let counter = Counter()
+    func round() throws {
+        for _ in 0..<1_000 { scope.background { counter.value &+= 1 } }
+        try dispatcher.runCurrent()
+    }
+    do {
+        for _ in 0..<10 { try round() }
+        let before = residentBytes()
+        for _ in 0..<(total / 1_000) { try round() }
+        let growth = residentBytes() - before
+        guard before > 0, scope.liveWorkCount == 0 else {
+            throw BenchmarkError(description: "live \(scope.liveWorkCount), resident \(before)")
+        }
+        return Row(
+            measure: "DispatchScope resident growth: N dispatch-and-run through one scope, drained every 1,000",
+            size: formatCount(total),
+            ours: String(format: "%.1f KiB", Double(growth) / 1_024),
+            baseline: "-",
+            ratio: nil,
+            target: "≤ 1 MiB",
+            met: growth <= 1 << 20
+        )
+    } catch {
+        return .failure("DispatchScope memory", size: formatCount(total), "\(error)")
+    }
+}

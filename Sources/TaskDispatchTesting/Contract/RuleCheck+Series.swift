@@ -1,0 +1,76 @@
+import TaskDispatch
+
+extension RuleCheck {
+    // MARK: - Repeating work
+
+    func checkRepeatingWork() async throws {
+        try await self.checkSeries(in: .background)
+        try await self.checkSeries(in: .foreground)
+    }
+
+    /// Ticks of a series every 20 ms, their times on the dispatcher's clock, a cancel from inside the third tick and
+    /// a late-run pass: a fourth tick, or a tick before its due time, is a violation.
+    private func checkSeries(in context: TaskContext) async throws {
+        let interval = Duration.milliseconds(20)
+        let elapsed = Self.stopwatch(on: self.subject.dispatcher)
+        let ticks = LockedValue<[Duration]>([])
+        let third = ContractFlag()
+        let handle = LockedValue<TaskHandle?>(nil)
+        let tick: @Sendable () -> Void = {
+            let count = ticks.withLock { ticks in
+                ticks.append(elapsed())
+                return ticks.count
+            }
+            if count == 3 {
+                _ = handle.withLock { $0 }?.cancel()
+                third.set()
+            }
+        }
+        let dispatcher = self.subject.dispatcher
+        let (fileID, line) = (self.callSite.fileID, self.callSite.line)
+        let series =
+            context == .background
+            ? dispatcher.background(every: interval, label: "contract series", fileID: fileID, line: line, tick)
+            : dispatcher.foreground(every: interval, label: "contract series", fileID: fileID, line: line) { tick() }
+        handle.withLock { $0 = series }
+        // A driven clock moves one interval at a time (a decorator may add delays, which the contract allows), until
+        // the third tick or for 3,000 intervals; the dispatcher's clock moves with it, or is a clock of its own.
+        var drivesTheClock = self.subject.advance == nil
+        if self.subject.advance != nil {
+            let before = elapsed()
+            for _ in 0..<3_000 where !third.isSet {
+                try self.letTimePass(interval)
+            }
+            drivesTheClock = elapsed() - before >= interval
+        }
+        if await third.wait(until: self.deadline) == nil {
+            throw self.violation(
+                "a \(context) series every \(interval.millisecondsText) ticked \(ticks.withLock { $0.count }) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
+            )
+        }
+        try self.letTimePass(interval * 3)
+        try await self.waitForLateRuns()
+        let seen = ticks.withLock { $0 }
+        if seen.count > 3 {
+            throw self.violation(
+                "a \(context) series ticked \(seen.count) times, at \(seen.map(\.millisecondsText).joined(separator: ", ")) on its clock, though cancel() was called inside its third tick"
+            )
+        }
+        for (offset, time) in seen.enumerated() where drivesTheClock && time < interval * (offset + 1) {
+            throw self.violation(
+                "tick \(offset + 1) of a \(context) series every \(interval.millisecondsText) ran \(time.millisecondsText) after the series started on the dispatcher's clock, before its due time"
+            )
+        }
+        if !series.isCancelled {
+            throw self.violation(
+                "the handle of a \(context) series cancelled inside its third tick reads isCancelled false")
+        }
+    }
+
+    /// The time since now on `dispatcher`'s own clock.
+    private static func stopwatch(on dispatcher: some TaskDispatcher) -> @Sendable () -> Duration {
+        let clock = dispatcher.clock
+        let start = clock.now
+        return { start.duration(to: clock.now) }
+    }
+}

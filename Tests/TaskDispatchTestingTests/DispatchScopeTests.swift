@@ -1,0 +1,150 @@
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// A model that owns a scope, as an app's view model would: a poll series, a delayed refresh, and a load in a
+/// started task that awaits a background run.
+@MainActor final class PollingModel {
+    private let scope: DispatchScope
+    let errors: Locked<[any Error]>
+    var polls = 0
+
+    init(dispatcher: any TaskDispatcher, errors: Locked<[any Error]>) {
+        self.scope = DispatchScope(dispatcher)
+        self.errors = errors
+        self.scope.foreground(every: .seconds(1), label: "poll") { [weak self] in self?.polls += 1 }
+        self.scope.background(after: .seconds(30), label: "refresh") {}
+        // The task awaits through the dispatcher beneath: capturing the scope (or the model) would keep it alive.
+        // Cancelling the task, as the scope's release does, ends the await.
+        self.scope.startTask(label: "load") {
+            do {
+                _ = try await dispatcher.runInBackground(after: .seconds(60), label: "fetch") { 42 }
+            } catch {
+                errors.withLock { $0.append(error) }
+            }
+        }
+    }
+}
+
+@Suite struct DispatchScopeTests {
+    @Test @MainActor func releasingAModelThatOwnsAScopeLeavesTheDispatcherIdle() async throws {
+        let dispatcher = ManualDispatcher()
+        let errors = Locked<[any Error]>([])
+        var model: PollingModel? = PollingModel(dispatcher: dispatcher, errors: errors)
+        try await dispatcher.advance(by: .seconds(2))
+        #expect(model?.polls == 2)
+        #expect(dispatcher.pendingTaskCount == 3)  // the next poll, the refresh, the fetch
+        model = nil
+        try await dispatcher.settle()
+        try dispatcher.verifyIdle()
+        let ended = errors.withLock { $0 }
+        #expect(ended.count == 1)
+        #expect(ended.first is CancellationError, "\(ended)")
+    }
+
+    @Test func cancelAllCancelsEachKindOfWorkAndForgetsIt() async throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(dispatcher)
+        let ran = Locked(0)
+        let callback = scope.background(after: .seconds(3), label: "callback") { ran.withLock { $0 += 1 } }
+        let series = scope.foreground(every: .seconds(1), label: "series") { ran.withLock { $0 += 1 } }
+        let started = scope.startTask(label: "sleeper") { try await scope.clock.sleep(for: .seconds(100)) }
+        try await dispatcher.settle()
+        #expect(scope.liveWorkCount == 3)
+        scope.cancelAll()
+        #expect(scope.isCancelled)
+        #expect(scope.liveWorkCount == 0)
+        #expect(callback.isCancelled)
+        #expect(series.isCancelled)
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: started) }
+        try await dispatcher.advance(by: .seconds(5))
+        #expect(ran.withLock { $0 } == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func finishedWorkIsForgottenAtOnce() throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(dispatcher)
+        for _ in 0..<1_000 { scope.background {} }
+        scope.foreground(after: .seconds(1)) {}
+        #expect(scope.liveWorkCount == 1_001)
+        try dispatcher.runNextBackground()
+        #expect(scope.liveWorkCount == 1_000)
+        try synchronously { try dispatcher.runUntilIdle() }
+        #expect(scope.liveWorkCount == 0)
+        let handle = scope.background(after: .seconds(1)) {}
+        #expect(handle.cancel())
+        #expect(scope.liveWorkCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
+    }
+
+    @Test func aDispatchAfterCancelAllIsCancelledAtOnce() async throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(dispatcher)
+        scope.cancelAll()
+        let ran = Locked(false)
+        let handle = scope.background(label: "late") { ran.withLock { $0 = true } }
+        #expect(handle.isCancelled)
+        #expect(!handle.cancel())
+        #expect(dispatcher.pendingTaskCount == 0)
+        await #expect(throws: CancellationError.self) {
+            try await scope.runInBackground(label: "late await") { ran.withLock { $0 = true } }
+        }
+        let task = scope.startTask(label: "late task") { Task.isCancelled }
+        try await dispatcher.settle()
+        // Started cancelled: ManualDispatcher cancels a task's start that its cancel came before.
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
+        #expect(!ran.withLock { $0 })
+        #expect(scope.liveWorkCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aLateCallbackInAutoDrainCannotRunWorkOfACancelledScope() throws {
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let scope = DispatchScope(dispatcher)
+        let ran = Locked(0)
+        scope.background { ran.withLock { $0 += 1 } }
+        #expect(ran.withLock { $0 } == 1)
+        scope.cancelAll()
+        scope.background { ran.withLock { $0 += 1 } }
+        #expect(ran.withLock { $0 } == 1)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aScopeOverADecoratorCancelsThroughIt() throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(ForwardingDispatcher(base: dispatcher, rewrite: .copy))
+        let series = scope.background(every: .seconds(1), label: "poll") {}
+        scope.background(after: .seconds(5), label: "later") {}
+        try dispatcher.advance(by: .seconds(2))
+        #expect(dispatcher.pendingTaskCount == 2)
+        scope.cancelAll()
+        #expect(series.isCancelled)
+        #expect(dispatcher.pendingTaskCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aTickLoopThroughAScopeEndsWithTheScope() async throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(dispatcher)
+        let ticks = Locked(0)
+        let task = scope.startTask(label: "loop") {
+            for await _ in scope.ticks(every: .seconds(1)) { ticks.withLock { $0 += 1 } }
+        }
+        try await dispatcher.advance(by: .seconds(3))
+        #expect(ticks.withLock { $0 } == 3)
+        scope.cancelAll()
+        try await dispatcher.settle()
+        _ = try? await dispatcher.value(of: task)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func theScopeKeepsTheContract() async throws {
+        try await DispatcherContract.check {
+            let manual = ManualDispatcher()
+            return DispatcherContract.Subject(
+                DispatchScope(manual), now: { manual.now }, advance: { try manual.advance(by: $0) })
+        }
+    }
+}

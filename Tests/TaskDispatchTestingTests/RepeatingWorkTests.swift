@@ -1,0 +1,304 @@
+import Foundation
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// A clock that reads `lag` ahead of a `ManualDispatcher`'s: a tick that bumps `lag` looks, to the series, like a
+/// tick that ran that long (the process was busy), without any real time passing.
+struct LaggingClock: Clock {
+    typealias Instant = ManualDispatcher.Clock.Instant
+    let base: ManualDispatcher.Clock
+    let lag: Locked<Duration>
+
+    var now: Instant { self.base.now.advanced(by: self.lag.withLock { $0 }) }
+    var minimumResolution: Duration { .zero }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try await self.base.sleep(until: deadline.advanced(by: .zero - self.lag.withLock { $0 }), tolerance: tolerance)
+    }
+}
+
+/// A user's decorator that forwards `dispatch(_:)` as it is, over a clock of its own.
+struct LaggingDispatcher: TaskDispatcher {
+    let base: ManualDispatcher
+    let clock: LaggingClock
+
+    init(base: ManualDispatcher) {
+        self.base = base
+        self.clock = LaggingClock(base: base.clock, lag: Locked(.zero))
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+
+    func startTask<Success: Sendable>(
+        label: String?,
+        callSite: CallSite,
+        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
+    ) -> Task<Success, any Error> {
+        self.base.startTask(label: label, callSite: callSite, operation: operation)
+    }
+}
+
+@Suite struct RepeatingWorkTests {
+    @Test(arguments: [ManualDispatcher.Mode.manual, .autoDrain], [TaskContext.background, .foreground])
+    @MainActor
+    func advanceRunsEachTickAtItsDueTimeInOrderWithOtherTasks(mode: ManualDispatcher.Mode, context: TaskContext) throws
+    {
+        let dispatcher = ManualDispatcher(mode: mode)
+        let log = EventLog()
+        dispatcher.background(after: .seconds(2), label: "one-off") { log.record("one-off at \(dispatcher.now)") }
+        let series =
+            context == .background
+            ? dispatcher.background(every: .seconds(1), label: "poll") { log.record("tick at \(dispatcher.now)") }
+            : dispatcher.foreground(every: .seconds(1), label: "poll") {
+                MainActor.assertIsolated()
+                log.record("tick at \(dispatcher.now)")
+            }
+
+        try dispatcher.advance(by: .seconds(3))
+
+        #expect(
+            log.events == [
+                "tick at 1.0 seconds", "one-off at 2.0 seconds", "tick at 2.0 seconds", "tick at 3.0 seconds",
+            ])
+        let pending = dispatcher.pendingTasks
+        #expect(pending.count == 1)
+        #expect(pending.first?.repeatInterval == .seconds(1))
+        #expect(pending.first?.dueTime == .seconds(4))
+        #expect(pending.first?.description.contains("\"poll\"") == true)
+        #expect(pending.first?.description.contains("(a tick of a series every 1 s)") == true, "\(pending)")
+        let ticks = dispatcher.history.filter { $0.task.repeatInterval != nil }
+        #expect(ticks.map(\.startTime) == [.seconds(1), .seconds(2), .seconds(3)])
+        #expect(ticks.allSatisfy { $0.description.contains("(a tick of a series every 1 s)") })
+        #expect(series.cancel())
+        #expect(series.isCancelled)
+        #expect(!series.cancel())
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aFirstDelayStartsTheSeriesAndTheLaterTicksKeepTheirGrid() throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        let series = dispatcher.background(every: .seconds(10), after: .seconds(1)) { log.record("\(dispatcher.now)") }
+        try dispatcher.advance(by: .seconds(21))
+        #expect(log.events == ["1.0 seconds", "11.0 seconds", "21.0 seconds"])
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func cancelStopsATickThatIsAlreadyDue() throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        let series = dispatcher.background(every: .seconds(1), after: .zero, label: "poll") { log.record("tick") }
+        #expect(dispatcher.pendingTaskCount == 1)  // due now, not run
+        #expect(series.cancel())
+        #expect(dispatcher.pendingTaskCount == 0)
+        try dispatcher.advance(by: .seconds(5))
+        #expect(log.events.isEmpty)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aCancelFromATaskDueAtTheSameTimeStopsTheTickBehindIt() throws {
+        // The one-off is dispatched first, so at 2 s it runs before the tick due then: a cancel racing a due tick,
+        // decided by the dispatcher's order rather than by threads.
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        let series = Locked<TaskHandle?>(nil)
+        dispatcher.background(after: .seconds(2), label: "stop") {
+            log.record("stop: \(series.withLock { $0?.cancel() } ?? false)")
+        }
+        series.withLock { $0 = dispatcher.background(every: .seconds(1)) { log.record("tick at \(dispatcher.now)") } }
+        try dispatcher.advance(by: .seconds(5))
+        #expect(log.events == ["tick at 1.0 seconds", "stop: true"])
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aCancelFromInsideATickStopsTheSeriesAfterIt() throws {
+        let dispatcher = ManualDispatcher()
+        let count = Locked(0)
+        let series = Locked<TaskHandle?>(nil)
+        series.withLock {
+            $0 = dispatcher.background(every: .seconds(1)) {
+                if count.withLock({
+                    $0 += 1
+                    return $0
+                }) == 2 {
+                    series.withLock { _ = $0?.cancel() }
+                }
+            }
+        }
+        try dispatcher.advance(by: .seconds(10))
+        #expect(count.withLock { $0 } == 2)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func ticksMissedWhileATickRanLongAreDroppedNotRunInABurst() throws {
+        // A tick that takes 2.5 s (the decorator's clock jumps inside it): the ticks due at 2 s and 3 s have passed
+        // when its turn ends, so the next is the one due at 4 s, and the grid does not move.
+        let dispatcher = ManualDispatcher()
+        let lagging = LaggingDispatcher(base: dispatcher)
+        let log = EventLog()
+        let series = lagging.background(every: .seconds(1)) {
+            log.record("\(lagging.clock.now.offset)")
+            if log.events.count == 1 { lagging.clock.lag.withLock { $0 = .milliseconds(2_500) } }
+        }
+        try dispatcher.advance(by: .seconds(3))
+        #expect(log.events == ["1.0 seconds", "4.0 seconds", "5.0 seconds"])
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func runUntilIdleThrowsAtOnceNamingTheSeries() throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        dispatcher.background(label: "due now") { log.record("due now") }
+        let series = dispatcher.background(every: .seconds(1), label: "poll") { log.record("tick") }
+        let line = #line - 1
+        let error = #expect(throws: ManualDispatcherError.self) { try synchronously { try dispatcher.runUntilIdle() } }
+        #expect(error?.kind == .runawayTasks(limit: dispatcher.runawayLimit))
+        let summary = error?.summary ?? ""
+        #expect(summary.contains("runUntilIdle() would move the clock for ever"), "\(summary)")
+        #expect(summary.contains("the repeating series \"poll\" started at"), "\(summary)")
+        #expect(summary.contains("RepeatingWorkTests.swift:\(line)"), "\(summary)")
+        #expect(summary.contains("advance(by:)"), "\(summary)")
+        #expect(summary.contains("cancel the series"), "\(summary)")
+        #expect(log.events == ["due now"])  // no tick ran
+        #expect(dispatcher.now == .zero)
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func asyncRunUntilIdleThrowsAtOnceToo() async throws {
+        let dispatcher = ManualDispatcher()
+        let series = dispatcher.foreground(every: .seconds(1), label: "poll") {}
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
+        #expect(error?.kind == .runawayTasks(limit: dispatcher.runawayLimit))
+        #expect(error?.summary.contains("repeating series \"poll\"") == true, "\(String(describing: error))")
+        #expect(dispatcher.history.isEmpty)
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func autoAdvanceRefusesToMoveTheClockForEverOverALiveSeries() throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance)
+        let log = EventLog()
+        let series = dispatcher.background(every: .seconds(1), label: "poll") {
+            log.record("tick at \(dispatcher.now)")
+        }
+        // Only the series is left to move the clock to, and it would move for ever: no tick runs.
+        #expect(log.events.isEmpty)
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error?.kind == .runawayTasks(limit: dispatcher.runawayLimit))
+        #expect(
+            error?.summary.contains("auto-advance would move the clock for ever: the repeating series \"poll\"")
+                == true,
+            "\(String(describing: error))")
+        #expect(dispatcher.history.isEmpty)
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func verifyIdleReportsALiveSeriesAsSuch() throws {
+        let dispatcher = ManualDispatcher()
+        let series = dispatcher.background(every: .seconds(1), label: "poll") {}
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error?.kind == .pendingTasks)
+        #expect(
+            error?.summary.contains(
+                "among them the next tick of 1 live repeating series (\"poll\" every 1 s, started at")
+                == true, "\(String(describing: error))")
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aDecoratorThatForwardsDispatchForwardsTheTicks() throws {
+        let dispatcher = ManualDispatcher()
+        let decorator = ForwardingDispatcher(base: dispatcher)
+        let count = Locked(0)
+        let series = decorator.background(every: .seconds(1), label: "poll") { count.withLock { $0 += 1 } }
+        try dispatcher.advance(by: .seconds(3))
+        #expect(count.withLock { $0 } == 3)
+        #expect(dispatcher.pendingTasks.first?.repeatInterval == .seconds(1))
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
+    // MARK: - The async form
+
+    @Test func aTickLoopInATrackedTaskIsDrivenByAdvance() async throws {
+        let dispatcher = ManualDispatcher()
+        let ticks = Locked<[Int]>([])
+        let task = dispatcher.startTask(label: "countdown") {
+            for await tick in dispatcher.ticks(every: .seconds(1), label: "countdown tick") {
+                ticks.withLock { $0.append(tick) }
+                if tick == 3 { break }
+            }
+        }
+        try await dispatcher.advance(by: .seconds(2))
+        #expect(ticks.withLock { $0 } == [1, 2])
+        #expect(dispatcher.pendingTasks.map(\.repeatInterval) == [.seconds(1)])
+        try await dispatcher.advance(by: .seconds(1))
+        #expect(ticks.withLock { $0 } == [1, 2, 3])
+        try await dispatcher.value(of: task)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func asyncRunUntilIdleThrowsOverALiveTickLoop() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "poll loop") {
+            for await _ in dispatcher.ticks(every: .seconds(1), label: "poll") {}
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
+        #expect(error?.summary.contains("repeating series \"poll\"") == true, "\(String(describing: error))")
+        task.cancel()
+        try await dispatcher.settle()
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func cancellingTheIteratingTaskEndsTheSequence() async throws {
+        let dispatcher = ManualDispatcher()
+        let ended = Locked(false)
+        let task = dispatcher.startTask(label: "poll loop") {
+            for await _ in dispatcher.ticks(every: .seconds(1)) {}
+            ended.withLock { $0 = true }
+        }
+        try await dispatcher.advance(by: .seconds(2))
+        task.cancel()
+        try await dispatcher.settle()
+        #expect(ended.withLock { $0 })
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aTickLoopDropsTheTicksItsBodyMissed() async throws {
+        let dispatcher = ManualDispatcher()
+        let lagging = LaggingDispatcher(base: dispatcher)
+        let ticks = Locked<[Int]>([])
+        let task = lagging.startTask(label: "loop") {
+            for await tick in lagging.ticks(every: .seconds(1)) {
+                ticks.withLock { $0.append(tick) }
+                if tick == 1 { lagging.clock.lag.withLock { $0 = .milliseconds(2_500) } }
+                if tick >= 5 { break }
+            }
+        }
+        try await dispatcher.advance(by: .seconds(3))
+        #expect(ticks.withLock { $0 } == [1, 4, 5])
+        try await dispatcher.value(of: task)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aCallbackSeriesStartedInsideATrackedTaskTicksLikeAnyOther() async throws {
+        let dispatcher = ManualDispatcher()
+        let count = Locked(0)
+        let task = dispatcher.startTask(label: "start polling") {
+            dispatcher.background(every: .seconds(1), label: "poll") { count.withLock { $0 += 1 } }
+        }
+        try await dispatcher.settle()
+        let series = try await dispatcher.value(of: task)
+        try await dispatcher.advance(by: .seconds(3))
+        #expect(count.withLock { $0 } == 3)
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+}
