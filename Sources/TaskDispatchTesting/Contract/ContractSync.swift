@@ -77,6 +77,22 @@ struct TaskCancelRequest: Sendable {
     }
 }
 
+/// Times recorded by closures that may run on any thread, in the order they were recorded.
+final class ContractTimes: Sendable {
+    private let times = LockedValue<[Duration]>([])
+
+    /// Records `time`; returns how many times are recorded now.
+    func append(_ time: Duration) -> Int {
+        self.times.withLock {
+            $0.append(time)
+            return $0.count
+        }
+    }
+
+    /// The times recorded so far.
+    var all: [Duration] { self.times.withLock { $0 } }
+}
+
 /// The `dispatch(_:)` calls of one contract check in progress, by thread.
 ///
 /// A task that starts on a thread while one of the check's calls is in progress there runs on the caller's stack:

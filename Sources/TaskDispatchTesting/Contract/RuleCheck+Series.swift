@@ -13,16 +13,12 @@ extension RuleCheck {
     private func checkSeries(in context: TaskContext) async throws {
         let interval = Duration.milliseconds(20)
         let elapsed = Self.stopwatch(on: self.subject.dispatcher)
-        let ticks = LockedValue<[Duration]>([])
+        let ticks = ContractTimes()
         let third = ContractFlag()
-        let handle = LockedValue<TaskHandle?>(nil)
+        let cancelSeries = TaskCancelRequest()
         let tick: @Sendable () -> Void = {
-            let count = ticks.withLock { ticks in
-                ticks.append(elapsed())
-                return ticks.count
-            }
-            if count == 3 {
-                _ = handle.withLock { $0 }?.cancel()
+            if ticks.append(elapsed()) == 3 {
+                cancelSeries.cancel()
                 third.set()
             }
         }
@@ -32,7 +28,7 @@ extension RuleCheck {
             context == .background
             ? dispatcher.background(every: interval, label: "contract series", fileID: fileID, line: line, tick)
             : dispatcher.foreground(every: interval, label: "contract series", fileID: fileID, line: line) { tick() }
-        handle.withLock { $0 = series }
+        cancelSeries.hold { series.cancel() }
         // A driven clock moves one interval at a time (a decorator may add delays, which the contract allows), until
         // the third tick or for 3,000 intervals; the dispatcher's clock moves with it, or is a clock of its own.
         var drivesTheClock = self.subject.advance == nil
@@ -45,12 +41,12 @@ extension RuleCheck {
         }
         if await third.wait(until: self.deadline) == nil {
             throw self.violation(
-                "a \(context) series every \(interval.millisecondsText) ticked \(ticks.withLock { $0.count }) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
+                "a \(context) series every \(interval.millisecondsText) ticked \(ticks.all.count) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
             )
         }
         try self.letTimePass(interval * 3)
         try await self.waitForLateRuns()
-        let seen = ticks.withLock { $0 }
+        let seen = ticks.all
         if seen.count > 3 {
             throw self.violation(
                 "a \(context) series ticked \(seen.count) times, at \(seen.map(\.millisecondsText).joined(separator: ", ")) on its clock, though cancel() was called inside its third tick"
