@@ -19,8 +19,8 @@ struct LaggingClock: Clock {
 }
 
 /// A user's decorator that forwards `dispatch(_:)` as it is, over a clock of its own.
-struct LaggingDispatcher: TaskDispatcher {
-    let base: ManualDispatcher
+struct LaggingDispatcher: ForwardsStartTask {
+    let base: any TaskDispatcher
     let clock: LaggingClock
 
     init(base: ManualDispatcher) {
@@ -30,14 +30,6 @@ struct LaggingDispatcher: TaskDispatcher {
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
-    }
-
-    func startTask<Success: Sendable>(
-        label: String?,
-        callSite: CallSite,
-        @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
-    ) -> Task<Success, any Error> {
-        self.base.startTask(label: label, callSite: callSite, operation: operation)
     }
 }
 

@@ -9,23 +9,16 @@ import TaskDispatchTesting
     import Darwin
 #endif
 
-/// The honest floor: a lock, an array of closures and a head index, one task per lock turn, each closure released
-/// as it runs, inside the timing. No handles, labels, order, clock or history. The state sits behind a pointer, so
-/// neither side pays for dynamic exclusivity checks.
-final class LockedFIFO: @unchecked Sendable {
-    private struct State {
-        var tasks: [(@Sendable () -> Void)?] = []
-        var head = 0
-    }
-
-    // `state` is only touched while `mutex` is held.
+/// A value behind a pointer and a pthread mutex, for the floors: `state` is touched only between `lock()` and
+/// `unlock()`, and, behind a pointer, pays no dynamic exclusivity checks.
+final class FloorLock<State>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+    let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
 
-    init() {
+    init(_ state: State) {
         self.mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(self.mutex, nil)
-        self.state.initialize(to: State())
+        self.state.initialize(to: state)
     }
 
     deinit {
@@ -35,23 +28,39 @@ final class LockedFIFO: @unchecked Sendable {
         self.state.deallocate()
     }
 
+    @inline(__always) func lock() { pthread_mutex_lock(self.mutex) }
+    @inline(__always) func unlock() { pthread_mutex_unlock(self.mutex) }
+}
+
+/// The honest floor: a lock, an array of closures and a head index, one task per lock turn, each closure released
+/// as it runs, inside the timing. No handles, labels, order, clock or history. The state sits behind a pointer, so
+/// neither side pays for dynamic exclusivity checks.
+final class LockedFIFO: @unchecked Sendable {
+    private struct State {
+        var tasks: [(@Sendable () -> Void)?] = []
+        var head = 0
+    }
+
+    private let locked = FloorLock(State())
+
     func dispatch(_ work: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(self.mutex)
-        self.state.pointee.tasks.append(work)
-        pthread_mutex_unlock(self.mutex)
+        self.locked.lock()
+        self.locked.state.pointee.tasks.append(work)
+        self.locked.unlock()
     }
 
     func runAll() {
         while true {
-            pthread_mutex_lock(self.mutex)
-            guard self.state.pointee.head < self.state.pointee.tasks.count else {
-                pthread_mutex_unlock(self.mutex)
+            self.locked.lock()
+            let state = self.locked.state
+            guard state.pointee.head < state.pointee.tasks.count else {
+                self.locked.unlock()
                 return
             }
-            let work = self.state.pointee.tasks[self.state.pointee.head]
-            self.state.pointee.tasks[self.state.pointee.head] = nil
-            self.state.pointee.head += 1
-            pthread_mutex_unlock(self.mutex)
+            let work = state.pointee.tasks[state.pointee.head]
+            state.pointee.tasks[state.pointee.head] = nil
+            state.pointee.head += 1
+            self.locked.unlock()
             work?()
         }
     }
@@ -115,46 +124,33 @@ final class LockedDelayHeap: @unchecked Sendable {
         }
     }
 
-    // `state` is only touched while `mutex` is held.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
-
-    init() {
-        self.mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(self.mutex, nil)
-        self.state.initialize(to: State())
-    }
-
-    deinit {
-        pthread_mutex_destroy(self.mutex)
-        self.mutex.deallocate()
-        self.state.deinitialize(count: 1)
-        self.state.deallocate()
-    }
+    private let locked = FloorLock(State())
 
     func dispatch(after nanoseconds: Int64, _ work: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(self.mutex)
-        let sequence = self.state.pointee.sequence
-        self.state.pointee.sequence += 1
-        self.state.pointee.push(Entry(due: self.state.pointee.now + nanoseconds, sequence: sequence, work: work))
-        pthread_mutex_unlock(self.mutex)
+        self.locked.lock()
+        let state = self.locked.state
+        let sequence = state.pointee.sequence
+        state.pointee.sequence += 1
+        state.pointee.push(Entry(due: state.pointee.now + nanoseconds, sequence: sequence, work: work))
+        self.locked.unlock()
     }
 
     /// Runs every closure due within `nanoseconds`, in due order, each at its due time.
     func advance(by nanoseconds: Int64) {
-        pthread_mutex_lock(self.mutex)
-        let target = self.state.pointee.now + nanoseconds
-        pthread_mutex_unlock(self.mutex)
+        self.locked.lock()
+        let state = self.locked.state
+        let target = state.pointee.now + nanoseconds
+        self.locked.unlock()
         while true {
-            pthread_mutex_lock(self.mutex)
-            guard let first = self.state.pointee.heap.first, first.due <= target else {
-                self.state.pointee.now = target
-                pthread_mutex_unlock(self.mutex)
+            self.locked.lock()
+            guard let first = state.pointee.heap.first, first.due <= target else {
+                state.pointee.now = target
+                self.locked.unlock()
                 return
             }
-            let entry = self.state.pointee.pop()
-            self.state.pointee.now = entry.due
-            pthread_mutex_unlock(self.mutex)
+            let entry = state.pointee.pop()
+            state.pointee.now = entry.due
+            self.locked.unlock()
             entry.work()
         }
     }
