@@ -63,11 +63,13 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
         var tick: Int64 = 0
         /// The handle of the next tick, once dispatched and until it begins.
         var handle: TaskHandle?
+        /// The user's closure, released at the cancel (a tick that captures the handle makes no cycle).
+        var work: DispatchedTask.Work?
     }
 
     private let target: SeriesTarget
     private let timing: SeriesTiming<SeriesClock>
-    private let work: DispatchedTask.Work
+    private let isForeground: Bool
     private let priority: BackgroundPriority
     private let marker: SeriesMarker
     private let state = LockedValue(State())
@@ -85,7 +87,8 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
     ) where Dispatcher.DispatcherClock == SeriesClock {
         self.target = SeriesTarget(dispatcher)
         self.timing = SeriesTiming(clock: dispatcher.clock, interval: interval, firstAfter: delay)
-        self.work = work
+        self.isForeground = if case .foreground = work { true } else { false }
+        self.state.withLock { $0.work = work }
         self.priority = priority
         self.marker = SeriesMarker(interval: self.timing.interval, label: label, callSite: callSite)
     }
@@ -96,10 +99,7 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
         self.next = next
         // The closures capture the series alone, so they allocate no context: the tick reads its number from it.
         let work: DispatchedTask.Work =
-            switch self.work {
-            case .background: .background { self.runTick() }
-            case .foreground: .foreground { self.runTickOnMainActor() }
-            }
+            self.isForeground ? .foreground { self.runTickOnMainActor() } : .background { self.runTick() }
         var task = DispatchedTask(
             unbound: work, label: self.marker.label, delay: delay, priority: self.priority,
             callSite: self.marker.callSite)
@@ -113,37 +113,38 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
         stale?.cancel()
     }
 
-    /// The number of the tick that begins now, or `nil` when the series was cancelled.
-    private func begin() -> Int64? {
+    /// The number of the tick that begins now and the closure to run, or `nil` when the series was cancelled.
+    private func begin() -> (Int64, DispatchedTask.Work)? {
         let tick = self.next
         return self.state.withLock { state in
-            guard !state.isCancelled else { return nil }
+            guard !state.isCancelled, let work = state.work else { return nil }
             state.tick = tick
             state.handle = nil
-            return tick
+            return (tick, work)
         }
     }
 
     private func runTick() {
-        guard let tick = self.begin(), case .background(let work) = self.work else { return }
-        work()
+        guard let (tick, work) = self.begin(), case .background(let body) = work else { return }
+        body()
         self.schedule(after: tick)
     }
 
     @MainActor private func runTickOnMainActor() {
-        guard let tick = self.begin(), case .foreground(let work) = self.work else { return }
-        work()
+        guard let (tick, work) = self.begin(), case .foreground(let body) = work else { return }
+        body()
         self.schedule(after: tick)
     }
 
     func cancelTask() -> Bool {
-        let (stopped, handle) = self.state.withLock { state -> (Bool, TaskHandle?) in
-            guard !state.isCancelled else { return (false, nil) }
+        let (stopped, handle, work) = self.state.withLock { state -> (Bool, TaskHandle?, DispatchedTask.Work?) in
+            guard !state.isCancelled else { return (false, nil, nil) }
             state.isCancelled = true
-            defer { state.handle = nil }
-            return (true, state.handle)
+            defer { (state.handle, state.work) = (nil, nil) }
+            return (true, state.handle, state.work)
         }
         handle?.cancel()
+        _ = consume work  // the user's closure is released here, outside the lock
         return stopped
     }
 
