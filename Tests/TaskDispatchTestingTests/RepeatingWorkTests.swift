@@ -70,6 +70,25 @@ struct LaggingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
+    /// A cancelled series lets its closure go at once, so a tick that captures its own handle, or an owner that
+    /// holds the handle, makes no cycle that outlives the cancel.
+    @Test func cancelReleasesTheSeriesClosure() throws {
+        final class Probe: Sendable {}
+        let dispatcher = ManualDispatcher()
+        weak var released: Probe?
+        let series: TaskHandle
+        do {
+            let probe = Probe()
+            released = probe
+            series = dispatcher.background(every: .seconds(1)) { _ = probe }
+        }
+        try dispatcher.advance(by: .seconds(2))
+        #expect(released != nil, "a live series keeps its closure")
+        #expect(series.cancel())
+        #expect(released == nil, "the cancel released the closure while the handle is still held")
+        try dispatcher.verifyIdle()
+    }
+
     @Test func aFirstDelayStartsTheSeriesAndTheLaterTicksKeepTheirGrid() throws {
         let dispatcher = ManualDispatcher()
         let log = EventLog()
