@@ -1,18 +1,9 @@
 extension TaskDispatcher {
     /// Runs `work` on a background thread every `interval`, until the returned handle cancels the series.
     ///
-    /// ```swift
-    /// poll = dispatcher.background(every: .seconds(30), label: "poll") { feed.refresh() }
-    /// // later, when its owner goes away:
-    /// poll.cancel()
-    /// ```
-    ///
-    /// Each tick is one task dispatched with ``dispatch(_:)`` and timed on ``clock``, so every dispatcher and every
-    /// decorator that forwards both has it, and a test's `ManualDispatcher` runs the ticks with `advance(by:)`. The
-    /// k-th tick is due at start + `delay` + (k − 1) × `interval`, so a slow tick does not push the later ones; a
-    /// tick whose time has passed when its turn comes (the process was busy, or the tick before ran longer than
-    /// `interval`) is dropped, as Go's `time.Ticker` does, rather than run in a burst. Ticks never overlap: the next
-    /// one is dispatched when a tick has run. See the article "Repeating work and dispatch scopes".
+    /// Each tick is a task dispatched with ``dispatch(_:)`` and timed on ``clock``: drift-free (tick k is due at start +
+    /// `delay` + (k − 1) × `interval`), a tick whose time has passed is dropped, and ticks never overlap. See the
+    /// article "Repeating work and dispatch scopes".
     ///
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.
@@ -22,8 +13,7 @@ extension TaskDispatcher {
     ///   - fileID: The dispatching file; leave the default.
     ///   - line: The dispatching line; leave the default.
     ///   - work: The work to run at each tick.
-    /// - Returns: A handle whose ``TaskHandle/cancel()`` stops the series, a tick already due included (a tick that
-    ///   has begun runs to its end); it returns `true` if this call stopped the series.
+    /// - Returns: A handle whose ``TaskHandle/cancel()`` stops the series, a tick already due included.
     @discardableResult
     public func background(
         every interval: Duration,
@@ -42,10 +32,6 @@ extension TaskDispatcher {
     }
 
     /// Runs `work` on the main actor every `interval`, until the returned handle cancels the series.
-    ///
-    /// ```swift
-    /// countdown = dispatcher.foreground(every: .seconds(1), label: "countdown") { model.secondsLeft -= 1 }
-    /// ```
     ///
     /// Timed as ``background(every:priority:after:label:fileID:line:_:)`` is: drift-free, missed ticks dropped,
     /// stopped by the handle.
