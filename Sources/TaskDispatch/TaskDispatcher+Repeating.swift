@@ -62,21 +62,10 @@ extension TaskDispatcher {
 
     /// The ticks of a series on this dispatcher's clock, for a `for await` loop in async code.
     ///
-    /// ```swift
-    /// dispatcher.startTask(label: "countdown") {
-    ///     for await _ in dispatcher.ticks(every: .seconds(1)) {
-    ///         secondsLeft -= 1
-    ///         if secondsLeft == 0 { break }
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// Each iteration starts its own series. Waiting for a tick is an awaitable dispatch, so a test's
-    /// `ManualDispatcher` runs it with `advance(by:)` and its drains see the loop waiting, as for a sleep on
-    /// ``clock``. Timed as ``background(every:priority:after:label:fileID:line:_:)`` is: the k-th tick is due at
-    /// start + `delay` + (k − 1) × `interval`, and ticks that passed while the loop's body ran are dropped (the
-    /// element, the tick's number, shows the gap). The sequence ends when the iterating task is cancelled, or when
-    /// the dispatcher drops a tick (a cancelled ``DispatchScope``).
+    /// Each iteration starts its own series, timed as ``background(every:priority:after:label:fileID:line:_:)`` is;
+    /// waiting for a tick is an awaitable dispatch, which a test's drains see as they see a sleep on ``clock``. The
+    /// sequence ends when the iterating task is cancelled or a tick is dropped (a cancelled ``DispatchScope``). See
+    /// the article "Repeating work and dispatch scopes".
     ///
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.
