@@ -25,6 +25,7 @@ let usage = """
       --tracked  only the tracked-task and async-model rows
       --series  only the repeating-work and dispatch-scope rows (1.1)
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
+      --profile-auto-drain  only 100,000 dispatches in auto-drain, once, for the same
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
       --profile-floor  only 10,000 held tasks with the runtime pieces of a tracked task and no dispatcher, once, for the same
@@ -56,6 +57,9 @@ for argument in CommandLine.arguments.dropFirst() {
         _ = try? manualImmediate(100_000)
         _ = try? manualDelayed(randomDelays(100_000))
         exit(0)
+    case "--profile-auto-drain":
+        // 100,000 dispatches in auto-drain, each run inside its dispatch, once: for the same.
+        profileOnce { _ = try manualAutoDrain(100_000, .nonAllocating) }
     case "--profile-tracked":
         // The tracked-task row's work, once: 10,000 `startTask` calls, their starts, and their operations.
         profileOnce { try profileTrackedTasks(10_000) }

@@ -500,16 +500,18 @@ extension Storage {
 
     /// Drains `run` (an auto-drain or an assist, which never fail) off the tracked task's task-locals: the work runs
     /// for other code, and what it dispatches is not the tracked task's.
-    private func drainUnbound(_ run: Run) {
-        var run = run
-        func drain() {
-            _ = try? self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
-        }
+    private func drainUnbound(_ run: @autoclosure () -> Run) {
         if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
-            TaskTracking.$dispatchingCall.withValue(nil) { TaskTracking.$scope.withValue(nil) { drain() } }
+            TaskTracking.$dispatchingCall.withValue(nil) {
+                TaskTracking.$scope.withValue(nil) { self.drainHere(run()) }
+            }
         } else {
-            drain()
+            self.drainHere(run())
         }
+    }
+
+    private func drainHere(_ run: consuming Run) {
+        _ = try? self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the

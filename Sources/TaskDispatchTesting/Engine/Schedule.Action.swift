@@ -14,7 +14,7 @@ extension Schedule {
         /// ``claimForWaitingSettle(thread:)``).
         case assist
         /// Throw this failure. A run that holds the claim releases it first.
-        case fail(Failure)
+        indirect case fail(Failure)
         /// A run that pauses between tasks stops here, holding the claim, for the caller's condition.
         case paused
 
@@ -29,21 +29,69 @@ extension Schedule {
         }
     }
 
-    /// What an event leaves to do outside the lock; empty on the hot paths.
+    /// What an event leaves to do outside the lock; empty on the hot paths, where it stays small: the fields only
+    /// the rare events set live in one box, so an `Action` copies in a few words.
     struct Effects {
         /// The waiters the event woke, to resume in order.
         var woken: [WaitResumer]?
-        /// Wake the synchronous run methods blocked until the claim is released.
-        var broadcast = false
         /// Set the waiters' timer for this deadline.
         var arm: DispatchTime?
+        /// Wake the synchronous run methods blocked until the claim is released.
+        var broadcast = false
+        private var box: RareBox?
+
+        struct Rare: Sendable {
+            var gate: (continuation: TrackedTaskScope.StartContinuation, outcome: Result<Void, any Error>)?
+            var released: DispatchedTask.Work?
+            var report: String?
+            var observe: (@Sendable () -> Void)?
+        }
+
+        /// The rare fields' box: replaced, never changed, when one is set, so copies do not share a change.
+        final class RareBox: Sendable {
+            let value: Rare
+            init(_ value: Rare) { self.value = value }
+        }
+
+        init(
+            woken: [WaitResumer]? = nil,
+            broadcast: Bool = false,
+            arm: DispatchTime? = nil,
+            report: String? = nil,
+            observe: (@Sendable () -> Void)? = nil
+        ) {
+            self.woken = woken
+            self.broadcast = broadcast
+            self.arm = arm
+            if report != nil || observe != nil { self.box = RareBox(Rare(report: report, observe: observe)) }
+        }
+
+        private var rare: Rare? {
+            get { self.box?.value }
+            set { self.box = newValue.map(RareBox.init) }
+        }
+        private mutating func changeRare(_ change: (inout Rare) -> Void) {
+            var rare = self.rare ?? Rare()
+            change(&rare)
+            self.rare = rare
+        }
+
         /// A tracked task's body to let through its start gate, or to fail there.
-        var gate: (continuation: TrackedTaskScope.StartContinuation, outcome: Result<Void, any Error>)?
+        var gate: (continuation: TrackedTaskScope.StartContinuation, outcome: Result<Void, any Error>)? {
+            get { self.rare?.gate }
+            set { self.changeRare { $0.gate = newValue } }
+        }
         /// A closure released by the event (a cancelled task's), dropped outside the lock.
-        var released: DispatchedTask.Work?
+        var released: DispatchedTask.Work? {
+            get { self.rare?.released }
+            set { self.changeRare { $0.released = newValue } }
+        }
         /// A note for standard error.
-        var report: String?
+        var report: String? { self.rare?.report }
         /// A package test's observer, called as the test would call it: outside the tracked task.
-        var observe: (@Sendable () -> Void)?
+        var observe: (@Sendable () -> Void)? {
+            get { self.rare?.observe }
+            set { self.changeRare { $0.observe = newValue } }
+        }
     }
 }

@@ -37,7 +37,7 @@ struct Run {
     var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
     /// Whether this call holds the claim.
     var isClaimed = false
-    /// How many tasks ran, and the last one.
+    /// How many tasks ran, and the last one (kept only where it is returned: a step's one task, a pausing run's).
     var ran = 0
     var last: RunRecord?
     /// Whether a task ran since the last pause.
@@ -108,7 +108,9 @@ extension Schedule {
             {
                 return .fail(failure)  // the next task needs the clock to move
             }
-            if let series = self.liveSeriesFailure(run, target: target) { return .fail(series) }
+            if !run.pauses, target == TaskKey.latestTime, let series = self.liveSeriesFailure(run.method) {
+                return .fail(series)
+            }
             step = self.next(in: .any, jumpingClockTo: target)
         case .settle:
             let target = run.start.target
@@ -123,7 +125,7 @@ extension Schedule {
                 return .paused  // the caller releases the claim and waits for the tasks to settle
             } else if let uncounted = self.uncountedTasksFailure(method: run.method) {
                 return .fail(uncounted)  // the records say settled; for uncounted child tasks they cannot know
-            } else if let series = self.liveSeriesFailure(run, target: target) {
+            } else if !run.pauses, target == TaskKey.latestTime, let series = self.liveSeriesFailure(run.method) {
                 return .fail(series)
             } else {
                 step = self.next(in: .any, jumpingClockTo: target)
@@ -164,16 +166,16 @@ extension Schedule {
         }
         guard let step else { return self.finish(&run) }
         run.ran += 1
-        run.last = step.run
+        if run.pauses || run.ran == 1 { run.last = step.run }
         run.justRan = true
         return .run(step)
     }
 
     /// A drain to idle (no pause condition, no target time) never gets past a live repeating series: it fails at the
     /// jump to the series' next tick.
-    private mutating func liveSeriesFailure(_ run: Run, target: Int64) -> Failure? {
-        guard !run.pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() else { return nil }
-        return self.failure(.liveSeries(method: run.method, tick: tick, limit: self.runawayLimit))
+    private mutating func liveSeriesFailure(_ method: String) -> Failure? {
+        guard let tick = self.seriesTickBlockingIdle() else { return nil }
+        return self.failure(.liveSeries(method: method, tick: tick, limit: self.runawayLimit))
     }
 
     /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method; the

@@ -138,12 +138,12 @@ struct Schedule: Sendable {
         let callSite = self.callSites.index(of: task.callSite)
         guard due > self.now else {
             let key = TaskKey(due: self.now, sequence: sequence)
-            let scheduled = ScheduledTask(task, key: key, callSite: callSite, state: .due)
+            let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: .due)
             self.enqueueDue(scheduled)
             return scheduled
         }
         let key = TaskKey(due: due > TaskKey.latestTime ? TaskKey.never : due, sequence: sequence)
-        let scheduled = ScheduledTask(task, key: key, callSite: callSite, state: .waiting)
+        let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: .waiting)
         self.delayed.insert(scheduled)
         if scheduled.context == .foreground { self.waitingForeground += 1 } else { self.waitingBackground += 1 }
         return scheduled

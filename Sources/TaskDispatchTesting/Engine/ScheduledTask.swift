@@ -5,11 +5,12 @@ import TaskDispatch
 /// A class, so that a handle, a queue and the history can all point at the same task: cancelling through the
 /// handle finds it in O(1) and releases its closure at once, and the object itself goes away when the last of
 /// them lets go, so the dispatcher's memory follows the tasks still pending (and the handles the caller keeps),
-/// never the tasks it has seen. Field order keeps the instance at 80 bytes (88 with the allocator's header).
+/// never the tasks it has seen. Field order keeps the instance at 72 bytes (80 with the allocator's header); a
+/// tick of a repeating series is a ``SeriesTick``, which adds its marker.
 ///
 /// `@unchecked Sendable`: the identity fields are `let`s written before the task is shared; `work` and `state`
 /// are read and written only by the schedule that owns the task, under its dispatcher's lock.
-final class ScheduledTask: @unchecked Sendable {
+class ScheduledTask: @unchecked Sendable {
     /// Where a task stands.
     enum State: UInt8 {
         /// In the delay heap, waiting for the clock.
@@ -31,10 +32,14 @@ final class ScheduledTask: @unchecked Sendable {
     let callSite: UInt32
     let label: String?
     let key: TaskKey
-    /// The repeating series this task is a tick of (``DispatchedTask/series``), if any.
-    let series: SeriesMarker?
 
-    init(_ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State) {
+    /// The task `task` becomes: a ``SeriesTick`` if it is a tick of a repeating series.
+    static func make(_ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State) -> ScheduledTask {
+        guard let marker = task.series else { return ScheduledTask(task, key: key, callSite: callSite, state: state) }
+        return SeriesTick(task, marker: marker, key: key, callSite: callSite, state: state)
+    }
+
+    fileprivate init(_ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State) {
         self.work = task.work
         self.state = state
         self.context = task.context
@@ -42,7 +47,6 @@ final class ScheduledTask: @unchecked Sendable {
         self.callSite = callSite
         self.label = task.label
         self.key = key
-        self.series = task.series
     }
 
     /// Whether the task may still run: it waits for the clock or is due.
@@ -54,5 +58,20 @@ final class ScheduledTask: @unchecked Sendable {
     /// `"parse"` with its quotes, or `(no label)`.
     var quotedLabel: String {
         self.label.map { "\"\($0)\"" } ?? "(no label)"
+    }
+
+    /// The repeating series this task is the next tick of, if it is one.
+    var series: SeriesMarker? {
+        (self as? SeriesTick)?.marker
+    }
+}
+
+/// The next tick of a repeating series: a subclass, so that the other tasks do not carry the marker.
+final class SeriesTick: ScheduledTask, @unchecked Sendable {
+    let marker: SeriesMarker
+
+    fileprivate init(_ task: DispatchedTask, marker: SeriesMarker, key: TaskKey, callSite: UInt32, state: State) {
+        self.marker = marker
+        super.init(task, key: key, callSite: callSite, state: state)
     }
 }
