@@ -157,6 +157,7 @@ final class Storage: Sendable {
 
     @inline(__always)
     private func perform(_ effects: Schedule.Effects, observing: Bool) {
+        guard !effects.isEmpty else { return }
         _ = effects.released  // a cancelled task's closure, and what it captured, go here: outside the lock
         if let woken = effects.woken { WaitResumer.resumeAll(woken) }
         if let (continuation, outcome) = effects.gate { continuation.resume(with: outcome) }

@@ -66,6 +66,11 @@ extension Schedule {
             if report != nil || observe != nil { self.box = RareBox(Rare(report: report, observe: observe)) }
         }
 
+        /// Whether there is nothing to do: the hot paths' case.
+        var isEmpty: Bool {
+            self.woken == nil && self.arm == nil && !self.broadcast && self.box == nil
+        }
+
         private var rare: Rare? {
             get { self.box?.value }
             set { self.box = newValue.map(RareBox.init) }

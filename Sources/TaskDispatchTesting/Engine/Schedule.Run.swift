@@ -108,7 +108,9 @@ extension Schedule {
             {
                 return .fail(failure)  // the next task needs the clock to move
             }
-            if !run.pauses, target == TaskKey.latestTime, let series = self.liveSeriesFailure(run.method) {
+            if !run.pauses, target == TaskKey.latestTime, !self.hasDueTask,
+                let series = self.liveSeriesFailure(run.method)
+            {
                 return .fail(series)
             }
             step = self.next(in: .any, jumpingClockTo: target)
