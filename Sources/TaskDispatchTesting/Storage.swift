@@ -161,6 +161,11 @@ final class Storage: Sendable {
         _ = effects.released  // a cancelled task's closure, and what it captured, go here: outside the lock
         if let woken = effects.woken { WaitResumer.resumeAll(woken) }
         if let (continuation, outcome) = effects.gate { continuation.resume(with: outcome) }
+        if let (resumers, outcome) = effects.ended { for resumer in resumers { resumer.resume(outcome) } }
+        // The closure is released outside the lock, before the await resumes.
+        if let (awaiting, failure, work) = effects.failedAwait {
+            awaiting.fail(with: ManualDispatcherError(failure), releasing: work)
+        }
         if effects.broadcast { self.monitor.broadcast() }
         if let deadline = effects.arm { self.setWaitTimer(for: deadline) }
         if let report = effects.report { writeToStandardError(report) }
@@ -262,12 +267,7 @@ extension Storage {
         DispatchQueue.global().asyncAfter(deadline: limit.dispatchDeadline) {
             [weak self, weak task, weak awaiting] in
             guard let self, let task, let awaiting else { return }
-            let stopped = self.monitor.withLock {
-                $0.awaitBoundPassed(of: task, awaitedBy: awaiting, describedAs: what, limit: limit)
-            }
-            guard let stopped else { return }
-            // The closure is released outside the lock, before the await resumes.
-            awaiting.fail(with: ManualDispatcherError(stopped.failure), releasing: stopped.work)
+            self.send(.awaitBoundPassed(task, awaiting, what: what, limit: limit))
         }
     }
 
@@ -372,13 +372,16 @@ extension Storage {
     /// Goes on with `run` after a pause.
     @discardableResult
     func resume(_ run: inout Run) throws(ManualDispatcherError) -> Bool {
-        try self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
+        try self.drain(&run, from: nil)
     }
 
-    /// The one drain loop of the synchronous run methods: one critical section a task (see ``Schedule/next(_:)``).
-    private func drain(_ run: inout Run, from first: Schedule.Action) throws(ManualDispatcherError) -> Bool {
-        var action = first
+    /// The one drain loop of the synchronous run methods: one critical section a task (see ``Schedule/next(_:)``),
+    /// from `first` if the run's beginning gave an action.
+    private func drain(_ run: inout Run, from first: Schedule.Action?) throws(ManualDispatcherError) -> Bool {
+        var next = first
         while true {
+            let action = next ?? self.monitor.withLock { $0.next(&run) }
+            next = nil
             switch action {
             case .run(let step):
                 self.execute(step.work)
@@ -391,7 +394,6 @@ extension Storage {
                 self.perform(action)
                 return false
             }
-            action = self.monitor.withLock { $0.next(&run) }
         }
     }
 
@@ -457,7 +459,7 @@ extension Storage {
     /// Releases the run, moving the clock to `time` first if given, and wakes the waiters the runs and the release
     /// concern; drains at once if auto-drain is on.
     func endRun(movingClockTo time: Int64? = nil) {
-        self.perform(self.monitor.withLock { $0.endRun(movingClockTo: time) })
+        self.send(.runEnded(movingClockTo: time))
     }
 
     /// The next task to run under the caller's claim (see ``Schedule/next(in:jumpingClockTo:before:)``), with the
@@ -512,7 +514,7 @@ extension Storage {
     }
 
     private func drainHere(_ run: consuming Run) {
-        _ = try? self.drain(&run, from: self.monitor.withLock { $0.next(&run) })
+        _ = try? self.drain(&run, from: nil)
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
@@ -589,7 +591,7 @@ extension Storage {
 
     /// Removes waiter `id`, if still registered, and resumes it as cancelled.
     private func cancelWait(_ id: DispatchWaiters<WaitResumer>.ID) {
-        self.monitor.withLock { $0.waiters.remove(id) }?.resume(.cancelled)
+        self.send(.waitCancelled(id))
     }
 
     /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`, and the next
@@ -597,9 +599,7 @@ extension Storage {
     fileprivate func setWaitTimer(for deadline: DispatchTime) {
         DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
             guard let self else { return }
-            let (expired, next) = self.monitor.withLock { $0.waiters.timerFired(for: deadline, now: .now()) }
-            for resumer in expired { resumer.resume(.timedOut) }
-            if let next { self.setWaitTimer(for: next) }
+            self.send(.waitTimerFired(deadline))
         }
     }
 

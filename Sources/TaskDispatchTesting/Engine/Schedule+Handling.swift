@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 
 extension Schedule {
@@ -26,6 +27,14 @@ extension Schedule {
         case autoAdvanceRetried
         /// An async drain ended: the errors tracked tasks threw until now are the next call's to report.
         case drainEnded
+        /// A run released its claim, moving the clock to the time first if given (see `endRun(movingClockTo:)`).
+        case runEnded(movingClockTo: Int64?)
+        /// Waiter `id`'s task was cancelled.
+        case waitCancelled(DispatchWaiters<WaitResumer>.ID)
+        /// The waiters' timer set for `deadline` fired.
+        case waitTimerFired(DispatchTime)
+        /// The real-time bound of an await by code outside the tracked tasks passed (see `Storage.bound`).
+        case awaitBoundPassed(ScheduledTask, any TaskAwaiter, what: String, limit: Duration)
         case order(ManualDispatcher.Order)
         /// The mode set by the test (`byTest`) or by a tracked task.
         case mode(ManualDispatcher.Mode, byTest: Bool)
@@ -59,6 +68,20 @@ extension Schedule {
         case .sleptWithoutSuspending(let id, let deadline, let cancelled):
             self.tracked.sleptWithoutSuspending(id, until: deadline, cancelled: cancelled)
             return .none
+        case .runEnded(let time):
+            return self.endRun(movingClockTo: time)
+        case .waitCancelled(let id):
+            effects.ended = self.waiters.remove(id).map { ([$0], .cancelled) }
+            return .proceed(effects)
+        case .waitTimerFired(let deadline):
+            let (expired, next) = self.waiters.timerFired(for: deadline, now: .now())
+            effects.ended = (expired, .timedOut)
+            effects.arm = next
+            return .proceed(effects)
+        case .awaitBoundPassed(let task, let awaiting, let what, let limit):
+            effects.failedAwait = self.awaitBoundPassed(of: task, awaitedBy: awaiting, describedAs: what, limit: limit)
+                .map { (awaiting, $0.failure, $0.work) }
+            return .proceed(effects)
         case .jobEnqueued(let id):
             self.tracked.jobEnqueued(id)
             return .none

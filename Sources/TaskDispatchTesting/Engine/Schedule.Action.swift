@@ -45,6 +45,8 @@ extension Schedule {
             var released: DispatchedTask.Work?
             var report: String?
             var observe: (@Sendable () -> Void)?
+            var ended: (resumers: [WaitResumer], outcome: WaitOutcome)?
+            var failedAwait: (awaiter: any TaskAwaiter, failure: Failure, work: DispatchedTask.Work)?
         }
 
         /// The rare fields' box: replaced, never changed, when one is set, so copies do not share a change.
@@ -93,6 +95,16 @@ extension Schedule {
         }
         /// A note for standard error.
         var report: String? { self.rare?.report }
+        /// Waiters that end otherwise than woken by their condition: timed out, or cancelled.
+        var ended: (resumers: [WaitResumer], outcome: WaitOutcome)? {
+            get { self.rare?.ended }
+            set { self.changeRare { $0.ended = newValue } }
+        }
+        /// An await to end with the failure, releasing the awaited task's closure (see ``TaskAwaiter``).
+        var failedAwait: (awaiter: any TaskAwaiter, failure: Failure, work: DispatchedTask.Work)? {
+            get { self.rare?.failedAwait }
+            set { self.changeRare { $0.failedAwait = newValue } }
+        }
         /// A package test's observer, called as the test would call it: outside the tracked task.
         var observe: (@Sendable () -> Void)? {
             get { self.rare?.observe }
