@@ -64,7 +64,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
 
     init(_ failure: Failure) {
         let snapshot = failure.snapshot
-        (self.kind, self.summary) = Self.message(failure.misuse, snapshot)
+        self.kind = failure.misuse.kind
+        self.summary = Self.summary(failure.misuse, snapshot)
         self.pendingTasks = snapshot.pending.map { ManualDispatcher.PendingTask($0, callSites: snapshot.callSites) }
         self.pendingTaskCount = snapshot.pendingCount
         self.recentRuns = snapshot.recentRuns.map { ManualDispatcher.TaskRun($0, callSites: snapshot.callSites) }
@@ -93,234 +94,124 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
 }
 
 extension ManualDispatcherError {
-    /// The kind and the summary of each failure: every message of the dispatcher, one literal each.
-    private static func message(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> (Kind, String) {
+    /// The summary of each failure: every message of the dispatcher, one literal each.
+    private static func summary(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> String {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
-            return (.unobservedTaskError, Self.unobserved(method, errors))
+            Self.unobserved(method, errors)
         case .tasksNotSettled(let method, let limit?, let tasks, let since):
-            let moved = since.map { " after it moved the clock to \(formatTime($0))" } ?? ""
-            return (
-                .unsettledTasks(after: limit),
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time\(moved), and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
-            )
+            "\(method) waited \(formatRealTimeLimit(limit)) of real time\(since.map { " after it moved the clock to \(formatTime($0))" } ?? ""), and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
         case .tasksNotSettled(let method, nil, let tasks, _):
-            return (
-                .unsettledTasks(after: .zero),
-                "\(method) ran every due task, but \(Self.stillRunning(tasks, unseenBy: "a synchronous drain")). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
-            )
+            "\(method) ran every due task, but \(Self.stillRunning(tasks, unseenBy: "a synchronous drain")). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
         case .clockMovedWhileUnsettled(let method, let tasks):
-            return (
-                .unsettledTasks(after: .zero),
-                "\(method) would move the clock while \(count(tasks.count, "main-actor tracked task")) \(tasks.count == 1 ? "waits" : "wait") to run on the main actor, which this call holds, so the clock would pass the sleeps and delays \(tasks.count == 1 ? "it is" : "they are") about to start: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
-            )
+            "\(method) would move the clock while \(count(tasks.count, "main-actor tracked task")) \(tasks.count == 1 ? "waits" : "wait") to run on the main actor, which this call holds, so the clock would pass the sleeps and delays \(tasks.count == 1 ? "it is" : "they are") about to start: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
         case .clockMovedAfterWaking(let method, let tasks):
-            let who =
-                tasks.isEmpty
-                ? "; they have finished since, but a synchronous call cannot know in time whether they would"
-                : ": \(Self.listing(tasks))"
-            return (
-                .unsettledTasks(after: .zero),
-                "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and would move the clock on, but a synchronous call cannot wait for them to settle first, so the clock would pass the sleeps and delays they are about to start\(who). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
-            )
+            "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and would move the clock on, but a synchronous call cannot wait for them to settle first, so the clock would pass the sleeps and delays they are about to start\(tasks.isEmpty ? "; they have finished since, but a synchronous call cannot know in time whether they would" : ": \(Self.listing(tasks))"). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
         case .uncountedTasks(let method, let task) where task.isolation == .nonisolatedWithoutTaskExecutors:
-            return (
-                .unsettledTasks(after: .zero),
-                "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and before macOS 15, iOS 18 and the matching releases the runtime has no task executors, so the dispatcher cannot count the jobs of a tracked task's child tasks. Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Await the children one after another where their times matter, or run the test on Linux, macOS 15, iOS 18 or later"
-            )
+            "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and before macOS 15, iOS 18 and the matching releases the runtime has no task executors, so the dispatcher cannot count the jobs of a tracked task's child tasks. Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Await the children one after another where their times matter, or run the test on Linux, macOS 15, iOS 18 or later"
         case .uncountedTasks(let method, let task):
-            return (
-                .unsettledTasks(after: .zero),
-                "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and the dispatcher counts the jobs of child tasks only in a nonisolated tracked task, while this one runs \(task.isolation == .mainActor ? "on the main actor" : "on an actor"). Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Start the task nonisolated, as dispatcher.startTask(label:) { @concurrent in … }, and update main-actor state there through try await dispatcher.runOnMainActor { … }; or await the children one after another"
-            )
+            "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and the dispatcher counts the jobs of child tasks only in a nonisolated tracked task, while this one runs \(task.isolation == .mainActor ? "on the main actor" : "on an actor"). Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Start the task nonisolated, as dispatcher.startTask(label:) { @concurrent in … }, and update main-actor state there through try await dispatcher.runOnMainActor { … }; or await the children one after another"
         case .unfinishedTasks(let tasks):
-            return (
-                .unfinishedTasks,
-                "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). \(Self.unfinishedAdvice(tasks, orAwait: true))"
-            )
+            "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). \(Self.unfinishedAdvice(tasks, orAwait: true))"
         case .taskNotFinished(let method, let limit, let task, let mode, let holding):
-            let advice =
-                switch mode {
-                case .manual:
-                    "A task waiting on the dispatcher needs the test to run that work first (runUntilIdle(), advance(by:)), or mode .autoDrain / .autoAdvance"
-                case .autoDrain:
-                    "In auto-drain, a delayed task or a sleep still waits for the clock: move it with advance(by:), or use mode .autoAdvance"
-                case .autoAdvance where holding.isEmpty:
-                    "Every tracked task is settled, so auto-advance ran every task it could reach: the task waits for work the clock never reaches (a sleep or a delay past the end of the clock, which no advance reaches), or for a tracked task that waits for it in turn. Cancel it, or sleep for less"
-                case .autoAdvance:
-                    "Auto-advance moves the clock only while every tracked task is settled, and these hold it: \(Self.listing(holding)). Each awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:)): send that work through the dispatcher, await tasks with try await dispatcher.value(of: task), or finish the work before this call"
-                }
-            return (
-                .waitTimedOut(after: limit),
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(advice)"
-            )
+            "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding))"
         case .runFromTrackedTask(let method, let task, true):
-            return (
-                .reentrantRun,
-                "\(method) was called from inside \(task), which this dispatcher tracks: its drains wait for that task to settle, so the call would wait for itself. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
-            )
+            "\(method) was called from inside \(task), which this dispatcher tracks: its drains wait for that task to settle, so the call would wait for itself. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
         case .runFromTrackedTask(let method, let task, false):
-            return (
-                .reentrantRun,
-                "\(method) was called from inside \(task), which this dispatcher tracks: it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
-            )
+            "\(method) was called from inside \(task), which this dispatcher tracks: it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
         case .taskStillRunning(let task, let runner, .insideTheTask):
-            return (
-                .pendingTasks,
-                "verifyIdle() was called from inside task \(Self.runningTask(task, snapshot)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
-            )
+            "verifyIdle() was called from inside task \(Self.runningTask(task, snapshot)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
         case .taskStillRunning(let task, let runner, .onTheMainActorItNeeds):
-            return (
-                .pendingTasks,
-                "expected no work left, but foreground task \(Self.runningTask(task, snapshot)), which \(runner) runs from another thread, has not ended: it runs on the main actor, where verifyIdle() was called (from inside it, or while it waits for the main actor). Call verifyIdle() once that run has ended: in async code, try await dispatcher.runUntilIdle() waits for it without holding the main actor"
-            )
+            "expected no work left, but foreground task \(Self.runningTask(task, snapshot)), which \(runner) runs from another thread, has not ended: it runs on the main actor, where verifyIdle() was called (from inside it, or while it waits for the main actor). Call verifyIdle() once that run has ended: in async code, try await dispatcher.runUntilIdle() waits for it without holding the main actor"
         case .taskStillRunning(let task, let runner, .elsewhere(let waited)):
-            return (
-                .pendingTasks,
-                "expected no work left, but task \(Self.runningTask(task, snapshot)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
-            )
+            "expected no work left, but task \(Self.runningTask(task, snapshot)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
         case .untrackedTaskNotFinished(let limit):
-            return (
-                .waitTimedOut(after: limit),
-                "value(of:) waited \(formatRealTimeLimit(limit)) of real time for a task this dispatcher did not start (a plain Task, or one another ManualDispatcher started), and it did not finish. This dispatcher runs nothing that task waits for: await it with try await task.value, or call value(of:) on the ManualDispatcher that started it"
-            )
+            "value(of:) waited \(formatRealTimeLimit(limit)) of real time for a task this dispatcher did not start (a plain Task, or one another ManualDispatcher started), and it did not finish. This dispatcher runs nothing that task waits for: await it with try await task.value, or call value(of:) on the ManualDispatcher that started it"
         case .awaitNotRun(let what, let limit, let mode, let delayed):
-            let advice =
-                switch (mode, delayed) {
-                case (.manual, false):
-                    "In manual mode only the test runs tasks, and a test that awaits the work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), run the work before the limit, or use mode .autoDrain"
-                case (.manual, true), (.autoDrain, true):
-                    "It was still waiting for the clock, at \(formatTime(snapshot.now)), and a test that awaits the work itself cannot also move the clock: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), advance the clock before the limit, or use mode .autoAdvance. Code the test started alongside (async let) may reach its sleep after the test's advance, which then does not wake it: wait for the sleep first with try await dispatcher.waitForPendingTasks(1), then advance"
-                case (.autoDrain, false):
-                    "It was due, so another thread's run or a runaway auto-drain held it: check what else runs tasks on this dispatcher"
-                case (.autoAdvance, _):
-                    "Auto-advance moves the clock only while every tracked task is settled: check that the tracked tasks await only work sent through the dispatcher"
-                }
-            return (
-                .waitTimedOut(after: limit),
-                "\(what), awaited from code this dispatcher does not track, did not run within \(formatRealTimeLimit(limit)) of real time, so the dispatcher cancelled it and ended the await with this error. \(advice)"
-            )
+            "\(what), awaited from code this dispatcher does not track, did not run within \(formatRealTimeLimit(limit)) of real time, so the dispatcher cancelled it and ended the await with this error. \(Self.notRunAdvice(mode, delayed: delayed, now: snapshot.now))"
         case .awaitsCancelled(let method, let whats, let limit):
-            return (
-                .waitTimedOut(after: limit),
-                "\(method) found \(count(whats.count, "await")) from code this dispatcher does not track that did not run within \(formatRealTimeLimit(limit)) of real time, which the dispatcher cancelled: \(whats.joined(separator: "; ")). The awaiting code got a waitTimedOut error; unless it passed the error on, the work it awaited was never done. Start such code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or run the work before the limit"
-            )
+            "\(method) found \(count(whats.count, "await")) from code this dispatcher does not track that did not run within \(formatRealTimeLimit(limit)) of real time, which the dispatcher cancelled: \(whats.joined(separator: "; ")). The awaiting code got a waitTimedOut error; unless it passed the error on, the work it awaited was never done. Start such code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or run the work before the limit"
         case .noTaskToRun(let method, let scope):
-            let (context, what): (TaskContext?, String) =
-                switch scope {
-                case .foreground: (.foreground, "foreground task")
-                case .background: (.background, "background task")
-                case .any: (nil, "task")
-                }
-            let otherWork = Self.otherWork(besides: scope, snapshot)
-            return (
-                .noTaskToRun(context),
-                "\(method) found no \(what) due at \(formatTime(snapshot.now)); \(otherWork)"
-            )
+            "\(method) found no \(Self.task(in: scope.context)) due at \(formatTime(snapshot.now)); \(Self.otherWork(besides: scope, snapshot))"
         case .reentrantRun(let method, let running, let culprit):
-            let inside =
-                culprit.map { " (inside task \(Self.runningTask($0, snapshot)))" } ?? ""
-            return (
-                .reentrantRun,
-                "\(method) was called while \(running) is running tasks\(inside). A task must not run other tasks: dispatch the work instead, and let the test run it"
-            )
+            "\(method) was called while \(running) is running tasks\(culprit.map { " (inside task \(Self.runningTask($0, snapshot)))" } ?? ""). A task must not run other tasks: dispatch the work instead, and let the test run it"
         case .concurrentRun(let method, let running):
-            return (
-                .concurrentRun,
-                "\(method) was called on the main actor while another thread is running tasks with \(running); waiting would deadlock, because that run needs the main actor for foreground tasks. Run tasks from one place at a time"
-            )
+            "\(method) was called on the main actor while another thread is running tasks with \(running); waiting would deadlock, because that run needs the main actor for foreground tasks. Run tasks from one place at a time"
         case .runNotReleased(let method, let running, let limit):
-            return (
-                .concurrentRun,
-                "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or pass a longer limit"
-            )
+            "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or pass a longer limit"
         case .clockMovedBackwards(let method, let from, let to):
-            return (
-                .clockMovedBackwards(from: .nanoseconds(from), to: .nanoseconds(to)),
-                "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
-            )
-        case .runawayTasks(let method, let maxTasks, let ran, _):
+            "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
+        case .runawayTasks(let method, _, let ran, _):
             // The bound is every task pending at the start plus the limit, so the window holds a task dispatched
             // during the call: one that keeps coming back.
-            let window = snapshot.recentRuns.suffix(ran)
-            return (
-                .runawayTasks(limit: maxTasks),
-                "\(method) ran \(count(ran, "task")) and tasks keep falling due; \(Self.recurringTasks(window, snapshot))"
-            )
+            "\(method) ran \(count(ran, "task")) and tasks keep falling due; \(Self.recurringTasks(last: ran, snapshot))"
         case .autoDrainRunaway(let ran, nil):
-            let window = snapshot.recentRuns.suffix(ran)
-            return (
-                .runawayTasks(limit: ran),
-                "auto-drain ran \(count(ran, "task")) in one go and tasks kept falling due; \(Self.recurringTasks(window, snapshot))"
-            )
+            "auto-drain ran \(count(ran, "task")) in one go and tasks kept falling due; \(Self.recurringTasks(last: ran, snapshot))"
         case .autoDrainRunaway(_, let jumps?):
-            let window = snapshot.recentRuns.suffix(jumps)
-            return (
-                .runawayTasks(limit: jumps),
-                "auto-advance moved the clock \(count(jumps, "time")), to \(formatTime(snapshot.now)), in one go (inside one call of the test's, or while it waited, with no other call in between), and tasks keep falling due; \(Self.recurringTasks(window, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
-            )
-        case .liveSeries(let method, let tick, let limit):
-            // A runaway in the making: the kind a test already matches for work that keeps coming back.
-            let interval = tick.series.map { formatDuration($0.interval) } ?? "?"
-            let site = tick.series?.callSite ?? snapshot.callSites[Int(tick.callSite)]
-            return (
-                .runawayTasks(limit: limit),
-                "\(method) would move the clock for ever: the repeating series \(tick.quotedLabel) started at \(site) ticks every \(interval) for as long as it lives, and its next tick is due at \(formatTime(tick.key.due)). Run its ticks with advance(by:) or advance(to:), or cancel the series (its handle, or the DispatchScope it was started through) before draining to idle"
-            )
+            "auto-advance moved the clock \(count(jumps, "time")), to \(formatTime(snapshot.now)), in one go (inside one call of the test's, or while it waited, with no other call in between), and tasks keep falling due; \(Self.recurringTasks(last: jumps, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
+        case .liveSeries(let method, let tick, _):
+            "\(method) would move the clock for ever: the repeating series \(tick.quotedLabel) started at \(tick.series?.callSite ?? snapshot.callSites[Int(tick.callSite)]) ticks every \(tick.series.map { formatDuration($0.interval) } ?? "?") for as long as it lives, and its next tick is due at \(formatTime(tick.key.due)). Run its ticks with advance(by:) or advance(to:), or cancel the series (its handle, or the DispatchScope it was started through) before draining to idle"
         case .pendingTasks(let unfinished) where unfinished.isEmpty:
-            return (
-                .pendingTasks,
-                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
-            )
+            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
         case .pendingTasks(let unfinished):
-            return (
-                .pendingTasks,
-                "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.unfinishedAdvice(unfinished, orAwait: false))"
-            )
+            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.unfinishedAdvice(unfinished, orAwait: false))"
         case .labelNotFound(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
-            return (
-                .conditionNotMet,
-                "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may dispatch it later. Let them settle first with try await dispatcher.settle(), then call \(method)"
-            )
+            "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may dispatch it later. Let them settle first with try await dispatcher.settle(), then call \(method)"
         case .labelNotFound(let method, let label, let ran, _):
-            return (
-                .conditionNotMet,
-                "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more. Check the label, and that the code under test dispatched that task"
-            )
+            "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more. Check the label, and that the code under test dispatched that task"
         case .conditionNotMet(let method, let ran, let unsettled) where !unsettled.isEmpty:
-            return (
-                .conditionNotMet,
-                "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may change the state later. Let them settle first with try await dispatcher.settle(), then call \(method)"
-            )
+            "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may change the state later. Let them settle first with try await dispatcher.settle(), then call \(method)"
         case .conditionNotMet(let method, let ran, _):
-            return (
-                .conditionNotMet,
-                "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
-            )
+            "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
         case .dueTaskNotDispatched(let method, let scope, let limit):
-            let what =
-                switch scope {
-                case .foreground: "foreground task"
-                case .background: "background task"
-                case .any: "task"
-                }
-            return (
-                .waitTimedOut(after: limit),
-                "\(method) found no \(what) due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
-            )
+            "\(method) found no \(Self.task(in: scope.context)) due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
         case .pendingTasksNotReached(let method, let wanted, let context, let limit):
-            let found =
-                switch context {
-                case .foreground?: snapshot.pendingForeground
-                case .background?: snapshot.pendingCount - snapshot.pendingForeground
-                case nil: snapshot.pendingCount
-                }
-            let noun = context.map { "\($0) task" } ?? "task"
-            return (
-                .waitTimedOut(after: limit),
-                "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(noun)")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
-            )
+            Self.notReached(method, wanted, context, limit, snapshot)
         }
+    }
+
+    /// What to do about a task `value(of:)` waited for in vain, by mode; `holding`: the tracked tasks that keep an
+    /// auto-advancing clock where it is.
+    private static func waitAdvice(_ mode: ManualDispatcher.Mode, holding: [TrackedTasks.UnsettledTask]) -> String {
+        switch mode {
+        case .manual:
+            "A task waiting on the dispatcher needs the test to run that work first (runUntilIdle(), advance(by:)), or mode .autoDrain / .autoAdvance"
+        case .autoDrain:
+            "In auto-drain, a delayed task or a sleep still waits for the clock: move it with advance(by:), or use mode .autoAdvance"
+        case .autoAdvance where holding.isEmpty:
+            "Every tracked task is settled, so auto-advance ran every task it could reach: the task waits for work the clock never reaches (a sleep or a delay past the end of the clock, which no advance reaches), or for a tracked task that waits for it in turn. Cancel it, or sleep for less"
+        case .autoAdvance:
+            "Auto-advance moves the clock only while every tracked task is settled, and these hold it: \(Self.listing(holding)). Each awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a continuation resumed by another thread, or a task's value awaited without dispatcher.value(of:)): send that work through the dispatcher, await tasks with try await dispatcher.value(of: task), or finish the work before this call"
+        }
+    }
+
+    /// What to do about an await from outside the tracked tasks that did not run, by mode and whether its task was
+    /// delayed.
+    private static func notRunAdvice(_ mode: ManualDispatcher.Mode, delayed: Bool, now: Int64) -> String {
+        switch (mode, delayed) {
+        case (.manual, false):
+            "In manual mode only the test runs tasks, and a test that awaits the work itself cannot also run it: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), run the work before the limit, or use mode .autoDrain"
+        case (.manual, true), (.autoDrain, true):
+            "It was still waiting for the clock, at \(formatTime(now)), and a test that awaits the work itself cannot also move the clock: start the awaiting code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), advance the clock before the limit, or use mode .autoAdvance. Code the test started alongside (async let) may reach its sleep after the test's advance, which then does not wake it: wait for the sleep first with try await dispatcher.waitForPendingTasks(1), then advance"
+        case (.autoDrain, false):
+            "It was due, so another thread's run or a runaway auto-drain held it: check what else runs tasks on this dispatcher"
+        case (.autoAdvance, _):
+            "Auto-advance moves the clock only while every tracked task is settled: check that the tracked tasks await only work sent through the dispatcher"
+        }
+    }
+
+    /// The summary of a wait for `wanted` pending tasks in `context` (either, if `nil`) that timed out.
+    private static func notReached(
+        _ method: String, _ wanted: Int, _ context: TaskContext?, _ limit: Duration, _ snapshot: Snapshot
+    ) -> String {
+        let found =
+            switch context {
+            case .foreground?: snapshot.pendingForeground
+            case .background?: snapshot.pendingCount - snapshot.pendingForeground
+            case nil: snapshot.pendingCount
+            }
+        return
+            "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(Self.task(in: context))")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
     }
 
     /// `1 tracked task is still running on its own executor, which this synchronous call cannot wait for: …`, with
@@ -344,7 +235,7 @@ extension ManualDispatcherError {
             let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""
             let cancelled = task.isCancelled ? " (cancelled)" : ""
             return
-                "\(task.label.map { "\"\($0)\"" } ?? "(no label)") started at \(task.callSite)\(cancelled): last seen, \(task.lastSeen)\(awaiting)"
+                "\(quoted(task.label)) started at \(task.callSite)\(cancelled): last seen, \(task.lastSeen)\(awaiting)"
         }
         .joined(separator: "; ")
     }
@@ -364,7 +255,7 @@ extension ManualDispatcherError {
         let elsewhere =
             "each awaits something the dispatcher does not control\(cancelledNote): a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call\(delayedTasksPending ? delayedCallback : "")"
         guard !looping.isEmpty else { return "Since then \(elsewhere)" }
-        let names = looping.map { $0.label.map { "\"\($0)\"" } ?? "(no label)" }.joined(separator: ", ")
+        let names = looping.map { quoted($0.label) }.joined(separator: ", ")
         let loop =
             "\(names) \(looping.count == 1 ? "loops" : "loop") on sleeps or awaitable dispatches that end at once, without waiting on the dispatcher. In a cancelled task each sleep on dispatcher.clock and each awaitable dispatch throws CancellationError at once, and a sleep until a time that has come returns at once, so a loop that swallows the error (try? await dispatcher.clock.sleep(…)) or sleeps for no time never settles: end the loop when its task is cancelled (let the error end it, or check Task.isCancelled), and sleep for a positive duration"
         return looping.count == tasks.count ? loop : "\(loop). Of the others, \(elsewhere)"
@@ -397,9 +288,7 @@ extension ManualDispatcherError {
 
     /// The summary of the unobserved-error failure: each task, its call site and what it threw.
     private static func unobserved(_ method: String, _ errors: [TrackedTasks.UnobservedError]) -> String {
-        let listing = errors.map {
-            "\($0.label.map { "\"\($0)\"" } ?? "(no label)") started at \($0.callSite) threw \($0.error)"
-        }
+        let listing = errors.map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" }
         return
             "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
     }
@@ -416,43 +305,31 @@ extension ManualDispatcherError {
             ", among them the next tick of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : "")), which runs until its handle or its DispatchScope cancels it"
     }
 
-    /// Names the call sites that ran most often in `window`: the tasks that keep coming back.
+    /// Names the call sites that ran most often in the last `runs` runs: the tasks that keep coming back.
     ///
     /// Runs are grouped by call site, not by label: a task that reschedules itself from one line under a label
     /// that changes each time (a timer loop's `timer: clock sleep until 7 s`, then `8 s`) is one task coming
     /// back. A group whose labels differ shows its first and last label in the window.
-    private static func recurringTasks(_ window: ArraySlice<RunRecord>, _ snapshot: Snapshot) -> String {
+    private static func recurringTasks(last runs: Int, _ snapshot: Snapshot) -> String {
+        let window = snapshot.recentRuns.suffix(runs)
         guard !window.isEmpty else {
             return
                 "this dispatcher keeps no history (historyLimit: 0), so the tasks that ran cannot be named here (the pending ones are listed below). Raise the dispatcher's runawayLimit if that many tasks are expected, or stop the task that reschedules itself"
         }
-        struct Group {
-            var count = 0
-            var firstLabel: String
-            var lastLabel: String
-            var labelsVary = false
-        }
-        var groups: [UInt32: Group] = [:]
+        var labels: [UInt32: [String]] = [:]
         var firstSeen: [UInt32] = []
         for run in window {
-            let site = run.task.callSite
-            let label = run.task.quotedLabel
-            if groups[site] == nil {
-                firstSeen.append(site)
-                groups[site] = Group(firstLabel: label, lastLabel: label)
-            }
-            groups[site]?.count += 1
-            groups[site]?.lastLabel = label
-            if label != groups[site]?.firstLabel { groups[site]?.labelsVary = true }
+            if labels[run.task.callSite] == nil { firstSeen.append(run.task.callSite) }
+            labels[run.task.callSite, default: []].append(run.task.quotedLabel)
         }
         let top = firstSeen.enumerated()
-            .sorted { (groups[$0.element]?.count ?? 0, -$0.offset) > (groups[$1.element]?.count ?? 0, -$1.offset) }
+            .sorted { (labels[$0.element]?.count ?? 0, -$0.offset) > (labels[$1.element]?.count ?? 0, -$1.offset) }
             .prefix(3)
-            .compactMap { _, site -> String? in
-                guard let group = groups[site] else { return nil }
-                let labels = group.labelsVary ? "\(group.firstLabel) … \(group.lastLabel)" : group.firstLabel
-                let share = "\(group.count) of the last \(window.count) runs"
-                return "\(labels) from \(snapshot.callSites[Int(site)]) (\(share))"
+            .map { _, site in
+                let seen = labels[site] ?? []
+                let first = seen.first ?? ""
+                let shown = seen.contains { $0 != first } ? "\(first) … \(seen.last ?? "")" : first
+                return "\(shown) from \(snapshot.callSites[Int(site)]) (\(seen.count) of the last \(window.count) runs)"
             }
         return
             "the tasks that keep coming back are \(top.joined(separator: ", ")). Stop the task that reschedules itself, or raise the dispatcher's runawayLimit if that many tasks are expected"
@@ -464,39 +341,70 @@ extension ManualDispatcherError {
             let named = tasks.prefix(3).map { "\($0.quotedLabel) from \(snapshot.callSites[Int($0.callSite)])" }
             return named.joined(separator: ", ") + (total > 3 ? ", …" : "")
         }
-        let due = snapshot.pending.filter { $0.key.due <= snapshot.now }
-        let waiting = snapshot.pending.filter { $0.key.due > snapshot.now }
         let waitingCount = snapshot.pendingCount - snapshot.dueForeground - snapshot.dueBackground
-        var parts: [String] = []
-        if scope == .background && snapshot.dueForeground > 0 {
-            let count = snapshot.dueForeground
-            let tasks = due.filter { $0.context == .foreground }
-            parts.append(
-                "\(TaskDispatchTesting.count(count, "foreground task")) \(count == 1 ? "is" : "are") due (\(list(tasks, total: count))): run it with runNextForeground() or runNext()"
-            )
+        let due: [(TaskContext, Int, String)] = [
+            (.foreground, scope == .background ? snapshot.dueForeground : 0, "runNextForeground()"),
+            (.background, scope == .foreground ? snapshot.dueBackground : 0, "runNextBackground()"),
+        ]
+        var parts = due.filter { $0.1 > 0 }.map { context, count, method in
+            let tasks = snapshot.pending.filter { $0.key.due <= snapshot.now && $0.context == context }
+            return
+                "\(TaskDispatchTesting.count(count, "\(context) task")) \(count == 1 ? "is" : "are") due (\(list(tasks, total: count))): run it with \(method) or runNext()"
         }
-        if scope == .foreground && snapshot.dueBackground > 0 {
-            let count = snapshot.dueBackground
-            let tasks = due.filter { $0.context == .background }
+        if let first = snapshot.pending.first(where: { $0.key.due > snapshot.now }) {
             parts.append(
-                "\(TaskDispatchTesting.count(count, "background task")) \(count == 1 ? "is" : "are") due (\(list(tasks, total: count))): run it with runNextBackground() or runNext()"
+                first.key.due == TaskKey.never
+                    ? "\(TaskDispatchTesting.count(waitingCount, "delayed task")) never \(waitingCount == 1 ? "falls" : "fall") due, the first (\(list([first], total: 1))): its delay reaches past the clock's range of about 292 years. Cancel it, or give it a shorter delay"
+                    : "\(TaskDispatchTesting.count(waitingCount, "delayed task")) \(waitingCount == 1 ? "waits" : "wait") for the clock, the first (\(list([first], total: 1))) due at \(formatTime(first.key.due)): move the clock with advance(by:) or advance(to:), or use runUntilIdle()"
             )
-        }
-        if let first = waiting.first {
-            if first.key.due == TaskKey.never {
-                parts.append(
-                    "\(TaskDispatchTesting.count(waitingCount, "delayed task")) never \(waitingCount == 1 ? "falls" : "fall") due, the first (\(list([first], total: 1))): its delay reaches past the clock's range of about 292 years. Cancel it, or give it a shorter delay"
-                )
-            } else {
-                parts.append(
-                    "\(TaskDispatchTesting.count(waitingCount, "delayed task")) \(waitingCount == 1 ? "waits" : "wait") for the clock, the first (\(list([first], total: 1))) due at \(formatTime(first.key.due)): move the clock with advance(by:) or advance(to:), or use runUntilIdle()"
-                )
-            }
         }
         if parts.isEmpty {
             return
                 "nothing else is pending either: check that the code under test was given this dispatcher and dispatched its work"
         }
         return parts.joined(separator: "; ")
+    }
+
+    /// `foreground task`, `background task`, or `task` for either context.
+    private static func task(in context: TaskContext?) -> String {
+        context.map { "\($0) task" } ?? "task"
+    }
+}
+
+extension Failure.Misuse {
+    /// The kind of error each misuse throws.
+    var kind: ManualDispatcherError.Kind {
+        switch self {
+        case .noTaskToRun(_, let scope): .noTaskToRun(scope.context)
+        case .reentrantRun, .runFromTrackedTask: .reentrantRun
+        case .concurrentRun, .runNotReleased: .concurrentRun
+        case .clockMovedBackwards(_, let from, let to):
+            .clockMovedBackwards(from: .nanoseconds(from), to: .nanoseconds(to))
+        // A live series is a runaway in the making: the kind a test already matches for work that keeps coming back.
+        case .runawayTasks(_, let limit, _, _), .liveSeries(_, _, let limit): .runawayTasks(limit: limit)
+        case .autoDrainRunaway(let ran, let jumps): .runawayTasks(limit: jumps ?? ran)
+        case .pendingTasks, .taskStillRunning: .pendingTasks
+        case .unfinishedTasks: .unfinishedTasks
+        case .labelNotFound, .conditionNotMet: .conditionNotMet
+        case .dueTaskNotDispatched(_, _, let limit), .pendingTasksNotReached(_, _, _, let limit),
+            .taskNotFinished(_, let limit, _, _, _), .untrackedTaskNotFinished(let limit),
+            .awaitNotRun(_, let limit, _, _),
+            .awaitsCancelled(_, _, let limit):
+            .waitTimedOut(after: limit)
+        case .unobservedTaskErrors: .unobservedTaskError
+        case .tasksNotSettled(_, let limit, _, _): .unsettledTasks(after: limit ?? .zero)
+        case .clockMovedWhileUnsettled, .clockMovedAfterWaking, .uncountedTasks: .unsettledTasks(after: .zero)
+        }
+    }
+}
+
+extension Schedule.Scope {
+    /// The context the scope runs, or `nil` for either.
+    var context: TaskContext? {
+        switch self {
+        case .foreground: .foreground
+        case .background: .background
+        case .any: nil
+        }
     }
 }

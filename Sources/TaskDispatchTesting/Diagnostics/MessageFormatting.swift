@@ -35,3 +35,8 @@ func formatDuration(_ duration: Duration) -> String {
 func count(_ count: Int, _ noun: String) -> String {
     "\(count) \(noun)\(count == 1 ? "" : "s")"
 }
+
+/// A label as messages quote it: `"fetch"`, or `(no label)`.
+func quoted(_ label: String?) -> String {
+    label.map { "\"\($0)\"" } ?? "(no label)"
+}

@@ -64,12 +64,8 @@ struct Failure {
         case awaitsCancelled(method: String, whats: [String], limit: Duration)
         /// `holding`: in auto-advance, the unsettled tracked tasks that keep the clock where it is.
         case taskNotFinished(
-            method: String,
-            limit: Duration,
-            task: TrackedTasks.UnsettledTask,
-            mode: ManualDispatcher.Mode,
-            holding: [TrackedTasks.UnsettledTask]
-        )
+            method: String, limit: Duration, task: TrackedTasks.UnsettledTask, mode: ManualDispatcher.Mode,
+            holding: [TrackedTasks.UnsettledTask])
         /// `value(of:)`, given a task this dispatcher did not start, waited `limit` of real time for it in vain.
         case untrackedTaskNotFinished(limit: Duration)
         /// A run method was called from inside `task`, one of this dispatcher's tracked tasks: an async drain waits
@@ -158,11 +154,6 @@ private struct EarliestTasks {
     let limit: Int
     private(set) var tasks: [ScheduledTask] = []
 
-    init(limit: Int) {
-        self.limit = limit
-        self.tasks.reserveCapacity(limit)
-    }
-
     mutating func insert(_ task: ScheduledTask) {
         if self.tasks.count == self.limit {
             guard let last = self.tasks.last, task.key < last.key else { return }
@@ -175,11 +166,6 @@ private struct EarliestTasks {
 
     /// Considers a queue already in key order: only its first `limit` pending tasks can be among the earliest.
     mutating func consider(sorted queue: RingBuffer<ScheduledTask>) {
-        var taken = 0
-        for task in queue where task.isPending {
-            self.insert(task)
-            taken += 1
-            if taken == self.limit { return }
-        }
+        for task in queue.lazy.filter(\.isPending).prefix(self.limit) { self.insert(task) }
     }
 }

@@ -10,42 +10,23 @@ extension Schedule {
     ///   tracked tasks.
     func checkInvariants() {
         let violations = self.invariantViolations()
-        precondition(
-            violations.isEmpty,
-            "Schedule invariant broken: \(violations.joined(separator: "; "))"
-        )
+        precondition(violations.isEmpty, "Schedule invariant broken: \(violations.joined(separator: "; "))")
     }
 
-    /// Every invariant of ``Schedule`` (stated in its header and on its counters) that does not hold now, each as
-    /// a message naming the invariant and the values that break it; empty when the schedule is consistent.
-    ///
-    /// Checked:
-    /// - each counter (``dueForeground``, ``dueBackground``, ``waitingForeground``, ``waitingBackground``,
-    ///   ``staleEntries``) equals what it counts, derived by walking the queues, the pool and the heap;
-    /// - a task in a due queue or the pool is due or cancelled, and due at or before ``now``; a task in the heap is
-    ///   waiting or cancelled, and due after ``now``;
-    /// - each due queue is in key order, the heap is a heap, and each element's key is its task's key;
-    /// - the queues match the order (one background queue in dispatch order, one per priority holding only that
-    ///   priority in priority order, the pool only in random order);
-    /// - ``now`` lies in `0...TaskKey.latestTime`; every sequence lies below the next one;
-    /// - the history holds at most `historyLimit` started tasks, in start order, none later than ``now``;
-    /// - call-site indices point into the table; the random pool's boundary lies within it;
-    /// - the tracked tasks' records agree with one another (``TrackedTasks/invariantViolations()``): the failed
-    ///   records are the unobserved errors, and `ids` mirrors the records' keys;
-    /// - no waiting async drain has had more tasks run for it than its runaway bound left
-    ///   (``WaitingSettles/invariantViolations()``);
-    /// - the clock hold counts no fewer than zero waits of the test (``ClockHold/invariantViolations()``);
-    /// - no async run method waits for the run's release while no run is claimed: each release wakes them in its
-    ///   critical section.
+    /// Every invariant of ``Schedule`` that does not hold now, each as a message naming it and the values that break
+    /// it; empty when the schedule is consistent. It derives each counter from the queues, the pool and the heap, and
+    /// checks the parts it holds through their own `invariantViolations()` (the list is in `Docs/Design.md`).
     ///
     /// - Complexity: As ``checkInvariants()``.
     func invariantViolations() -> [String] {
         var violations: [String] = []
-        if self.now < 0 || self.now > TaskKey.latestTime {
-            violations.append("now (\(self.now)) must lie in 0...TaskKey.latestTime (\(TaskKey.latestTime))")
-        }
+        violations.append(
+            if: self.now < 0 || self.now > TaskKey.latestTime,
+            "now (\(self.now)) must lie in 0...TaskKey.latestTime (\(TaskKey.latestTime))")
         var census = Census()
-        self.checkForeground(&census, &violations)
+        self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
+            task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
+        }
         self.checkBackground(&census, &violations)
         self.checkDelayed(&census, &violations)
         let counters: [(String, Int, Int)] = [
@@ -58,16 +39,16 @@ extension Schedule {
         for (name, kept, derived) in counters where kept != derived {
             violations.append("\(name) is \(kept), but the queues and the heap hold \(derived) such entries")
         }
-        for (name, value) in counters.map({ ($0.0, $0.1) }) where value < 0 {
+        for (name, value, _) in counters where value < 0 {
             violations.append("\(name) is negative (\(value))")
         }
         self.checkHistory(&violations)
         violations += self.tracked.invariantViolations()
         violations += self.waitingSettles.invariantViolations()
         violations += self.clockHold.invariantViolations()
-        if self.claim == nil && self.waiters.contains(waitingFor: .runReleased) {
-            violations.append("an async run method waits for the run's release, but no run is claimed")
-        }
+        violations.append(
+            if: self.claim == nil && self.waiters.contains(waitingFor: .runReleased),
+            "an async run method waits for the run's release, but no run is claimed")
         return violations
     }
 
@@ -80,12 +61,6 @@ extension Schedule {
         var stale = 0
     }
 
-    private func checkForeground(_ census: inout Census, _ violations: inout [String]) {
-        self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
-            task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
-        }
-    }
-
     private func checkBackground(_ census: inout Census, _ violations: inout [String]) {
         let expectedQueues =
             switch self.order {
@@ -93,11 +68,10 @@ extension Schedule {
             case .priority: BackgroundPriority.allCases.count
             case .random: 0
             }
-        if self.background.count != expectedQueues {
-            violations.append(
-                "order \(self.order) needs \(expectedQueues) background queues, but the schedule has \(self.background.count)"
-            )
-        }
+        violations.append(
+            if: self.background.count != expectedQueues,
+            "order \(self.order) needs \(expectedQueues) background queues, but the schedule has \(self.background.count)"
+        )
         for (index, queue) in self.background.enumerated() {
             let isPriority = self.order == .priority
             self.checkDueQueue(queue, name: "background queue \(index)", &census, &violations) { task in
@@ -106,61 +80,41 @@ extension Schedule {
                 return "holds task #\(task.key.sequence) of priority \(task.priority) in priority order"
             }
         }
-        if self.order.seed == nil && self.pool.count > 0 {
-            violations.append("the random pool holds \(self.pool.count) tasks under order \(self.order)")
-        }
-        if self.pool.boundary < 0 || self.pool.boundary > self.pool.count {
-            violations.append("the random pool's boundary (\(self.pool.boundary)) lies outside 0...\(self.pool.count)")
-        }
+        violations.append(
+            if: self.order.seed == nil && self.pool.count > 0,
+            "the random pool holds \(self.pool.count) tasks under order \(self.order)")
+        violations.append(
+            if: self.pool.boundary < 0 || self.pool.boundary > self.pool.count,
+            "the random pool's boundary (\(self.pool.boundary)) lies outside 0...\(self.pool.count)")
         for task in self.pool.tasks {
-            if task.context != .background {
-                violations.append("the random pool holds foreground task #\(task.key.sequence)")
-            }
-            self.checkDueEntry(task, name: "the random pool", &census, &violations)
+            violations.append(
+                if: task.context != .background, "the random pool holds foreground task #\(task.key.sequence)")
+            self.checkEntry(task, name: "the random pool", inHeap: false, &census, &violations)
         }
     }
 
     private func checkDelayed(_ census: inout Census, _ violations: inout [String]) {
         let elements = self.delayed.elements
-        for index in elements.indices {
-            let element = elements[index]
+        for (index, element) in elements.enumerated() {
             let task = element.task
-            if element.key != task.key {
-                violations.append(
-                    "the heap's element \(index) carries key \(element.key) for task #\(task.key.sequence) keyed \(task.key)"
-                )
-            }
-            if index > 0, element.key < elements[(index - 1) / 2].key {
-                violations.append(
-                    "the heap is out of order: element \(index) (\(element.key)) precedes its parent (\(elements[(index - 1) / 2].key))"
-                )
-            }
-            if task.key.due > TaskKey.latestTime && task.key.due != TaskKey.never {
-                violations.append("task #\(task.key.sequence) is due at \(task.key.due), past the clock but not never")
-            }
-            self.checkCommon(task, name: "the delay heap", &census, &violations)
-            switch task.state {
-            case .cancelled:
-                census.stale += 1
-            case .waiting:
-                if task.context == .foreground { census.waitingForeground += 1 } else { census.waitingBackground += 1 }
-                if task.key.due <= self.now {
-                    violations.append(
-                        "delayed task #\(task.key.sequence) is due at \(task.key.due), not after now (\(self.now))"
-                    )
-                }
-            case .due, .started:
-                violations.append("the delay heap holds task #\(task.key.sequence) in state \(task.state)")
-            }
+            violations.append(
+                if: element.key != task.key,
+                "the heap's element \(index) carries key \(element.key) for task #\(task.key.sequence) keyed \(task.key)"
+            )
+            violations.append(
+                if: index > 0 && element.key < elements[(index - 1) / 2].key,
+                "the heap is out of order: element \(index) (\(element.key)) precedes its parent (\(elements[(index - 1) / 2].key))"
+            )
+            violations.append(
+                if: task.key.due > TaskKey.latestTime && task.key.due != TaskKey.never,
+                "task #\(task.key.sequence) is due at \(task.key.due), past the clock but not never")
+            self.checkEntry(task, name: "the delay heap", inHeap: true, &census, &violations)
         }
     }
 
-    /// Checks a due queue: its entries in key order, each due or cancelled, due at or before ``now``.
+    /// Checks a due queue: its entries in key order, each placed where `placement` expects it.
     private func checkDueQueue(
-        _ queue: RingBuffer<ScheduledTask>,
-        name: String,
-        _ census: inout Census,
-        _ violations: inout [String],
+        _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout Census, _ violations: inout [String],
         placement: (ScheduledTask) -> String?
     ) {
         var previous: TaskKey?
@@ -170,70 +124,60 @@ extension Schedule {
             }
             previous = task.key
             if let misplaced = placement(task) { violations.append("\(name) \(misplaced)") }
-            self.checkDueEntry(task, name: name, &census, &violations)
+            self.checkEntry(task, name: name, inHeap: false, &census, &violations)
         }
         queue.checkInvariants(name: name, &violations)
     }
 
-    private func checkDueEntry(
-        _ task: ScheduledTask,
-        name: String,
-        _ census: inout Census,
-        _ violations: inout [String]
-    ) {
-        self.checkCommon(task, name: name, &census, &violations)
-        switch task.state {
-        case .cancelled:
-            census.stale += 1
-        case .due:
-            if task.context == .foreground { census.dueForeground += 1 } else { census.dueBackground += 1 }
-            if task.key.due > self.now {
-                violations.append(
-                    "due task #\(task.key.sequence) in \(name) is due at \(task.key.due), after now (\(self.now))")
-            }
-        case .waiting, .started:
-            violations.append("\(name) holds task #\(task.key.sequence) in state \(task.state)")
-        }
-    }
-
-    /// Checks what holds for every entry: its work is there exactly while it is pending, and its sequence and call
-    /// site are valid. (A pending task held twice shows as a counter that does not match its census.)
-    private func checkCommon(
-        _ task: ScheduledTask,
-        name: String,
-        _ census: inout Census,
-        _ violations: inout [String]
+    /// Checks an entry and counts it: its work is there exactly while it is pending, its sequence and call site are
+    /// valid, and it is due (at or before ``now``) in a due queue or the pool, waiting (due after ``now``) in the heap,
+    /// or cancelled. (A pending task held twice shows as a counter that does not match its census.)
+    private func checkEntry(
+        _ task: ScheduledTask, name: String, inHeap: Bool, _ census: inout Census, _ violations: inout [String]
     ) {
         let sequence = task.key.sequence
-        if sequence == 0 || sequence >= self.nextSequence {
+        violations.append(
+            if: sequence == 0 || sequence >= self.nextSequence,
+            "task #\(sequence) in \(name) lies outside the sequences handed out (1..<\(self.nextSequence))")
+        violations.append(
+            if: Int(task.callSite) >= self.callSites.sites.count,
+            "task #\(sequence) points at call site \(task.callSite) of \(self.callSites.sites.count)")
+        violations.append(
+            if: task.isPending != (task.work != nil),
+            "task #\(sequence) in state \(task.state) \(task.work == nil ? "lost" : "kept") its closure")
+        let isForeground = task.context == .foreground
+        switch (task.state, inHeap) {
+        case (.cancelled, _):
+            census.stale += 1
+        case (.due, false):
+            if isForeground { census.dueForeground += 1 } else { census.dueBackground += 1 }
             violations.append(
-                "task #\(sequence) in \(name) lies outside the sequences handed out (1..<\(self.nextSequence))")
-        }
-        if Int(task.callSite) >= self.callSites.sites.count {
-            violations.append("task #\(sequence) points at call site \(task.callSite) of \(self.callSites.sites.count)")
-        }
-        if task.isPending != (task.work != nil) {
+                if: task.key.due > self.now,
+                "due task #\(sequence) in \(name) is due at \(task.key.due), after now (\(self.now))")
+        case (.waiting, true):
+            if isForeground { census.waitingForeground += 1 } else { census.waitingBackground += 1 }
             violations.append(
-                "task #\(sequence) in state \(task.state) \(task.work == nil ? "lost" : "kept") its closure")
+                if: task.key.due <= self.now,
+                "delayed task #\(sequence) is due at \(task.key.due), not after now (\(self.now))")
+        default:
+            violations.append("\(name) holds task #\(sequence) in state \(task.state)")
         }
     }
 
     private func checkHistory(_ violations: inout [String]) {
-        if self.history.count > self.historyLimit {
-            violations.append("the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
-        }
+        violations.append(
+            if: self.history.count > self.historyLimit,
+            "the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
         var previous: RunRecord?
         for run in self.history {
-            if run.task.state != .started {
-                violations.append("the history holds task #\(run.task.key.sequence) in state \(run.task.state)")
-            }
-            if run.start > self.now {
-                violations.append("task #\(run.task.key.sequence) started at \(run.start), after now (\(self.now))")
-            }
+            let sequence = run.task.key.sequence
+            violations.append(
+                if: run.task.state != .started, "the history holds task #\(sequence) in state \(run.task.state)")
+            violations.append(
+                if: run.start > self.now, "task #\(sequence) started at \(run.start), after now (\(self.now))")
             if let previous, previous.start > run.start {
                 violations.append(
-                    "the history is out of start order: a run at \(previous.start) before one at \(run.start)"
-                )
+                    "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
             }
             previous = run
         }
@@ -255,11 +199,17 @@ extension RingBuffer {
         for index in 0..<capacity {
             let offset = index >= self.head ? index - self.head : index + capacity - self.head
             let occupied = offset < self.count
-            if occupied != (self.slots[index] != nil) {
-                violations.append(
-                    "\(name)'s ring buffer slot \(index) is \(occupied ? "empty inside" : "filled outside") its \(self.count) elements from slot \(self.head)"
-                )
-            }
+            violations.append(
+                if: occupied != (self.slots[index] != nil),
+                "\(name)'s ring buffer slot \(index) is \(occupied ? "empty inside" : "filled outside") its \(self.count) elements from slot \(self.head)"
+            )
         }
+    }
+}
+
+extension [String] {
+    /// Appends `message` if `broken`: one call for each invariant an `invariantViolations()` checks.
+    mutating func append(if broken: Bool, _ message: @autoclosure () -> String) {
+        if broken { self.append(message()) }
     }
 }

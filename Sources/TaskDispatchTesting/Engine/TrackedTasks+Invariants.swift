@@ -28,50 +28,39 @@ extension TrackedTasks {
         let unindexed = Set(self.unindexed)
         for (id, record) in self.records {
             if record.phase == .failed { failed.insert(id) }
-            if (record.phase == .failed) != (record.error != nil) {
-                violations.append(
-                    "tracked task \(id) is \(record.phase) but \(record.error == nil ? "has no" : "keeps an") error")
-            }
-            if id == 0 || id >= self.nextID {
-                violations.append("tracked task \(id) lies outside the identities handed out (1..<\(self.nextID))")
-            }
-            if record.awaiting.contains(id) {
-                violations.append("tracked task \(id) awaits its own value")
-            }
-            if record.uncountedTasks != .unseen, record.childJobs == .counted {
-                violations.append("tracked task \(id) counts its child tasks' jobs but saw uncounted tasks wait")
-            }
-            if record.runningJobs < 0 {
-                violations.append("tracked task \(id) counts \(record.runningJobs) running jobs")
-            }
-            if record.failedAfterDrains > self.drainsEnded {
-                violations.append(
-                    "tracked task \(id) failed after \(record.failedAfterDrains) drains, of \(self.drainsEnded) so far")
-            }
-            if record.claims < 0 {
-                violations.append("tracked task \(id) counts \(record.claims) claims of its error")
-            }
+            violations.append(
+                if: (record.phase == .failed) != (record.error != nil),
+                "tracked task \(id) is \(record.phase) but \(record.error == nil ? "has no" : "keeps an") error")
+            violations.append(
+                if: id == 0 || id >= self.nextID,
+                "tracked task \(id) lies outside the identities handed out (1..<\(self.nextID))")
+            violations.append(if: record.awaiting.contains(id), "tracked task \(id) awaits its own value")
+            violations.append(
+                if: record.uncountedTasks != .unseen && record.childJobs == .counted,
+                "tracked task \(id) counts its child tasks' jobs but saw uncounted tasks wait")
+            violations.append(
+                if: record.runningJobs < 0, "tracked task \(id) counts \(record.runningJobs) running jobs")
+            violations.append(
+                if: record.failedAfterDrains > self.drainsEnded,
+                "tracked task \(id) failed after \(record.failedAfterDrains) drains, of \(self.drainsEnded) so far")
+            violations.append(if: record.claims < 0, "tracked task \(id) counts \(record.claims) claims of its error")
             if record.isIndexed, let key = record.key, self.keys[key] != id {
                 violations.append("tracked task \(id)'s key maps to \(self.keys[key].map(String.init) ?? "nothing")")
             }
-            if record.isIndexed, record.key == nil {
-                violations.append("tracked task \(id) is indexed without a key")
-            }
-            if record.key != nil, !record.isIndexed, !unindexed.contains(id) {
-                violations.append("tracked task \(id) is registered but neither indexed nor listed to be")
-            }
+            violations.append(if: record.isIndexed && record.key == nil, "tracked task \(id) is indexed without a key")
+            violations.append(
+                if: record.key != nil && !record.isIndexed && !unindexed.contains(id),
+                "tracked task \(id) is registered but neither indexed nor listed to be")
         }
         let keyed = self.records.values.compactMap(\.key)
-        if Set(keyed).count != keyed.count {
-            violations.append("two tracked tasks share a key")
-        }
-        if unindexed.count != self.unindexed.count || self.unindexed.contains(where: { $0 == 0 || $0 >= self.nextID }) {
-            violations.append("the tasks to index, \(self.unindexed), repeat one or lie outside 1..<\(self.nextID)")
-        }
-        if Set(self.unobserved) != failed || self.unobserved.count != failed.count {
-            violations.append(
-                "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
-        }
+        violations.append(if: Set(keyed).count != keyed.count, "two tracked tasks share a key")
+        violations.append(
+            if: unindexed.count != self.unindexed.count
+                || self.unindexed.contains(where: { $0 == 0 || $0 >= self.nextID }),
+            "the tasks to index, \(self.unindexed), repeat one or lie outside 1..<\(self.nextID)")
+        violations.append(
+            if: Set(self.unobserved) != failed || self.unobserved.count != failed.count,
+            "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
         for (key, id) in self.keys where self.records[id]?.key != key || self.records[id]?.isIndexed != true {
             violations.append(
                 "keys maps a task to \(id), whose record \(self.records[id] == nil ? "is gone" : "has another key or is not indexed")"
