@@ -35,6 +35,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         /// No run method or auto-drain holds the run claim: what an async run method waits for while another thread
         /// runs tasks.
         case runReleased
+        /// A task the dispatcher did not start ended: woken by that event alone (see `Schedule.untrackedTasksEnded`).
+        case untrackedTaskEnded
 
         /// Whether it is ``trackedTaskFinished(_:)``.
         package var isTrackedTaskFinished: Bool {
@@ -53,6 +55,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
             case .dueTaskOrSettled: counts.dueForeground + counts.dueBackground > 0 || counts.unsettledTasks == 0
             case .cancelledTasksSettled: counts.unsettledCancelledTasks == 0
             case .runReleased: !counts.runClaimed
+            case .untrackedTaskEnded: false
             }
         }
     }

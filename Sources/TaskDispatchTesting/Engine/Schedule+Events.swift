@@ -215,7 +215,8 @@ extension Schedule {
         asTheTestsAwaitOfATask: Bool,
         thread: UInt
     ) -> Action {
-        guard !condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished) else {
+        let endedBefore = condition == .untrackedTaskEnded && self.untrackedTasksEnded.remove(id) != nil
+        guard !endedBefore, !condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished) else {
             return .proceed(Effects(woken: [resumer]))
         }
         let effects = Effects(

@@ -29,6 +29,8 @@ extension Schedule {
         case drainEnded
         /// A run released its claim, moving the clock to the time first if given (see `endRun(movingClockTo:)`).
         case runEnded(movingClockTo: Int64?)
+        /// The task the test's `value(of:)`, waiter `id`, awaits and the dispatcher did not start ended.
+        case untrackedTaskEnded(DispatchWaiters<WaitResumer>.ID)
         /// Waiter `id`'s task was cancelled.
         case waitCancelled(DispatchWaiters<WaitResumer>.ID)
         /// The waiters' timer set for `deadline` fired.
@@ -70,6 +72,13 @@ extension Schedule {
             return .none
         case .runEnded(let time):
             return self.endRun(movingClockTo: time)
+        case .untrackedTaskEnded(let id):
+            if let resumer = self.waiters.remove(id) {
+                effects.woken = [resumer]
+            } else {
+                self.untrackedTasksEnded.insert(id)  // before the waiter registered, or after it gave up
+            }
+            return .proceed(effects)
         case .waitCancelled(let id):
             effects.ended = self.waiters.remove(id).map { ([$0], .cancelled) }
             return .proceed(effects)
@@ -90,6 +99,7 @@ extension Schedule {
             return .none
         case .untrackedValueWait(begins: false):
             self.clockHold.untrackedValueWaits -= 1
+            if self.clockHold.untrackedValueWaits == 0 { self.untrackedTasksEnded.removeAll() }
             return .none
         case .untrackedValueWait(begins: true):
             self.clockHold.untrackedValueWaits += 1

@@ -76,6 +76,9 @@ struct Schedule: Sendable {
     var tracked = TrackedTasks()
     /// The async drains suspended until their tracked tasks settle (`ManualDispatcher+Settling.swift`).
     var waitingSettles = WaitingSettles()
+    /// The waiters of the test's `value(of:)` whose task (one the dispatcher did not start) ended when they were not
+    /// registered; cleared when no such wait is left.
+    var untrackedTasksEnded: Set<DispatchWaiters<WaitResumer>.ID> = []
     /// Who may move the clock in auto-advance: the test, or a tracked task while the test waits (`ClockHold.swift`).
     var clockHold = ClockHold()
     /// The dispatcher's `ManualDispatcher.Executor`, once asked for; typed loosely because the type needs macOS 15 /

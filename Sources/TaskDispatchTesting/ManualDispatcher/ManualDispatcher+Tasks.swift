@@ -192,10 +192,22 @@ extension ManualDispatcher {
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))
             defer { self.storage.send(.untrackedValueWait(begins: false)) }
-            if let value = try await BoundedValue.value(of: task, within: Self.deadline(after: limit)) {
-                return value
+            let waiter = self.storage.makeWaiterID()
+            Task { [weak storage = self.storage] in
+                _ = await task.result
+                storage?.send(.untrackedTaskEnded(waiter))
             }
-            throw ManualDispatcherError(self.storage.failure(.untrackedTaskNotFinished(limit: limit)))
+            switch await self.storage.suspend(
+                until: .untrackedTaskEnded, id: waiter, deadline: Self.deadline(after: limit),
+                asTheTestsAwaitOfATask: false)
+            {
+            case .conditionMet:
+                return try await task.value  // it has ended: this returns at once
+            case .cancelled:
+                throw CancellationError()
+            case .timedOut:
+                throw ManualDispatcherError(self.storage.failure(.untrackedTaskNotFinished(limit: limit)))
+            }
         }
         let limit = self.waitLimit
         let deadline = Self.deadline(after: limit)
