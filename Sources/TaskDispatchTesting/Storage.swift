@@ -682,31 +682,36 @@ extension Storage {
 // MARK: - Verifying
 
 extension Storage {
-    /// Waits while another thread runs a task, within the wait limit, so that `verifyIdle()` does not report the
-    /// task that just woke the test (or reports the next one that run began meanwhile).
-    func awaitExecutingTask(thread: UInt, onMainActor: Bool) {
+    /// `verifyIdle()`'s failure, if any (see ``Schedule/idleFailure(thread:onMainActor:limit:)``), checked in the
+    /// critical section that finds no other thread running a task: while one does, it waits, within the wait limit,
+    /// so that the check does not report the task that just woke the test (or reports the next one that run began).
+    func idleFailure(thread: UInt, onMainActor: Bool) -> Failure? {
         var awaited: (sequence: UInt64, deadline: DispatchTime)?
         while true {
-            let wait = self.monitor.withLock { schedule -> DispatchSemaphore? in
-                guard let sequence = schedule.executingElsewhere(thread: thread, onMainActor: onMainActor) else {
-                    return nil
+            let outcome = self.monitor.withLock { schedule -> IdleCheck in
+                if let sequence = schedule.executingElsewhere(thread: thread, onMainActor: onMainActor),
+                    awaited.map({ $0.sequence == sequence && DispatchTime.now() < $0.deadline }) ?? true
+                {
+                    let check = DispatchSemaphore(value: 0)
+                    schedule.idleChecks.append(check)
+                    schedule.idleCheckObserver?()
+                    if awaited == nil { awaited = (sequence, self.waitLimit.dispatchDeadline) }
+                    return .wait(check)
                 }
-                if let awaited, awaited.sequence != sequence || DispatchTime.now() >= awaited.deadline {
-                    return nil
-                }
-                let check = DispatchSemaphore(value: 0)
-                schedule.idleChecks.append(check)
-                schedule.idleCheckObserver?()
-                if awaited == nil { awaited = (sequence, self.waitLimit.dispatchDeadline) }
-                return check
+                return .done(schedule.idleFailure(thread: thread, onMainActor: onMainActor, limit: self.waitLimit))
             }
-            guard let wait, let deadline = awaited?.deadline else { return }
-            _ = wait.wait(timeout: deadline)
+            switch outcome {
+            case .done(let failure):
+                return failure
+            case .wait(let check):
+                _ = check.wait(timeout: awaited?.deadline ?? .now())
+            }
         }
     }
+}
 
-    /// `verifyIdle()`'s failure, if any (see ``Schedule/idleFailure(thread:onMainActor:limit:)``).
-    func idleFailure(thread: UInt, onMainActor: Bool) -> Failure? {
-        self.monitor.withLock { $0.idleFailure(thread: thread, onMainActor: onMainActor, limit: self.waitLimit) }
-    }
+/// `verifyIdle()`'s check: its outcome, or a wait for a task another thread runs.
+private enum IdleCheck {
+    case done(Failure?)
+    case wait(DispatchSemaphore)
 }

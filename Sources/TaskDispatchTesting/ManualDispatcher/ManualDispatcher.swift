@@ -222,7 +222,6 @@ public final class ManualDispatcher: TaskDispatcher {
     public func verifyIdle() throws(ManualDispatcherError) {
         let thread = currentThreadIdentity()
         let onMainActor = MainActorExecution.isOnMainActor
-        self.storage.awaitExecutingTask(thread: thread, onMainActor: onMainActor)
         if let failure = self.storage.idleFailure(thread: thread, onMainActor: onMainActor) {
             throw ManualDispatcherError(failure)
         }
