@@ -667,15 +667,9 @@ extension Storage {
         return try await task.value
     }
 
-    /// The test's `value(of:)` of tracked task `id` (`key`) was woken: whether it finished, or else the runaway
-    /// failure that stopped the clock (the claim given back).
-    func valueWaitWoken(_ id: UInt64, key: TrackedTaskKey) -> (finished: Bool, runaway: Failure?) {
-        self.monitor.withLock { $0.valueWaitWoken(id, key: key) }
-    }
-
-    /// The test's `value(of:)` of tracked task `id` (`key`) reached its limit: the failure, unless it finished.
-    func valueWaitTimedOut(_ id: UInt64, key: TrackedTaskKey, limit: Duration) -> Failure? {
-        self.monitor.withLock { $0.valueWaitTimedOut(id, key: key, limit: limit) }
+    /// The test's `value(of:)` of tracked task `id` (`key`) was woken, or reached `limit`: how it goes on.
+    func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> Schedule.ValueWaitEnd {
+        self.monitor.withLock { $0.valueWaitEnded(id, key: key, timedOutAfter: limit) }
     }
 }
 

@@ -181,24 +181,33 @@ extension Schedule {
         return (id, self.waiters.makeID())
     }
 
-    /// The test's `value(of:)` of tracked task `id` was woken: it finished, or a runaway auto-advance stopped the
-    /// clock (its failure, the claim of `key` given back); neither when another call took that failure first.
-    mutating func valueWaitWoken(_ id: UInt64, key: TrackedTaskKey) -> (finished: Bool, runaway: Failure?) {
-        if self.tracked.hasFinished(id) { return (true, nil) }
-        guard let runaway = self.takeDeferredFailure() else { return (false, nil) }
-        self.tracked.unclaim(key)
-        return (false, runaway)
+    /// How the test's `value(of:)` of a tracked task goes on after its wait ended.
+    enum ValueWaitEnd {
+        /// The task finished: its value is ready.
+        case finished
+        /// Woken, but another call took the runaway's failure first, and the task has not finished.
+        case waitOn
+        /// A runaway auto-advance stopped the clock, or the limit passed: throw this.
+        case failed(Failure)
     }
 
-    /// The test's `value(of:)` of tracked task `id` reached `limit`: the failure (the claim of `key` given back, so
-    /// an error the task throws later is still reported), or `nil` if it finished as the timer fired.
-    mutating func valueWaitTimedOut(_ id: UInt64, key: TrackedTaskKey, limit: Duration) -> Failure? {
-        guard let standing = self.tracked.standing(of: id), !self.tracked.hasFinished(id) else { return nil }
+    /// The test's `value(of:)` of tracked task `id` was woken, or (`timedOutAfter`) reached its limit. Unless the
+    /// task finished, a runaway auto-advance's failure comes first; at the limit, the task's description; either way
+    /// the claim of `key` is given back, so an error the task throws later is still reported.
+    mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
+        guard !self.tracked.hasFinished(id) else { return .finished }
+        if let runaway = self.takeDeferredFailure() {
+            self.tracked.unclaim(key)
+            return .failed(runaway)
+        }
+        guard let limit else { return .waitOn }
+        guard let standing = self.tracked.standing(of: id) else { return .finished }
         self.tracked.unclaim(key)
-        if let runaway = self.takeDeferredFailure() { return runaway }
         let holding = self.mode == .autoAdvance ? self.tracked.unsettled : []
-        return self.failure(
-            .taskNotFinished(method: "value(of:)", limit: limit, task: standing, mode: self.mode, holding: holding))
+        return .failed(
+            self.failure(
+                .taskNotFinished(method: "value(of:)", limit: limit, task: standing, mode: self.mode, holding: holding))
+        )
     }
 }
 

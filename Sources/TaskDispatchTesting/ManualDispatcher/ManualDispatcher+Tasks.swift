@@ -214,23 +214,17 @@ extension ManualDispatcher {
         let waiter = self.storage.makeWaiterID()
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         while true {
-            switch await self.storage.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline) {
-            case .conditionMet:
-                // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already
-                // had): report the runaway rather than wait for a task that will not finish.
-                let (finished, runaway) = self.storage.valueWaitWoken(id, key: key)
-                if let runaway { throw ManualDispatcherError(runaway) }
-                if finished { return try await task.value }  // it has finished: this returns at once
-                // Another call took the runaway's failure first, and the task has not finished: wait on, within the
-                // same limit.
-                continue
-            case .cancelled:
+            let outcome = await self.storage.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline)
+            if outcome == .cancelled {
                 self.storage.send(.claimed(key, false))  // an error it throws later is still reported
                 throw CancellationError()
-            case .timedOut:
-                let failure = self.storage.valueWaitTimedOut(id, key: key, limit: limit)
-                guard let failure else { return try await task.value }
-                throw ManualDispatcherError(failure)
+            }
+            // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already had),
+            // or the limit passed.
+            switch self.storage.valueWaitEnded(id, key: key, timedOutAfter: outcome == .timedOut ? limit : nil) {
+            case .finished: return try await task.value  // it has finished: this returns at once
+            case .failed(let failure): throw ManualDispatcherError(failure)
+            case .waitOn: continue  // within the same limit
             }
         }
     }
