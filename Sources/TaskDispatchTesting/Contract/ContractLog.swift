@@ -8,6 +8,8 @@ struct ContractTask: Sendable {
     let dispatchTime: Duration
     /// A detail for the evidence, such as "dispatched from the main actor"; empty when there is none.
     let note: String
+    /// Set at each start of the task, for a wait.
+    let started = ContractFlag()
 }
 
 /// One start of a contract task, as the task saw it.
@@ -16,7 +18,7 @@ struct ContractRun: Sendable {
     let onMainActor: Bool
     let inline: Bool
     let startTime: Duration
-    /// Whether the dispatching code had already passed the point after its `dispatch` call.
+    /// Whether the task's `dispatch(_:)` call had already returned.
     let dispatcherMovedOn: Bool
 }
 

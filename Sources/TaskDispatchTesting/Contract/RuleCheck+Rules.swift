@@ -23,17 +23,10 @@ extension RuleCheck {
         var indices: [Int] = []
         for _ in 0..<50 { indices.append(self.dispatch(.background).index) }
         for _ in 0..<50 { indices.append(self.dispatch(.foreground).index) }
-        let fromMainActor = await MainActor.run { () -> [Int] in
-            var indices: [Int] = []
-            for _ in 0..<10 {
-                let movedOn = ContractFlag()
-                indices.append(
-                    self.dispatch(.foreground, note: "dispatched from the main actor", movedOn: movedOn).index
-                )
-                movedOn.set()
-                indices.append(self.dispatch(.background, note: "dispatched from the main actor").index)
+        let fromMainActor = await MainActor.run {
+            (0..<20).map {
+                self.dispatch($0 % 2 == 0 ? .foreground : .background, note: "dispatched from the main actor").index
             }
-            return indices
         }
         indices += fromMainActor
         try self.letTimePass(.zero)
@@ -43,9 +36,10 @@ extension RuleCheck {
             throw self.violation(
                 "\(self.log.describe(inline.task)) ran inline, inside dispatch(_:), on the caller's stack")
         }
-        // Only a run on the main actor can tell: a task run elsewhere (which breaks the foreground rule, checked
-        // next) races the dispatching code by nature.
-        if let early = runs.first(where: { $0.onMainActor && !$0.dispatcherMovedOn }) {
+        // Only a run on the main actor of a task dispatched there can tell: a task run elsewhere (which breaks the
+        // foreground rule, checked next) races the dispatching code by nature.
+        let watched = Set(fromMainActor)
+        if let early = runs.first(where: { $0.onMainActor && !$0.dispatcherMovedOn && watched.contains($0.task) }) {
             throw self.violation(
                 "\(self.log.describe(early.task)) started before the dispatching code on the main actor had moved past its dispatch call"
             )
@@ -65,10 +59,10 @@ extension RuleCheck {
         let waitedInVain = ContractFlag()
         let index = await withCheckedContinuation { (dispatched: CheckedContinuation<Int, Never>) in
             DispatchQueue(label: "TaskDispatchTesting.DispatcherContract.dispatchCall").async {
-                let callsInProgress = self.callsInProgress
                 let index = self.dispatch(.background, note: "it waits for its dispatch call to return") { call in
-                    // Run inside the call, it would wait for itself: that is the inline rule's to report, above.
-                    guard !callsInProgress.containCurrentCode else { return }
+                    // Run inside the call, it would wait for itself: that is the inline rule's to report, above (run
+                    // on that thread after the call returned, it has nothing to wait for).
+                    guard !call.isOnItsThread else { return }
                     if !call.waitForReturn(timeout: patience) { waitedInVain.set() }
                 }.index
                 dispatched.resume(returning: index)

@@ -10,8 +10,6 @@ struct RuleCheck: Sendable {
     let deadline: ContinuousClock.Instant
     let callSite: CallSite
     let log = ContractLog()
-    /// The check's dispatch calls in progress, to tell a task run on the caller's stack.
-    let callsInProgress = DispatchCallsInProgress()
 
     init(rule: DispatcherContract.Rule, subject: DispatcherContract.Subject, timeLimit: Duration, callSite: CallSite) {
         self.rule = rule
@@ -46,7 +44,6 @@ struct RuleCheck: Sendable {
     ///   - context: Where the task runs.
     ///   - delay: The task's delay.
     ///   - note: A detail for the evidence.
-    ///   - movedOn: A flag the dispatching code sets after `dispatch` returns; the task records whether it was set.
     ///   - body: Extra work the task does after recording its start; it gets the task's dispatch call.
     /// - Returns: The task's number in the log, and the dispatcher's handle.
     @discardableResult
@@ -54,24 +51,15 @@ struct RuleCheck: Sendable {
         _ context: TaskContext,
         delay: Duration = .zero,
         note: String = "",
-        movedOn: ContractFlag? = nil,
         body: (@Sendable (DispatchCall) -> Void)? = nil
     ) -> (index: Int, handle: TaskHandle) {
-        let log = self.log
-        let now = self.subject.now
-        let index = log.add(ContractTask(context: context, delay: delay, dispatchTime: now(), note: note))
+        let (log, now) = (self.log, self.subject.now)
+        let recorded = ContractTask(context: context, delay: delay, dispatchTime: now(), note: note)
+        let index = log.record(.dispatching(recorded))
         let call = body.map { _ in DispatchCall() }  // only a task whose body may wait for its call's return
-        let callsInProgress = self.callsInProgress
         let record: @Sendable () -> Void = {
-            log.record(
-                ContractRun(
-                    task: index,
-                    onMainActor: MainActorExecution.isOnMainActor,
-                    inline: callsInProgress.containCurrentCode,
-                    startTime: now(),
-                    dispatcherMovedOn: movedOn?.isSet ?? true
-                )
-            )
+            log.record(.started(index, onMainActor: MainActorExecution.isOnMainActor, startTime: now()))
+            recorded.started.set()
             if let body, let call { body(call) }
         }
         let work: DispatchedTask.Work =
@@ -80,7 +68,8 @@ struct RuleCheck: Sendable {
             case .background: .background { record() }
             }
         let task = DispatchedTask(unbound: work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
-        let handle = self.callsInProgress.call { self.subject.dispatcher.dispatch(task) }
+        let handle = self.subject.dispatcher.dispatch(task)
+        log.record(.returned(index))
         call?.returned()
         return (index, handle)
     }
