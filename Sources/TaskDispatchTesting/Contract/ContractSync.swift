@@ -51,6 +51,19 @@ final class ContractSignal<Value: Sendable>: Sendable {
     }
 }
 
+extension ContractSignal {
+    /// A signal fulfilled with the outcome of `operation`, run in a new task, which it returns too (for a cancel).
+    static func outcome<Success>(
+        of operation: @escaping @Sendable () async throws -> Success
+    ) -> (ContractSignal<Result<Success, any Error>>, Task<Success, any Error>)
+    where Value == Result<Success, any Error> {
+        let outcome = ContractSignal<Result<Success, any Error>>()
+        let task = Task { try await operation() }
+        Task { outcome.fulfil(await task.result) }
+        return (outcome, task)
+    }
+}
+
 /// A flag set once, from any thread.
 typealias ContractFlag = ContractSignal<Void>
 
@@ -75,25 +88,6 @@ struct TaskCancelRequest: Sendable {
     func cancel() {
         self.requested.set()
         self.cancelTask.value?()
-    }
-}
-
-/// One `dispatch(_:)` call of the contract check, which a task may wait to see return.
-final class DispatchCall: Sendable {
-    private let returnedSignal = DispatchSemaphore(value: 0)
-    private let thread = currentThreadIdentity()
-
-    /// Whether the current code runs on the thread that makes the call: inside it, or after it returned.
-    var isOnItsThread: Bool { currentThreadIdentity() == self.thread }
-
-    /// The call has returned.
-    func returned() {
-        self.returnedSignal.signal()
-    }
-
-    /// Blocks until the call has returned, or `timeout` passes; returns whether it returned.
-    func waitForReturn(timeout: Duration) -> Bool {
-        self.returnedSignal.wait(timeout: timeout.dispatchDeadline) == .success
     }
 }
 

@@ -39,7 +39,9 @@ public enum DispatcherContract {
         for rule in rules {
             let subject = try makeSubject()
             if rule == .neverInline && subject.runsTasksInline { continue }
-            let check = RuleCheck(rule: rule, subject: subject, timeLimit: timeLimitPerRule, callSite: callSite)
+            let deadline = ContinuousClock.now + timeLimitPerRule.realTimeLimit
+            let check = RuleCheck(
+                rule: rule, subject: subject, timeLimit: timeLimitPerRule, deadline: deadline, callSite: callSite)
             try await check.run()
         }
     }

@@ -4,8 +4,7 @@ extension RuleCheck {
     // MARK: - Repeating work
 
     func checkRepeatingWork() async throws {
-        try await self.checkSeries(in: .background)
-        try await self.checkSeries(in: .foreground)
+        for context in [TaskContext.background, .foreground] { try await self.checkSeries(in: context) }
     }
 
     /// Ticks of a series every 20 ms, their times on the dispatcher's clock, a cancel from inside the third tick and

@@ -11,14 +11,6 @@ struct RuleCheck: Sendable {
     let callSite: CallSite
     let log = ContractLog()
 
-    init(rule: DispatcherContract.Rule, subject: DispatcherContract.Subject, timeLimit: Duration, callSite: CallSite) {
-        self.rule = rule
-        self.subject = subject
-        self.timeLimit = timeLimit
-        self.deadline = ContinuousClock.now + timeLimit.realTimeLimit
-        self.callSite = callSite
-    }
-
     func run() async throws {
         switch self.rule {
         case .exactlyOnce: try await self.checkExactlyOnce()
@@ -44,33 +36,27 @@ struct RuleCheck: Sendable {
     ///   - context: Where the task runs.
     ///   - delay: The task's delay.
     ///   - note: A detail for the evidence.
-    ///   - body: Extra work the task does after recording its start; it gets the task's dispatch call.
+    ///   - body: Extra work the task does after recording its start.
     /// - Returns: The task's number in the log, and the dispatcher's handle.
     @discardableResult
     func dispatch(
         _ context: TaskContext,
         delay: Duration = .zero,
         note: String = "",
-        body: (@Sendable (DispatchCall) -> Void)? = nil
+        body: (@Sendable () -> Void)? = nil
     ) -> (index: Int, handle: TaskHandle) {
         let (log, now) = (self.log, self.subject.now)
         let recorded = ContractTask(context: context, delay: delay, dispatchTime: now(), note: note)
         let index = log.record(.dispatching(recorded))
-        let call = body.map { _ in DispatchCall() }  // only a task whose body may wait for its call's return
         let record: @Sendable () -> Void = {
             log.record(.started(index, onMainActor: MainActorExecution.isOnMainActor, startTime: now()))
             recorded.started.set()
-            if let body, let call { body(call) }
+            body?()
         }
-        let work: DispatchedTask.Work =
-            switch context {
-            case .foreground: .foreground { record() }
-            case .background: .background { record() }
-            }
+        let work: DispatchedTask.Work = context == .foreground ? .foreground { record() } : .background(record)
         let task = DispatchedTask(unbound: work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
         let handle = self.subject.dispatcher.dispatch(task)
         log.record(.returned(index))
-        call?.returned()
         return (index, handle)
     }
 
@@ -79,8 +65,10 @@ struct RuleCheck: Sendable {
         try self.subject.advance?(duration)
     }
 
-    /// Waits, until the rule's deadline at most, for `indices` to start; throws a violation naming the first that did not.
-    func waitForStarts(of indices: [Int], reason: String = "") async throws(DispatcherContractViolation) {
+    /// Lets `duration` pass, then waits, until the rule's deadline at most, for `indices` to start; throws a violation
+    /// naming the first that did not.
+    func waitForStarts(of indices: [Int], after duration: Duration = .zero, reason: String = "") async throws {
+        try self.letTimePass(duration)
         // Over a ManualDispatcher, tasks a decorator holds later than the time let pass (an added delay, which the
         // contract allows) would wait in vain in real time: they run now, on the virtual clock. An error of the run
         // (a runaway) leaves them pending, and the wait below reports them.
@@ -112,10 +100,7 @@ struct RuleCheck: Sendable {
         // Over a ManualDispatcher, what a decorator holds back for later (a second run of a task, due seconds after
         // the first) runs now, whatever its delay, and counts.
         try? self.subject.runHeldTasks?()
-        let foreground = self.dispatch(.foreground, note: "dispatched last").index
-        let background = self.dispatch(.background, note: "dispatched last").index
-        try self.letTimePass(.zero)
-        try await self.waitForStarts(of: [foreground, background])
+        try await self.waitForStarts(of: TaskContext.allCases.map { self.dispatch($0, note: "dispatched last").index })
     }
 
     func violation(_ evidence: String) -> DispatcherContractViolation {
