@@ -25,7 +25,7 @@ struct ContractRun: Sendable {
 extension ContractLog {
     /// Describes task `index` for the evidence, as in `task 17 (background, delay 20 ms)`.
     func describe(_ index: Int) -> String {
-        let task = self.tasks[index]
+        let task = self.current.tasks[index]
         let delay = task.delay == .zero ? "immediate" : "delay \(task.delay.millisecondsText)"
         let note = task.note.isEmpty ? "" : ", \(task.note)"
         return "task \(index) (\(task.context), \(delay)\(note))"

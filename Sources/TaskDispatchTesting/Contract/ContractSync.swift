@@ -117,14 +117,10 @@ final class ContractLog: Sendable {
 
     private let state = LockedValue(State())
 
-    /// What the log holds now, read in one piece.
-    private var current: State {
-        self.state.withLock { $0 }
+    /// What the log holds now, read in one piece: the tasks, their starts in order, and each task's number of starts.
+    var current: (tasks: [ContractTask], runs: [ContractRun], runCounts: [Int]) {
+        self.state.withLock { ($0.tasks, $0.runs, $0.runCounts) }
     }
-
-    var tasks: [ContractTask] { self.current.tasks }
-    var runs: [ContractRun] { self.current.runs }
-    var runCounts: [Int] { self.current.runCounts }
 
     /// Records `event`, made on the current thread.
     ///
@@ -163,7 +159,7 @@ final class ContractLog: Sendable {
     ///
     /// - Returns: `true` if they all started, `false` if the deadline passed first.
     func waitForStarts(of indices: [Int], until deadline: ContinuousClock.Instant) async -> Bool {
-        let tasks = self.tasks
+        let tasks = self.current.tasks
         for index in indices {
             guard await tasks[index].started.wait(until: deadline) != nil else { return false }
         }

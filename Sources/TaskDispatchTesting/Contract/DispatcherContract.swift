@@ -40,9 +40,9 @@ public enum DispatcherContract {
             let subject = try makeSubject()
             if rule == .neverInline && subject.runsTasksInline { continue }
             let deadline = ContinuousClock.now + timeLimitPerRule.realTimeLimit
-            let check = RuleCheck(
-                rule: rule, subject: subject, timeLimit: timeLimitPerRule, deadline: deadline, callSite: callSite)
-            try await check.run()
+            try await RuleCheck(
+                rule: rule, subject: subject, timeLimit: timeLimitPerRule, deadline: deadline, callSite: callSite
+            ).run()
         }
     }
 }

@@ -31,7 +31,7 @@ extension RuleCheck {
         let last = self.dispatch(.foreground, delay: delay, note: "dispatched last").index
         try await self.waitForStarts(of: [last], after: delay)
         try await self.waitForLateRuns()
-        let counts = self.log.runCounts
+        let counts = self.log.current.runCounts
         if let ran = cancelled.sorted().first(where: { counts[$0] > 0 }) {
             throw self.violation("\(self.log.describe(ran)) ran although cancel() had returned true before its start")
         }
@@ -203,12 +203,8 @@ extension RuleCheck {
         }
         guard let result = await outcome.wait(until: self.deadline) else {
             task.cancel()
-            let hint =
-                cancellingAfterDispatch
-                ? "; it should have thrown CancellationError at once, once cancel() on the task's handle stopped the task (a cancel that stops nothing leaves the await waiting)"
-                : ""
             throw self.violation(
-                "\(what) neither returned nor threw within the rule's time limit of \(self.timeLimit.millisecondsText)\(hint)"
+                "\(what) neither returned nor threw within the rule's time limit of \(self.timeLimit.millisecondsText)\(cancellingAfterDispatch ? "; it should have thrown CancellationError at once, once cancel() on the task's handle stopped the task (a cancel that stops nothing leaves the await waiting)" : "")"
             )
         }
         return result
@@ -232,9 +228,7 @@ struct ObservedDispatcher: TaskDispatcher {
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         let handle = self.base.dispatch(task)
-        if self.cancelsCallerAfterDispatch {
-            withUnsafeCurrentTask { $0?.cancel() }
-        }
+        if self.cancelsCallerAfterDispatch { withUnsafeCurrentTask { $0?.cancel() } }
         self.dispatched.set()
         return handle
     }

@@ -30,9 +30,7 @@ extension RuleCheck {
         guard let base = self.subject.manualBase else { return }
         let label = "contract tracked task"
         let unfinished = base.unfinishedTaskCount
-        let task = self.subject.dispatcher.startTask(label: label, callSite: self.callSite) { () async throws -> Int in
-            42
-        }
+        let task = self.subject.dispatcher.startTask(label: label, callSite: self.callSite) { 42 }
         let tracked =
             base.unfinishedTaskCount > unfinished || base.pendingTasks.contains { $0.label == label }
             || base.history.contains { $0.task.label == label }
@@ -68,8 +66,7 @@ extension RuleCheck {
         // Claimed through `value(of:)`: the drain leaves a tracked task's error for the test to claim.
         let (outcome, _) = ContractSignal.outcome { try await base.value(of: task) }
         switch await outcome.wait(until: self.deadline) {
-        case .success(42)?:
-            return
+        case .success(42)?: return
         case .failure(let error as ManualDispatcherError)?:
             // The dispatcher bounded the await as one from outside its tracked tasks, and ended it.
             throw self.violation(

@@ -7,9 +7,8 @@ extension RuleCheck {
     func checkExactlyOnce() async throws {
         // 300 background and 100 foreground tasks at once, then 60 and 40 with delays of 1, 2, 3, 1, … ms.
         var indices = (0..<400).map { self.dispatch($0 < 300 ? .background : .foreground).index }
-        for step in 0..<100 {
-            indices.append(
-                self.dispatch(step < 60 ? .background : .foreground, delay: .milliseconds(1 + step % 60 % 3)).index)
+        indices += (0..<100).map {
+            self.dispatch($0 < 60 ? .background : .foreground, delay: .milliseconds(1 + $0 % 60 % 3)).index
         }
         try await self.waitForStarts(of: indices, after: .milliseconds(3))
         try self.checkNoTaskRanTwice()
@@ -27,7 +26,7 @@ extension RuleCheck {
             }
         }
         try await self.waitForStarts(of: indices + fromMainActor)
-        let runs = self.log.runs
+        let runs = self.log.current.runs
         if let inline = runs.first(where: \.inline) {
             throw self.violation(
                 "\(self.log.describe(inline.task)) ran inline, inside dispatch(_:), on the caller's stack")
@@ -94,13 +93,11 @@ extension RuleCheck {
         }
 
         // A mix of delays, the later-due task dispatched first each time.
-        let pairs = (0..<150).map { _ in
-            (
-                later: self.dispatch(.foreground, delay: .milliseconds(30)).index,
-                sooner: self.dispatch(.foreground, delay: .milliseconds(10)).index
-            )
+        var (later, sooner): ([Int], [Int]) = ([], [])
+        for _ in 0..<150 {
+            later.append(self.dispatch(.foreground, delay: .milliseconds(30)).index)
+            sooner.append(self.dispatch(.foreground, delay: .milliseconds(10)).index)
         }
-        let (later, sooner) = (pairs.map(\.later), pairs.map(\.sooner))
         try await self.waitForStarts(of: later + sooner, after: .milliseconds(30))
         try self.checkOnMainActorInOrder([
             ("foreground tasks with a 10 ms delay, each dispatched after one with 30 ms", sooner),
@@ -111,33 +108,26 @@ extension RuleCheck {
 
     /// Throws unless every run so far was on the main actor, and each group's first starts came in dispatch order.
     private func checkOnMainActorInOrder(_ groups: [(String, [Int])]) throws(DispatcherContractViolation) {
-        let runs = self.log.runs
+        let runs = self.log.current.runs
         let offMain = runs.filter { !$0.onMainActor }
         if let first = offMain.first {
             throw self.violation(
                 "\(self.log.describe(first.task)) ran off the main actor (not on the main queue); \(offMain.count) foreground runs did"
             )
         }
-        for (group, indices) in groups { try self.checkOrder(of: indices, group, in: runs) }
-    }
-
-    /// Throws unless the first starts of `indices` in `runs` came in dispatch order.
-    private func checkOrder(of indices: [Int], _ group: String, in runs: [ContractRun])
-        throws(DispatcherContractViolation)
-    {
-        let members = Set(indices)
-        var seen = Set<Int>()
-        var order: [Int] = []
-        for run in runs where members.contains(run.task) && seen.insert(run.task).inserted {
-            order.append(run.task)
+        // Each group's first starts, in the order they came, against the dispatch order.
+        for (group, indices) in groups {
+            let members = Set(indices)
+            var seen = Set<Int>()
+            let order = runs.map(\.task).filter { members.contains($0) && seen.insert($0).inserted }
+            let expected = indices.sorted()
+            guard order != expected else { continue }
+            let inversions = zip(order, order.dropFirst()).filter { $0 > $1 }.count
+            let position = zip(order, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+            throw self.violation(
+                "\(group) ran out of dispatch order: position \(position) ran \(self.log.describe(order[position])) where \(self.log.describe(expected[position])) was due; \(inversions) inversions in \(indices.count) tasks"
+            )
         }
-        let expected = indices.sorted()
-        guard order != expected else { return }
-        let inversions = zip(order, order.dropFirst()).filter { $0 > $1 }.count
-        let position = zip(order, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
-        throw self.violation(
-            "\(group) ran out of dispatch order: position \(position) ran \(self.log.describe(order[position])) where \(self.log.describe(expected[position])) was due; \(inversions) inversions in \(indices.count) tasks"
-        )
     }
 
     // MARK: - A delay is a lower bound
@@ -163,8 +153,8 @@ extension RuleCheck {
         // The time let pass is the longest delay.
         let reason = " (zero and negative delays mean as soon as possible)"
         try await self.waitForStarts(of: indices, after: delays.max() ?? .zero, reason: reason)
-        let tasks = self.log.tasks
-        for run in self.log.runs {
+        let (tasks, runs, _) = self.log.current
+        for run in runs {
             let task = tasks[run.task]
             let waited = run.startTime - task.dispatchTime
             guard task.delay > .zero, waited < task.delay else { continue }
@@ -201,9 +191,7 @@ extension RuleCheck {
         for (offset, task) in dispatched.enumerated() where offset % 4 < 2 {
             let first = task.handle.cancel()
             let second = task.handle.cancel()
-            if second {
-                throw self.violation("cancel() returned true twice for \(self.log.describe(task.index))")
-            }
+            if second { throw self.violation("cancel() returned true twice for \(self.log.describe(task.index))") }
             if task.handle.isCancelled != first {
                 throw self.violation(
                     "isCancelled is \(task.handle.isCancelled) for \(self.log.describe(task.index)) after cancel() returned \(first)"
@@ -214,10 +202,8 @@ extension RuleCheck {
         // A foreground task with the same delay, dispatched after all of them, runs after every one of them that
         // runs; waiting for it lets a cancelled task that still runs show itself.
         let last = self.dispatch(.foreground, delay: .milliseconds(30), note: "dispatched last").index
-        try await self.waitForStarts(
-            of: dispatched.map(\.index).filter { !cancelled.contains($0) } + [last], after: .milliseconds(30))
-        try await self.waitForLateRuns()
-        try self.checkCancelledTasksDidNotRun(cancelled)
+        let expected = dispatched.map(\.index).filter { !cancelled.contains($0) } + [last]
+        try await self.checkCancelledTasksDidNotRun(cancelled, waitingFor: expected, after: .milliseconds(30))
     }
 
     /// Immediate background tasks, each cancelled right after its dispatch, racing its start.
@@ -226,20 +212,18 @@ extension RuleCheck {
         var cancelled: Set<Int> = []
         for _ in 0..<500 {
             let task = self.dispatch(.background, note: "cancelled right after dispatch")
-            if task.handle.cancel() {
-                cancelled.insert(task.index)
-                if !task.handle.isCancelled {
-                    throw self.violation(
-                        "isCancelled is false for \(self.log.describe(task.index)) after cancel() returned true"
-                    )
-                }
-            } else {
+            guard task.handle.cancel() else {
                 expected.append(task.index)
+                continue
+            }
+            cancelled.insert(task.index)
+            if !task.handle.isCancelled {
+                throw self.violation(
+                    "isCancelled is false for \(self.log.describe(task.index)) after cancel() returned true")
             }
         }
-        try await self.waitForStarts(of: expected, reason: "; cancel() had returned false for each of them")
-        try await self.waitForLateRuns()
-        try self.checkCancelledTasksDidNotRun(cancelled)
+        let reason = "; cancel() had returned false for each of them"
+        try await self.checkCancelledTasksDidNotRun(cancelled, waitingFor: expected, reason: reason)
     }
 
     /// A task that ran cannot be cancelled.
@@ -254,9 +238,18 @@ extension RuleCheck {
         }
     }
 
-    private func checkCancelledTasksDidNotRun(_ cancelled: Set<Int>) throws(DispatcherContractViolation) {
+    /// Waits for `expected` to start (see ``waitForStarts(of:after:reason:)``) and for late runs, then throws if a
+    /// task ran twice or a task of `cancelled` ran.
+    private func checkCancelledTasksDidNotRun(
+        _ cancelled: Set<Int>,
+        waitingFor expected: [Int],
+        after duration: Duration = .zero,
+        reason: String = ""
+    ) async throws {
+        try await self.waitForStarts(of: expected, after: duration, reason: reason)
+        try await self.waitForLateRuns()
         try self.checkNoTaskRanTwice()
-        let counts = self.log.runCounts
+        let counts = self.log.current.runCounts
         let ran = cancelled.sorted().filter { counts[$0] > 0 }
         guard let first = ran.first else { return }
         throw self.violation(

@@ -18,8 +18,7 @@ extension RuleCheck {
         let third = ContractFlag()
         let cancelSeries = TaskCancelRequest()
         let tick: @Sendable () -> Void = {
-            let onMainActor = MainActorExecution.isOnMainActor
-            if log.record(.started(index, onMainActor: onMainActor, startTime: elapsed())) == 3 {
+            if log.record(.started(index, onMainActor: MainActorExecution.isOnMainActor, startTime: elapsed())) == 3 {
                 cancelSeries.cancel()
                 third.set()
             }
@@ -48,12 +47,12 @@ extension RuleCheck {
         }
         if await third.wait(until: self.deadline) == nil {
             throw self.violation(
-                "a \(context) series every \(interval.millisecondsText) ticked \(self.log.runCounts[index]) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
+                "a \(context) series every \(interval.millisecondsText) ticked \(self.log.current.runCounts[index]) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
             )
         }
         try self.letTimePass(interval * 3)
         try await self.waitForLateRuns()
-        let seen = self.log.runs.filter { $0.task == index }.map(\.startTime)
+        let seen = self.log.current.runs.filter { $0.task == index }.map(\.startTime)
         if seen.count > 3 {
             throw self.violation(
                 "a \(context) series ticked \(seen.count) times, at \(seen.map(\.millisecondsText).joined(separator: ", ")) on its clock, though cancel() was called inside its third tick"

@@ -72,12 +72,10 @@ struct RuleCheck: Sendable {
         // Over a ManualDispatcher, tasks a decorator holds later than the time let pass (an added delay, which the
         // contract allows) would wait in vain in real time: they run now, on the virtual clock. An error of the run
         // (a runaway) leaves them pending, and the wait below reports them.
-        if let runHeldTasks = self.subject.runHeldTasks {
-            let counts = self.log.runCounts
-            if indices.contains(where: { counts[$0] == 0 }) { try? runHeldTasks() }
-        }
+        var counts = self.log.current.runCounts
+        if indices.contains(where: { counts[$0] == 0 }) { try? self.subject.runHeldTasks?() }
         guard await !self.log.waitForStarts(of: indices, until: self.deadline) else { return }
-        let counts = self.log.runCounts
+        counts = self.log.current.runCounts
         let missing = indices.filter { counts[$0] == 0 }
         guard let first = missing.first else { return }
         let started = indices.count - missing.count
@@ -89,7 +87,7 @@ struct RuleCheck: Sendable {
 
     /// Throws a violation for the first task that started more than once.
     func checkNoTaskRanTwice() throws(DispatcherContractViolation) {
-        let counts = self.log.runCounts
+        let counts = self.log.current.runCounts
         guard let twice = counts.indices.first(where: { counts[$0] > 1 }) else { return }
         throw self.violation("\(self.log.describe(twice)) ran \(counts[twice]) times")
     }
@@ -104,11 +102,8 @@ struct RuleCheck: Sendable {
     }
 
     func violation(_ evidence: String) -> DispatcherContractViolation {
-        DispatcherContractViolation(
-            rule: self.rule,
-            evidence: evidence,
-            dispatcherType: String(describing: type(of: self.subject.dispatcher)),
-            callSite: self.callSite
-        )
+        let dispatcherType = String(describing: type(of: self.subject.dispatcher))
+        return DispatcherContractViolation(
+            rule: self.rule, evidence: evidence, dispatcherType: dispatcherType, callSite: self.callSite)
     }
 }
