@@ -8,6 +8,8 @@ struct ContractTask: Sendable {
     let dispatchTime: Duration
     /// A detail for the evidence, such as "dispatched from the main actor"; empty when there is none.
     let note: String
+    /// Set at each start of the task, for a wait.
+    let started = ContractFlag()
 }
 
 /// One start of a contract task, as the task saw it.
@@ -16,14 +18,14 @@ struct ContractRun: Sendable {
     let onMainActor: Bool
     let inline: Bool
     let startTime: Duration
-    /// Whether the dispatching code had already passed the point after its `dispatch` call.
+    /// Whether the task's `dispatch(_:)` call had already returned.
     let dispatcherMovedOn: Bool
 }
 
 extension ContractLog {
     /// Describes task `index` for the evidence, as in `task 17 (background, delay 20 ms)`.
     func describe(_ index: Int) -> String {
-        let task = self.tasks[index]
+        let task = self.current.tasks[index]
         let delay = task.delay == .zero ? "immediate" : "delay \(task.delay.millisecondsText)"
         let note = task.note.isEmpty ? "" : ", \(task.note)"
         return "task \(index) (\(task.context), \(delay)\(note))"

@@ -8,37 +8,38 @@ import TaskDispatch
 /// The wait never blocks a thread: it suspends on a continuation that ``fulfil(_:)`` or a timer on a global queue
 /// resumes, whichever comes first.
 final class ContractSignal<Value: Sendable>: Sendable {
-    private let state = LockedValue<(value: Value?, waiter: CheckedContinuation<Value?, Never>?)>((nil, nil))
+    private typealias Waiter = CheckedContinuation<Value?, Never>
+    private let state = LockedValue<(value: Value?, waiter: Waiter?)>((nil, nil))
 
     /// The value, once it has arrived.
-    var value: Value? {
-        self.state.withLock { $0.value }
-    }
+    var value: Value? { self.value(orParking: nil) }
 
     /// Delivers `value`; later calls do nothing.
-    func fulfil(_ value: Value) {
-        self.resumeWaiter(with: value)
-    }
+    func fulfil(_ value: Value) { self.resumeWaiter(with: value) }
 
-    /// Suspends until the value arrives or `deadline` passes in real time; call once.
+    /// Suspends until the value arrives or `deadline` passes in real time; one wait at a time.
     ///
     /// - Returns: The value, or `nil` if the deadline passed first.
     func wait(until deadline: ContinuousClock.Instant) async -> Value? {
         await withCheckedContinuation { continuation in
-            let arrived = self.state.withLock { state -> Value? in
-                if state.value == nil { state.waiter = continuation }
-                return state.value
-            }
-            if let arrived { return continuation.resume(returning: arrived) }
+            if let arrived = self.value(orParking: continuation) { return continuation.resume(returning: arrived) }
             DispatchQueue.global().asyncAfter(deadline: (deadline - ContinuousClock.now).dispatchDeadline) {
                 self.resumeWaiter(with: nil)
             }
         }
     }
 
+    /// The value if it has arrived; until then, parks `waiter` (when given) for the value or the deadline to resume.
+    private func value(orParking waiter: Waiter?) -> Value? {
+        self.state.withLock { state in
+            if state.value == nil, let waiter { state.waiter = waiter }
+            return state.value
+        }
+    }
+
     /// Resumes the wait with `value`, kept unless one arrived first; `nil` when the deadline passed.
     private func resumeWaiter(with value: Value?) {
-        let waiter = self.state.withLock { state -> CheckedContinuation<Value?, Never>? in
+        let waiter = self.state.withLock { state -> Waiter? in
             if value != nil {
                 guard state.value == nil else { return nil }
                 state.value = value
@@ -47,6 +48,19 @@ final class ContractSignal<Value: Sendable>: Sendable {
             return state.waiter
         }
         waiter?.resume(returning: value)
+    }
+}
+
+extension ContractSignal {
+    /// A signal fulfilled with the outcome of `operation`, run in a new task, which it returns too (for a cancel).
+    static func outcome<Success>(
+        of operation: @escaping @Sendable () async throws -> Success
+    ) -> (ContractSignal<Result<Success, any Error>>, Task<Success, any Error>)
+    where Value == Result<Success, any Error> {
+        let outcome = ContractSignal<Result<Success, any Error>>()
+        let task = Task { try await operation() }
+        Task { outcome.fulfil(await task.result) }
+        return (outcome, task)
     }
 }
 
@@ -77,120 +91,78 @@ struct TaskCancelRequest: Sendable {
     }
 }
 
-/// Times recorded by closures that may run on any thread, in the order they were recorded.
-final class ContractTimes: Sendable {
-    private let times = LockedValue<[Duration]>([])
-
-    /// Records `time`; returns how many times are recorded now.
-    func append(_ time: Duration) -> Int {
-        self.times.withLock {
-            $0.append(time)
-            return $0.count
-        }
-    }
-
-    /// The times recorded so far.
-    var all: [Duration] { self.times.withLock { $0 } }
-}
-
-/// The `dispatch(_:)` calls of one contract check in progress, by thread.
-///
-/// A task that starts on a thread while one of the check's calls is in progress there runs on the caller's stack:
-/// the thread is busy with the call until it returns. (A task-local marker would not do: a dispatcher that runs
-/// its work in a `Task { }` passes it on, and such a task never runs on the caller's stack.)
-final class DispatchCallsInProgress: Sendable {
-    private let depths = LockedValue<[UInt: Int]>([:])
-
-    /// Makes the call `body` on this thread, as one in progress.
-    func call<Result>(_ body: () -> Result) -> Result {
-        let thread = currentThreadIdentity()
-        self.changeDepth(of: thread, by: 1)
-        defer { self.changeDepth(of: thread, by: -1) }
-        return body()
-    }
-
-    /// Whether the current code runs inside one of the calls, on the caller's stack.
-    var containCurrentCode: Bool {
-        let thread = currentThreadIdentity()
-        return self.depths.withLock { $0[thread] != nil }
-    }
-
-    private func changeDepth(of thread: UInt, by change: Int) {
-        self.depths.withLock { depths in
-            let depth = depths[thread, default: 0] + change
-            depths[thread] = depth == 0 ? nil : depth
-        }
-    }
-}
-
-/// One `dispatch(_:)` call of the contract check, which a task may wait to see return.
-final class DispatchCall: Sendable {
-    private let returnedSignal = DispatchSemaphore(value: 0)
-
-    /// The call has returned.
-    func returned() {
-        self.returnedSignal.signal()
-    }
-
-    /// Blocks until the call has returned, or `timeout` passes; returns whether it returned.
-    func waitForReturn(timeout: Duration) -> Bool {
-        self.returnedSignal.wait(timeout: timeout.dispatchDeadline) == .success
-    }
-}
-
-/// What the tasks of one rule's check record, from any thread (``ContractTask``, ``ContractRun``), and a wait for
-/// their starts bounded in real time.
+/// What happens during one rule's check, recorded from any thread in one locked state: the tasks it dispatched
+/// (``ContractTask``), the dispatch calls in progress, and the tasks' starts (``ContractRun``).
 final class ContractLog: Sendable {
+    /// What the log records, on the thread where it happens.
+    enum Event {
+        /// A `dispatch(_:)` call of the task begins on this thread.
+        case dispatching(ContractTask)
+        /// The `dispatch(_:)` call of task `index` has returned.
+        case returned(Int)
+        /// Task `index` starts on this thread.
+        case started(Int, onMainActor: Bool, startTime: Duration)
+    }
+
     private struct State: Sendable {
         var tasks: [ContractTask] = []
         var runs: [ContractRun] = []
         var runCounts: [Int] = []
-        /// The tasks the current wait is for that have not started yet, and the signal that ends the wait.
-        var awaited: Set<Int> = []
-        var allStarted: ContractFlag?
+        var returned: Set<Int> = []
+        /// The check's dispatch calls in progress, by thread: a task that starts on a thread while one is in progress
+        /// there runs on the caller's stack. (A task-local marker would not do: a dispatcher that runs its work in a
+        /// `Task { }` passes it on, and such a task never runs on the caller's stack.)
+        var callDepths: [UInt: Int] = [:]
     }
 
     private let state = LockedValue(State())
 
-    /// What the log holds now, read in one piece.
-    private var current: State {
-        self.state.withLock { $0 }
+    /// What the log holds now, read in one piece: the tasks, their starts in order, and each task's number of starts.
+    var current: (tasks: [ContractTask], runs: [ContractRun], runCounts: [Int]) {
+        self.state.withLock { ($0.tasks, $0.runs, $0.runCounts) }
     }
 
-    var tasks: [ContractTask] { self.current.tasks }
-    var runs: [ContractRun] { self.current.runs }
-    var runCounts: [Int] { self.current.runCounts }
-
-    /// Adds a task description and returns its number.
-    func add(_ task: ContractTask) -> Int {
-        self.state.withLock { state in
-            state.tasks.append(task)
-            state.runCounts.append(0)
-            return state.tasks.count - 1
+    /// Records `event`, made on the current thread.
+    ///
+    /// - Returns: The task's number; for a start, how many times the task has started, this start included.
+    @discardableResult
+    func record(_ event: Event) -> Int {
+        let thread = currentThreadIdentity()
+        return self.state.withLock { state in
+            switch event {
+            case .dispatching(let task):
+                state.tasks.append(task)
+                state.runCounts.append(0)
+                state.callDepths[thread, default: 0] += 1
+                return state.tasks.count - 1
+            case .returned(let index):
+                state.returned.insert(index)
+                let depth = state.callDepths[thread, default: 0] - 1
+                state.callDepths[thread] = depth > 0 ? depth : nil
+                return index
+            case .started(let index, let onMainActor, let startTime):
+                let run = ContractRun(
+                    task: index,
+                    onMainActor: onMainActor,
+                    inline: state.callDepths[thread] != nil,
+                    startTime: startTime,
+                    dispatcherMovedOn: state.returned.contains(index)
+                )
+                state.runs.append(run)
+                state.runCounts[index] += 1
+                return state.runCounts[index]
+            }
         }
-    }
-
-    /// Records a start of a task; ends the wait when it was the last task awaited.
-    func record(_ run: ContractRun) {
-        let allStarted = self.state.withLock { state -> ContractFlag? in
-            state.runs.append(run)
-            state.runCounts[run.task] += 1
-            guard state.awaited.remove(run.task) != nil, state.awaited.isEmpty else { return nil }
-            return state.allStarted
-        }
-        allStarted?.set()
     }
 
     /// Suspends until every task in `indices` has started at least once, or `deadline` passes in real time.
     ///
     /// - Returns: `true` if they all started, `false` if the deadline passed first.
     func waitForStarts(of indices: [Int], until deadline: ContinuousClock.Instant) async -> Bool {
-        let allStarted = self.state.withLock { state -> ContractFlag? in
-            state.awaited = Set(indices.filter { state.runCounts[$0] == 0 })
-            state.allStarted = state.awaited.isEmpty ? nil : ContractFlag()
-            return state.allStarted
+        let tasks = self.current.tasks
+        for index in indices {
+            guard await tasks[index].started.wait(until: deadline) != nil else { return false }
         }
-        guard let allStarted else { return true }
-        return await allStarted.wait(until: deadline) != nil
+        return true
     }
 }

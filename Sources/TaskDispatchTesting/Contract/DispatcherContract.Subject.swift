@@ -50,32 +50,24 @@ extension DispatcherContract {
             now: @escaping @Sendable () -> Duration,
             advance: @escaping @Sendable (Duration) throws -> Void
         ) {
+            self.init(dispatcher, runsTasksInline, nil, now, advance)
+        }
+
+        private init(
+            _ dispatcher: any TaskDispatcher,
+            _ runsTasksInline: Bool,
+            _ base: ManualDispatcher?,
+            _ now: @escaping @Sendable () -> Duration,
+            _ advance: (@Sendable (Duration) throws -> Void)?
+        ) {
             self.dispatcher = dispatcher
             self.runsTasksInline = runsTasksInline
-            self.manualBase = nil
+            self.manualBase = base
             self.now = now
             self.advance = advance
-            self.runHeldTasks = nil
-        }
-
-        private init(_ dispatcher: any TaskDispatcher, over base: ManualDispatcher) {
-            self.dispatcher = dispatcher
-            self.runsTasksInline = base.mode != .manual
-            self.manualBase = base
-            self.now = { base.now }
-            self.advance = { duration in try base.advance(by: duration) }
-            self.runHeldTasks = { try base.advance(by: .seconds(86_400)) }
-        }
-
-        private init(realTime dispatcher: any TaskDispatcher) {
-            let clock = ContinuousClock()
-            let start = clock.now
-            self.dispatcher = dispatcher
-            self.runsTasksInline = false
-            self.manualBase = nil
-            self.now = { clock.now - start }
-            self.advance = nil
-            self.runHeldTasks = nil
+            self.runHeldTasks = base.map { base -> @Sendable () throws -> Void in
+                { try base.advance(by: .seconds(86_400)) }
+            }
         }
 
         /// A dispatcher that runs its tasks on its own, in real time, such as `QueueDispatcher` or a decorator around
@@ -85,7 +77,8 @@ extension DispatcherContract {
         /// - Returns: A subject measured on `ContinuousClock`, or on a `ManualDispatcher`'s virtual clock.
         public static func realTime(_ dispatcher: any TaskDispatcher) -> Subject {
             if let manual = dispatcher as? ManualDispatcher { return .manual(manual) }
-            return Subject(realTime: dispatcher)
+            let (clock, start) = (ContinuousClock(), ContinuousClock.now)
+            return Subject(dispatcher, false, nil, { clock.now - start }, nil)
         }
 
         /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:)`` on its virtual clock; in auto-drain
@@ -94,7 +87,7 @@ extension DispatcherContract {
         /// - Parameter dispatcher: The dispatcher under test.
         /// - Returns: A subject measured on the dispatcher's virtual clock.
         public static func manual(_ dispatcher: ManualDispatcher) -> Subject {
-            Subject(dispatcher, over: dispatcher)
+            .manual(dispatcher, over: dispatcher)
         }
 
         /// A decorator over a ``ManualDispatcher``, driven through the dispatcher underneath: every rule, plus the
@@ -106,7 +99,7 @@ extension DispatcherContract {
         ///   - base: The `ManualDispatcher` the decorator forwards to.
         /// - Returns: A subject measured on `base`'s virtual clock.
         public static func manual(_ decorator: any TaskDispatcher, over base: ManualDispatcher) -> Subject {
-            Subject(decorator, over: base)
+            Subject(decorator, base.mode != .manual, base, { base.now }, { try base.advance(by: $0) })
         }
     }
 }

@@ -39,8 +39,10 @@ public enum DispatcherContract {
         for rule in rules {
             let subject = try makeSubject()
             if rule == .neverInline && subject.runsTasksInline { continue }
-            let check = RuleCheck(rule: rule, subject: subject, timeLimit: timeLimitPerRule, callSite: callSite)
-            try await check.run()
+            let deadline = ContinuousClock.now + timeLimitPerRule.realTimeLimit
+            try await RuleCheck(
+                rule: rule, subject: subject, timeLimit: timeLimitPerRule, deadline: deadline, callSite: callSite
+            ).run()
         }
     }
 }

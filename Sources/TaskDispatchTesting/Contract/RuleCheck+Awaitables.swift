@@ -7,58 +7,56 @@ extension RuleCheck {
         var cancelled: Set<Int> = []
         if !self.subject.runsTasksInline {
             // On the main actor, a foreground task cannot start before the dispatching code gives it up.
-            let fromMainActor = await MainActor.run { () -> [(index: Int, stopped: Bool)] in
-                (0..<20).map { _ in
-                    let task = self.dispatch(
-                        .foreground, note: "dispatched and cancelled in one turn of the main actor")
-                    return (task.index, task.handle.cancel())
-                }
-            }
-            if let refused = fromMainActor.first(where: { !$0.stopped }) {
-                throw self.violation(
-                    "cancel() returned false for \(self.log.describe(refused.index)), which could not have started: the main actor was still running the code that dispatched it"
-                )
-            }
-            cancelled.formUnion(fromMainActor.map(\.index))
+            let note = "dispatched and cancelled in one turn of the main actor"
+            let why = "which could not have started: the main actor was still running the code that dispatched it"
+            try await cancelled.formUnion(
+                MainActor.run { try self.dispatchCancelling(.foreground, note: note) { _ in why } })
             if self.subject.manualBase != nil {
                 // A ManualDispatcher runs nothing until the check lets time pass.
-                for _ in 0..<20 {
-                    let task = self.dispatch(.background, note: "cancelled before the check let any time pass")
-                    guard task.handle.cancel() else {
-                        throw self.violation(
-                            "cancel() returned false for \(self.log.describe(task.index)), which could not have started: no time had passed on the ManualDispatcher"
-                        )
-                    }
-                    cancelled.insert(task.index)
-                }
+                let note = "cancelled before the check let any time pass"
+                let why = "which could not have started: no time had passed on the ManualDispatcher"
+                try cancelled.formUnion(self.dispatchCancelling(.background, note: note) { _ in why })
             }
         }
         let delay = Duration.milliseconds(200)
         for context in [TaskContext.background, .foreground] {
-            for _ in 0..<20 {
-                let dispatched = self.subject.now()
-                let task = self.dispatch(context, delay: delay, note: "cancelled right after dispatch")
-                let stopped = task.handle.cancel()
-                let waited = self.subject.now() - dispatched
-                if stopped {
-                    cancelled.insert(task.index)
-                } else if waited < delay {
-                    throw self.violation(
-                        "cancel() returned false for \(self.log.describe(task.index)), cancelled \(waited.millisecondsText) after its dispatch, before its delay had passed"
-                    )
-                }
-            }
+            try cancelled.formUnion(
+                self.dispatchCancelling(context, delay: delay, note: "cancelled right after dispatch") {
+                    $0 < delay
+                        ? "cancelled \($0.millisecondsText) after its dispatch, before its delay had passed" : nil
+                })
         }
         // Dispatched after all of them with the same delay: waiting for it lets a cancelled task that runs anyway
         // show itself.
         let last = self.dispatch(.foreground, delay: delay, note: "dispatched last").index
-        try self.letTimePass(delay)
-        try await self.waitForStarts(of: [last])
+        try await self.waitForStarts(of: [last], after: delay)
         try await self.waitForLateRuns()
-        let counts = self.log.runCounts
+        let counts = self.log.current.runCounts
         if let ran = cancelled.sorted().first(where: { counts[$0] > 0 }) {
             throw self.violation("\(self.log.describe(ran)) ran although cancel() had returned true before its start")
         }
+    }
+
+    /// Dispatches 20 tasks in `context`, each cancelled right after its dispatch, and returns those that `cancel()`
+    /// stopped; a `cancel()` that returns false is a violation when `refusal`, given the time the dispatch and the
+    /// cancel took, says why.
+    private func dispatchCancelling(
+        _ context: TaskContext,
+        delay: Duration = .zero,
+        note: String,
+        refusal: (Duration) -> String?
+    ) throws(DispatcherContractViolation) -> [Int] {
+        var stopped: [Int] = []
+        for _ in 0..<20 {
+            let dispatched = self.subject.now()
+            let task = self.dispatch(context, delay: delay, note: note)
+            if task.handle.cancel() {
+                stopped.append(task.index)
+            } else if let refusal = refusal(self.subject.now() - dispatched) {
+                throw self.violation("cancel() returned false for \(self.log.describe(task.index)), \(refusal)")
+            }
+        }
+        return stopped
     }
 
     // MARK: - Awaitable dispatches deliver the outcome
@@ -66,69 +64,77 @@ extension RuleCheck {
     func checkAwaitableOutcomes() async throws {
         for delay in [Duration.zero, .milliseconds(10)] {
             let after = delay == .zero ? "" : "after: \(delay.millisecondsText), "
-            let background = try await self.awaitDispatch("runInBackground(\(after)) { 42 }", delay: delay) {
-                try await $0.runInBackground(after: delay, label: "contract awaitable") { 42 }
+            for form in AwaitableForm.allCases {
+                let result = try await self.awaitDispatch(form, "\(form)(\(after)) { 42 }", after: delay) { 42 }
+                try self.expect(result, "\(form)(\(after)) { 42 }", toReturn: 42)
             }
-            try self.expectValue(42, from: background, "runInBackground(\(after)) { 42 }")
-            let foreground = try await self.awaitDispatch("runOnMainActor(\(after)) { 42 }", delay: delay) {
-                try await $0.runOnMainActor(after: delay, label: "contract awaitable") { 42 }
-            }
-            try self.expectValue(42, from: foreground, "runOnMainActor(\(after)) { 42 }")
-            let backgroundError = try await self.awaitDispatch("runInBackground(\(after)) { throw }", delay: delay) {
-                try await $0.runInBackground(after: delay, label: "contract awaitable") { () throws -> Int in
+            for form in AwaitableForm.allCases {
+                let result = try await self.awaitDispatch(form, "\(form)(\(after)) { throw }", after: delay) {
                     throw ContractError()
                 }
+                try self.expect(result, "\(form)(\(after)) { throw ContractError() }", toThrow: ContractError.self)
             }
-            try self.expectError(from: backgroundError, "runInBackground(\(after)) { throw ContractError() }")
-            let foregroundError = try await self.awaitDispatch("runOnMainActor(\(after)) { throw }", delay: delay) {
-                try await $0.runOnMainActor(after: delay, label: "contract awaitable") { () throws -> Int in
-                    throw ContractError()
-                }
-            }
-            try self.expectError(from: foregroundError, "runOnMainActor(\(after)) { throw ContractError() }")
         }
     }
 
-    private func expectValue(
-        _ expected: Int,
-        from result: Result<Int, any Error>,
-        _ call: String
+    /// Throws unless `result` is the value `expected`; `threw` says what a thrown error contradicts.
+    private func expect(
+        _ result: Result<Int, any Error>,
+        _ call: String,
+        toReturn expected: Int,
+        threw: String? = nil
     ) throws(DispatcherContractViolation) {
         switch result {
-        case .success(let value) where value == expected: return
+        case .success(expected): return
         case .success(let value): throw self.violation("\(call) returned \(value), not \(expected)")
-        case .failure(let error): throw self.violation("\(call) threw \(error) instead of returning \(expected)")
+        case .failure(let error):
+            throw self.violation("\(call) threw \(error) \(threw ?? "instead of returning \(expected)")")
         }
     }
 
-    private func expectError(from result: Result<Int, any Error>, _ call: String) throws(DispatcherContractViolation) {
+    /// Throws unless `result` is an error of type `Expected`.
+    private func expect<Expected: Error>(
+        _ result: Result<Int, any Error>,
+        _ call: String,
+        toThrow _: Expected.Type
+    ) throws(DispatcherContractViolation) {
         switch result {
-        case .failure(let error) where error is ContractError: return
-        case .success(let value): throw self.violation("\(call) returned \(value) instead of throwing ContractError")
-        case .failure(let error): throw self.violation("\(call) threw \(error) instead of ContractError")
+        case .failure(let error) where error is Expected: return
+        case .success(let value): throw self.violation("\(call) returned \(value) instead of throwing \(Expected.self)")
+        case .failure(let error): throw self.violation("\(call) threw \(error) instead of \(Expected.self)")
         }
     }
 
     // MARK: - Awaitable dispatches follow cancellation
 
     func checkAwaitableCancellation() async throws {
-        // Before the start, a delayed closure: no time passes, so it cannot start.
-        let hour = Duration.seconds(3_600)
-        for form in AwaitableForm.allCases {
-            let call = "\(form)(after: 1 h) cancelled while the closure waited for its delay"
-            let (result, ran) = try await self.awaitCancelledRightAfterDispatch(form, after: hour, call)
-            try self.expectCancelledBeforeTheStart(result, ran: ran, call)
-        }
-        // Before the start, immediate: cancelled on the awaiting task's stack right after dispatch(_:) returned;
-        // only where nothing runs until the check lets time pass (the awaitable dispatches are nonisolated, so
-        // even runOnMainActor's task could start first on a real-time dispatcher).
+        // Before the start, a delayed closure: no time passes, so it cannot start. Then immediate, cancelled on the
+        // awaiting task's stack right after dispatch(_:) returned; only where nothing runs until the check lets time
+        // pass (the awaitable dispatches are nonisolated, so even runOnMainActor's task could start first on a
+        // real-time dispatcher).
+        var beforeTheStart = [
+            (Duration.seconds(3_600), "(after: 1 h) cancelled while the closure waited for its delay")
+        ]
         if !self.subject.runsTasksInline && self.subject.manualBase != nil {
+            beforeTheStart.append((.zero, " cancelled right after its dispatch(_:) call returned"))
+        }
+        for (delay, what) in beforeTheStart {
             for form in AwaitableForm.allCases {
-                let call = "\(form) cancelled right after its dispatch(_:) call returned"
-                let (result, ran) = try await self.awaitCancelledRightAfterDispatch(form, after: .zero, call)
-                try self.letTimePass(.zero)
-                try await self.waitForLateRuns()
-                try self.expectCancelledBeforeTheStart(result, ran: ran, call)
+                let call = "\(form)\(what)"
+                let ran = ContractFlag()
+                let result = try await self.awaitDispatch(form, call, after: delay, cancellingAfterDispatch: true) {
+                    ran.set()
+                    return 42
+                }
+                if delay == .zero {
+                    try self.letTimePass(.zero)
+                    try await self.waitForLateRuns()
+                }
+                if ran.isSet {
+                    throw self.violation(
+                        "\(call): the closure ran although the awaiting task was cancelled before it started")
+                }
+                try self.expect(result, call, toThrow: CancellationError.self)
             }
         }
         // After the start: the closure itself cancels the awaiting task, then returns.
@@ -136,99 +142,48 @@ extension RuleCheck {
             let request = TaskCancelRequest()
             let finished = ContractFlag()
             let call = "\(form) whose awaiting task was cancelled by the running closure"
-            let result = try await self.awaitDispatch(call, cancelRequest: request) { dispatcher in
-                try await form.call(on: dispatcher, after: .zero) {
-                    request.cancel()
-                    finished.set()
-                    return 42
-                }
-            }
-            guard finished.isSet else {
-                throw self.violation("\(call): the closure did not run to the end")
-            }
-            switch result {
-            case .success(42): continue
-            case .success(let value): throw self.violation("\(call) returned \(value), not 42")
-            case .failure(let error):
-                throw self.violation(
-                    "\(call) threw \(error) although the closure had started and ran to the end, returning 42")
-            }
-        }
-    }
-
-    private func expectCancelledBeforeTheStart(
-        _ result: Result<Int, any Error>,
-        ran: ContractFlag,
-        _ call: String
-    ) throws(DispatcherContractViolation) {
-        if ran.isSet {
-            throw self.violation("\(call): the closure ran although the awaiting task was cancelled before it started")
-        }
-        switch result {
-        case .failure(let error) where error is CancellationError: return
-        case .success(let value):
-            throw self.violation("\(call) returned \(value) instead of throwing CancellationError")
-        case .failure(let error): throw self.violation("\(call) threw \(error) instead of CancellationError")
-        }
-    }
-
-    /// Calls `form` through the subject with `delay`, cancels its awaiting task right after the dispatch, and
-    /// awaits the outcome, which must come at once (no time passes).
-    ///
-    /// - Returns: What the await ended with, and whether the closure ran.
-    private func awaitCancelledRightAfterDispatch(
-        _ form: AwaitableForm,
-        after delay: Duration,
-        _ call: String
-    ) async throws -> (Result<Int, any Error>, ContractFlag) {
-        let ran = ContractFlag()
-        let result = try await self.awaitDispatch(
-            call,
-            cancellingAfterDispatch: true,
-            hint:
-                "; it should have thrown CancellationError at once, once cancel() on the task's handle stopped the task (a cancel that stops nothing leaves the await waiting)"
-        ) { dispatcher in
-            try await form.call(on: dispatcher, after: delay) {
-                ran.set()
+            let result = try await self.awaitDispatch(form, call, cancelRequest: request) {
+                request.cancel()
+                finished.set()
                 return 42
             }
+            guard finished.isSet else { throw self.violation("\(call): the closure did not run to the end") }
+            let threw = "although the closure had started and ran to the end, returning 42"
+            try self.expect(result, call, toReturn: 42, threw: threw)
         }
-        return (result, ran)
     }
 
     // MARK: - Driving one awaitable dispatch
 
-    /// Calls an awaitable dispatch through the subject in a new task, lets `delay` pass once it has dispatched,
-    /// and awaits its outcome, all within the rule's deadline.
+    /// Calls `form` through the subject in a new task, lets `delay` pass once it has dispatched, and awaits its
+    /// outcome, all within the rule's deadline.
     ///
     /// - Parameters:
+    ///   - form: The awaitable dispatch.
     ///   - what: The call, for the evidence.
-    ///   - delay: The time to let pass after the dispatch (none when `cancellingAfterDispatch`).
+    ///   - delay: The call's delay, and the time to let pass after the dispatch (none when `cancellingAfterDispatch`).
     ///   - cancellingAfterDispatch: Whether to cancel the awaiting task right after its dispatch returned (on
     ///     its own stack, so the dispatched task cannot have started); then no time passes here, and the call
     ///     must end at once.
     ///   - cancelRequest: Given the awaiting task, for the closure to cancel it.
-    ///   - hint: What a timeout means, for the evidence.
-    ///   - call: The awaitable dispatch, made on the dispatcher it is given.
+    ///   - work: The closure the call runs.
     /// - Returns: What the call returned or threw.
     /// - Throws: ``DispatcherContractViolation`` when the call dispatches nothing or does not end by the rule's
     ///   deadline; what the driver's `advance` throws.
     func awaitDispatch(
+        _ form: AwaitableForm,
         _ what: String,
-        delay: Duration = .zero,
+        after delay: Duration = .zero,
         cancellingAfterDispatch: Bool = false,
         cancelRequest: TaskCancelRequest? = nil,
-        hint: String = "",
-        _ call: @escaping @Sendable (any TaskDispatcher) async throws -> Int
+        _ work: @escaping @Sendable () throws -> Int
     ) async throws -> Result<Int, any Error> {
         let observed = ObservedDispatcher(
             base: self.subject.dispatcher, cancelsCallerAfterDispatch: cancellingAfterDispatch)
-        let outcome = ContractSignal<Result<Int, any Error>>()
-        let task = Task {
-            do {
-                outcome.fulfil(.success(try await call(observed)))
-            } catch {
-                outcome.fulfil(.failure(error))
+        let (outcome, task) = ContractSignal.outcome {
+            switch form {
+            case .runInBackground: try await observed.runInBackground(after: delay, label: "contract awaitable", work)
+            case .runOnMainActor: try await observed.runOnMainActor(after: delay, label: "contract awaitable", work)
             }
         }
         cancelRequest?.hold { task.cancel() }
@@ -249,30 +204,19 @@ extension RuleCheck {
         guard let result = await outcome.wait(until: self.deadline) else {
             task.cancel()
             throw self.violation(
-                "\(what) neither returned nor threw within the rule's time limit of \(self.timeLimit.millisecondsText)\(hint)"
+                "\(what) neither returned nor threw within the rule's time limit of \(self.timeLimit.millisecondsText)\(cancellingAfterDispatch ? "; it should have thrown CancellationError at once, once cancel() on the task's handle stopped the task (a cancel that stops nothing leaves the await waiting)" : "")"
             )
         }
         return result
     }
 }
 
-/// The two awaitable dispatches, called the same way.
+/// The two awaitable dispatches.
 enum AwaitableForm: String, CaseIterable, CustomStringConvertible {
     case runInBackground
     case runOnMainActor
 
     var description: String { self.rawValue }
-
-    func call(
-        on dispatcher: any TaskDispatcher,
-        after delay: Duration,
-        _ work: @escaping @Sendable () -> Int
-    ) async throws -> Int {
-        switch self {
-        case .runInBackground: try await dispatcher.runInBackground(after: delay, label: "contract awaitable", work)
-        case .runOnMainActor: try await dispatcher.runOnMainActor(after: delay, label: "contract awaitable", work)
-        }
-    }
 }
 
 /// Forwards to the subject's dispatcher and reports its first dispatch once it has returned; optionally cancels the
@@ -284,9 +228,7 @@ struct ObservedDispatcher: TaskDispatcher {
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         let handle = self.base.dispatch(task)
-        if self.cancelsCallerAfterDispatch {
-            withUnsafeCurrentTask { $0?.cancel() }
-        }
+        if self.cancelsCallerAfterDispatch { withUnsafeCurrentTask { $0?.cancel() } }
         self.dispatched.set()
         return handle
     }

@@ -1,32 +1,23 @@
 import TaskDispatch
 
 extension RuleCheck {
-    /// The rule's real-time budget left, for the waits of the `ManualDispatcher` underneath.
-    private var remaining: Duration {
-        self.deadline - ContinuousClock.now
-    }
-
     // MARK: - A decorator forwards the clock
 
     func checkDecoratorForwardsTheClock() async throws {
         guard let base = self.subject.manualBase else { return }
         let clock = self.subject.dispatcher.clock
         let pending = base.pendingTaskCount
-        let woke = ContractFlag()
-        let sleeper = Task {
-            try await clock.sleep(for: .seconds(3_600))
-            woke.set()
-        }
+        let (woke, sleeper) = ContractSignal.outcome { try await clock.sleep(for: .seconds(3_600)) }
         defer { sleeper.cancel() }
         do {
-            try await base.waitForPendingTasks(pending + 1, waitingUpTo: self.remaining)
+            try await base.waitForPendingTasks(pending + 1, waitingUpTo: self.deadline - .now)
         } catch {
             throw self.violation(
                 "a sleep of 1 h on the subject's clock put no timer on the ManualDispatcher underneath within the rule's time limit of \(self.timeLimit.millisecondsText): the clock is \(type(of: clock)), so the sleep waits in real time"
             )
         }
         try await base.advance(by: .seconds(3_600))
-        guard await woke.wait(until: self.deadline) != nil else {
+        guard case .success = await woke.wait(until: self.deadline) else {
             throw self.violation(
                 "a sleep of 1 h on the subject's clock did not wake when the ManualDispatcher underneath advanced by 1 h"
             )
@@ -39,9 +30,7 @@ extension RuleCheck {
         guard let base = self.subject.manualBase else { return }
         let label = "contract tracked task"
         let unfinished = base.unfinishedTaskCount
-        let task = self.subject.dispatcher.startTask(label: label, callSite: self.callSite) { () async throws -> Int in
-            42
-        }
+        let task = self.subject.dispatcher.startTask(label: label, callSite: self.callSite) { 42 }
         let tracked =
             base.unfinishedTaskCount > unfinished || base.pendingTasks.contains { $0.label == label }
             || base.history.contains { $0.task.label == label }
@@ -51,9 +40,8 @@ extension RuleCheck {
                 "a task started with startTask through the subject left no start pending on the ManualDispatcher underneath and is not counted in its unfinishedTaskCount: it is a plain Task, which the drains do not wait for and whose errors nobody reports"
             )
         }
-        let outcome = ContractSignal<Result<Int, any Error>>()
-        Task { outcome.fulfil(await task.result) }
-        try await base.runUntilIdle(waitingUpTo: self.remaining)
+        let (outcome, _) = ContractSignal.outcome { try await task.value }
+        try await base.runUntilIdle(waitingUpTo: self.deadline - .now)
         guard case .success(42) = await outcome.wait(until: self.deadline) else {
             throw self.violation("a task started with startTask through the subject did not return 42 once drained")
         }
@@ -69,24 +57,16 @@ extension RuleCheck {
         }
         defer { task.cancel() }
         do {
-            try await base.runUntilIdle(waitingUpTo: self.remaining)
+            try await base.runUntilIdle(waitingUpTo: self.deadline - .now)
         } catch let error as ManualDispatcherError {
             throw self.violation(
                 "a tracked task awaiting runInBackground(after: 1 s) through the subject did not read as waiting on the ManualDispatcher's own work; runUntilIdle(waitingUpTo:) threw: \(error.summary)"
             )
         }
         // Claimed through `value(of:)`: the drain leaves a tracked task's error for the test to claim.
-        let outcome = ContractSignal<Result<Int, any Error>>()
-        Task {
-            do {
-                outcome.fulfil(.success(try await base.value(of: task)))
-            } catch {
-                outcome.fulfil(.failure(error))
-            }
-        }
+        let (outcome, _) = ContractSignal.outcome { try await base.value(of: task) }
         switch await outcome.wait(until: self.deadline) {
-        case .success(42)?:
-            return
+        case .success(42)?: return
         case .failure(let error as ManualDispatcherError)?:
             // The dispatcher bounded the await as one from outside its tracked tasks, and ended it.
             throw self.violation(

@@ -5,13 +5,12 @@ extension RuleCheck {
     // MARK: - Exactly once
 
     func checkExactlyOnce() async throws {
-        var indices: [Int] = []
-        for _ in 0..<300 { indices.append(self.dispatch(.background).index) }
-        for _ in 0..<100 { indices.append(self.dispatch(.foreground).index) }
-        for step in 0..<60 { indices.append(self.dispatch(.background, delay: .milliseconds(1 + step % 3)).index) }
-        for step in 0..<40 { indices.append(self.dispatch(.foreground, delay: .milliseconds(1 + step % 3)).index) }
-        try self.letTimePass(.milliseconds(3))
-        try await self.waitForStarts(of: indices)
+        // 300 background and 100 foreground tasks at once, then 60 and 40 with delays of 1, 2, 3, 1, … ms.
+        var indices = (0..<400).map { self.dispatch($0 < 300 ? .background : .foreground).index }
+        indices += (0..<100).map {
+            self.dispatch($0 < 60 ? .background : .foreground, delay: .milliseconds(1 + $0 % 60 % 3)).index
+        }
+        try await self.waitForStarts(of: indices, after: .milliseconds(3))
         try self.checkNoTaskRanTwice()
         try await self.waitForLateRuns()
         try self.checkNoTaskRanTwice()
@@ -20,32 +19,22 @@ extension RuleCheck {
     // MARK: - Never inline
 
     func checkNeverInline() async throws {
-        var indices: [Int] = []
-        for _ in 0..<50 { indices.append(self.dispatch(.background).index) }
-        for _ in 0..<50 { indices.append(self.dispatch(.foreground).index) }
-        let fromMainActor = await MainActor.run { () -> [Int] in
-            var indices: [Int] = []
-            for _ in 0..<10 {
-                let movedOn = ContractFlag()
-                indices.append(
-                    self.dispatch(.foreground, note: "dispatched from the main actor", movedOn: movedOn).index
-                )
-                movedOn.set()
-                indices.append(self.dispatch(.background, note: "dispatched from the main actor").index)
+        let indices = (0..<100).map { self.dispatch($0 < 50 ? .background : .foreground).index }
+        let fromMainActor = await MainActor.run {
+            (0..<20).map {
+                self.dispatch($0 % 2 == 0 ? .foreground : .background, note: "dispatched from the main actor").index
             }
-            return indices
         }
-        indices += fromMainActor
-        try self.letTimePass(.zero)
-        try await self.waitForStarts(of: indices)
-        let runs = self.log.runs
+        try await self.waitForStarts(of: indices + fromMainActor)
+        let runs = self.log.current.runs
         if let inline = runs.first(where: \.inline) {
             throw self.violation(
                 "\(self.log.describe(inline.task)) ran inline, inside dispatch(_:), on the caller's stack")
         }
-        // Only a run on the main actor can tell: a task run elsewhere (which breaks the foreground rule, checked
-        // next) races the dispatching code by nature.
-        if let early = runs.first(where: { $0.onMainActor && !$0.dispatcherMovedOn }) {
+        // Only a run on the main actor of a task dispatched there can tell: a task run elsewhere (which breaks the
+        // foreground rule, checked next) races the dispatching code by nature.
+        let watched = Set(fromMainActor)
+        if let early = runs.first(where: { $0.onMainActor && !$0.dispatcherMovedOn && watched.contains($0.task) }) {
             throw self.violation(
                 "\(self.log.describe(early.task)) started before the dispatching code on the main actor had moved past its dispatch call"
             )
@@ -63,14 +52,17 @@ extension RuleCheck {
         // hands the task on (a decorator that logs) one that waits for its task.
         guard patience >= Self.leastPatience else { return }
         let waitedInVain = ContractFlag()
+        let returned = DispatchSemaphore(value: 0)
         let index = await withCheckedContinuation { (dispatched: CheckedContinuation<Int, Never>) in
             DispatchQueue(label: "TaskDispatchTesting.DispatcherContract.dispatchCall").async {
-                let callsInProgress = self.callsInProgress
-                let index = self.dispatch(.background, note: "it waits for its dispatch call to return") { call in
-                    // Run inside the call, it would wait for itself: that is the inline rule's to report, above.
-                    guard !callsInProgress.containCurrentCode else { return }
-                    if !call.waitForReturn(timeout: patience) { waitedInVain.set() }
+                let thread = currentThreadIdentity()
+                let index = self.dispatch(.background, note: "it waits for its dispatch call to return") {
+                    // Run inside the call, it would wait for itself: that is the inline rule's to report, above (run
+                    // on that thread after the call returned, it has nothing to wait for).
+                    guard currentThreadIdentity() != thread else { return }
+                    if returned.wait(timeout: patience.dispatchDeadline) != .success { waitedInVain.set() }
                 }.index
+                returned.signal()
                 dispatched.resume(returning: index)
             }
         }
@@ -80,7 +72,6 @@ extension RuleCheck {
                 "dispatch(_:) did not return while \(self.log.describe(index)) ran on another thread: the task waited \(patience.millisecondsText) for its dispatch call to return, in vain. A dispatch must not wait for its task: a caller that holds what the task needs (the main actor, a lock) would deadlock"
             )
         }
-        try self.letTimePass(.zero)
         try await self.waitForStarts(of: [index])
     }
 
@@ -89,62 +80,54 @@ extension RuleCheck {
     func checkForegroundOrder() async throws {
         // Immediate tasks, dispatched in a burst from one thread.
         let immediate = (0..<300).map { _ in self.dispatch(.foreground).index }
-        try self.letTimePass(.zero)
         try await self.waitForStarts(of: immediate)
-        try self.checkOnMainActor()
-        try self.checkOrder(of: immediate, "immediate foreground tasks")
+        try self.checkOnMainActorInOrder([("immediate foreground tasks", immediate)])
 
         // Equal delays, dispatched in a burst; a few rounds, since a dispatcher that races its timers may keep the
         // order in one round and break it in the next.
         for round in 1...4 {
             let equal = (0..<500).map { _ in self.dispatch(.foreground, delay: .milliseconds(20)).index }
-            try self.letTimePass(.milliseconds(20))
-            try await self.waitForStarts(of: equal)
-            try self.checkOnMainActor()
-            try self.checkOrder(
-                of: equal,
-                "foreground tasks with equal delays (20 ms) dispatched in a burst (round \(round) of 4)"
-            )
+            try await self.waitForStarts(of: equal, after: .milliseconds(20))
+            let group = "foreground tasks with equal delays (20 ms) dispatched in a burst (round \(round) of 4)"
+            try self.checkOnMainActorInOrder([(group, equal)])
         }
 
         // A mix of delays, the later-due task dispatched first each time.
-        var later: [Int] = []
-        var sooner: [Int] = []
+        var (later, sooner): ([Int], [Int]) = ([], [])
         for _ in 0..<150 {
             later.append(self.dispatch(.foreground, delay: .milliseconds(30)).index)
             sooner.append(self.dispatch(.foreground, delay: .milliseconds(10)).index)
         }
-        try self.letTimePass(.milliseconds(30))
-        try await self.waitForStarts(of: later + sooner)
-        try self.checkOnMainActor()
-        try self.checkOrder(of: sooner, "foreground tasks with a 10 ms delay, each dispatched after one with 30 ms")
-        try self.checkOrder(of: later, "foreground tasks with a 30 ms delay, each dispatched before one with 10 ms")
+        try await self.waitForStarts(of: later + sooner, after: .milliseconds(30))
+        try self.checkOnMainActorInOrder([
+            ("foreground tasks with a 10 ms delay, each dispatched after one with 30 ms", sooner),
+            ("foreground tasks with a 30 ms delay, each dispatched before one with 10 ms", later),
+        ])
         try self.checkNoTaskRanTwice()
     }
 
-    private func checkOnMainActor() throws(DispatcherContractViolation) {
-        let offMain = self.log.runs.filter { !$0.onMainActor }
-        guard let first = offMain.first else { return }
-        throw self.violation(
-            "\(self.log.describe(first.task)) ran off the main actor (not on the main queue); \(offMain.count) foreground runs did"
-        )
-    }
-
-    /// Throws unless the first starts of `indices` came in dispatch order.
-    private func checkOrder(of indices: [Int], _ group: String) throws(DispatcherContractViolation) {
-        let members = Set(indices)
-        var seen = Set<Int>()
-        var order: [Int] = []
-        for run in self.log.runs where members.contains(run.task) && seen.insert(run.task).inserted {
-            order.append(run.task)
+    /// Throws unless every run so far was on the main actor, and each group's first starts came in dispatch order.
+    private func checkOnMainActorInOrder(_ groups: [(String, [Int])]) throws(DispatcherContractViolation) {
+        let runs = self.log.current.runs
+        let offMain = runs.filter { !$0.onMainActor }
+        if let first = offMain.first {
+            throw self.violation(
+                "\(self.log.describe(first.task)) ran off the main actor (not on the main queue); \(offMain.count) foreground runs did"
+            )
         }
-        let expected = indices.sorted()
-        guard order != expected else { return }
-        let inversions = zip(order, order.dropFirst()).filter { $0 > $1 }.count
-        let position = zip(order, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
-        throw self.violation(
-            "\(group) ran out of dispatch order: position \(position) ran \(self.log.describe(order[position])) where \(self.log.describe(expected[position])) was due; \(inversions) inversions in \(indices.count) tasks"
-        )
+        // Each group's first starts, in the order they came, against the dispatch order.
+        for (group, indices) in groups {
+            let members = Set(indices)
+            var seen = Set<Int>()
+            let order = runs.map(\.task).filter { members.contains($0) && seen.insert($0).inserted }
+            let expected = indices.sorted()
+            guard order != expected else { continue }
+            let inversions = zip(order, order.dropFirst()).filter { $0 > $1 }.count
+            let position = zip(order, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? 0
+            throw self.violation(
+                "\(group) ran out of dispatch order: position \(position) ran \(self.log.describe(order[position])) where \(self.log.describe(expected[position])) was due; \(inversions) inversions in \(indices.count) tasks"
+            )
+        }
     }
 
     // MARK: - A delay is a lower bound
@@ -154,34 +137,24 @@ extension RuleCheck {
         // delay (the fraction of `components`, with the seconds dropped) or loses long timers is caught; left out
         // when the rule's time limit is too short to wait for it in real time.
         let wholeSeconds = self.subject.advance != nil || self.timeLimit >= Self.wholeSecondDelay * 2
-        var indices: [Int] = []
-        if wholeSeconds {
-            indices.append(self.dispatch(.background, delay: Self.wholeSecondDelay).index)
-            indices.append(self.dispatch(.foreground, delay: Self.wholeSecondDelay).index)
-        }
         // The fractions of a millisecond catch a dispatcher that rounds a delay down to whole milliseconds (on the
         // virtual clock always; in real time whenever its timer fires within the half millisecond it dropped).
-        let delays: [Duration] = [
+        let fractions: [Duration] = [
             .milliseconds(-50), .zero, .milliseconds(1), .microseconds(1_500), .milliseconds(5), .microseconds(5_500),
             .milliseconds(10), .milliseconds(25), .milliseconds(50),
         ]
-        for delay in delays {
-            for _ in 0..<3 {
-                indices.append(self.dispatch(.background, delay: delay).index)
-                indices.append(self.dispatch(.foreground, delay: delay).index)
-            }
-        }
         // On a driven clock, time costs nothing: delays of an hour catch a dispatcher that caps long delays.
-        if self.subject.advance != nil {
-            indices.append(self.dispatch(.background, delay: Self.longDrivenDelay).index)
-            indices.append(self.dispatch(.foreground, delay: Self.longDrivenDelay).index)
+        let delays: [Duration] =
+            (wholeSeconds ? [Self.wholeSecondDelay] : []) + fractions.flatMap { [$0, $0, $0] }
+            + (self.subject.advance != nil ? [Self.longDrivenDelay] : [])
+        let indices = delays.flatMap { delay in
+            [TaskContext.background, .foreground].map { self.dispatch($0, delay: delay).index }
         }
-        try self.letTimePass(
-            self.subject.advance != nil
-                ? Self.longDrivenDelay : wholeSeconds ? Self.wholeSecondDelay : .milliseconds(50))
-        try await self.waitForStarts(of: indices, reason: " (zero and negative delays mean as soon as possible)")
-        let tasks = self.log.tasks
-        for run in self.log.runs {
+        // The time let pass is the longest delay.
+        let reason = " (zero and negative delays mean as soon as possible)"
+        try await self.waitForStarts(of: indices, after: delays.max() ?? .zero, reason: reason)
+        let (tasks, runs, _) = self.log.current
+        for run in runs {
             let task = tasks[run.task]
             let waited = run.startTime - task.dispatchTime
             guard task.delay > .zero, waited < task.delay else { continue }
@@ -211,18 +184,14 @@ extension RuleCheck {
 
     /// Delayed tasks of both contexts, every other one cancelled before it is due.
     private func checkCancellingBeforeTheStart() async throws {
-        var dispatched: [(index: Int, handle: TaskHandle)] = []
-        for _ in 0..<60 {
-            dispatched.append(self.dispatch(.background, delay: .milliseconds(30)))
-            dispatched.append(self.dispatch(.foreground, delay: .milliseconds(30)))
+        let dispatched = (0..<120).map {
+            self.dispatch($0 % 2 == 0 ? .background : .foreground, delay: .milliseconds(30))
         }
         var cancelled: Set<Int> = []
         for (offset, task) in dispatched.enumerated() where offset % 4 < 2 {
             let first = task.handle.cancel()
             let second = task.handle.cancel()
-            if second {
-                throw self.violation("cancel() returned true twice for \(self.log.describe(task.index))")
-            }
+            if second { throw self.violation("cancel() returned true twice for \(self.log.describe(task.index))") }
             if task.handle.isCancelled != first {
                 throw self.violation(
                     "isCancelled is \(task.handle.isCancelled) for \(self.log.describe(task.index)) after cancel() returned \(first)"
@@ -233,10 +202,8 @@ extension RuleCheck {
         // A foreground task with the same delay, dispatched after all of them, runs after every one of them that
         // runs; waiting for it lets a cancelled task that still runs show itself.
         let last = self.dispatch(.foreground, delay: .milliseconds(30), note: "dispatched last").index
-        try self.letTimePass(.milliseconds(30))
-        try await self.waitForStarts(of: dispatched.map(\.index).filter { !cancelled.contains($0) } + [last])
-        try await self.waitForLateRuns()
-        try self.checkCancelledTasksDidNotRun(cancelled)
+        let expected = dispatched.map(\.index).filter { !cancelled.contains($0) } + [last]
+        try await self.checkCancelledTasksDidNotRun(cancelled, waitingFor: expected, after: .milliseconds(30))
     }
 
     /// Immediate background tasks, each cancelled right after its dispatch, racing its start.
@@ -245,27 +212,23 @@ extension RuleCheck {
         var cancelled: Set<Int> = []
         for _ in 0..<500 {
             let task = self.dispatch(.background, note: "cancelled right after dispatch")
-            if task.handle.cancel() {
-                cancelled.insert(task.index)
-                if !task.handle.isCancelled {
-                    throw self.violation(
-                        "isCancelled is false for \(self.log.describe(task.index)) after cancel() returned true"
-                    )
-                }
-            } else {
+            guard task.handle.cancel() else {
                 expected.append(task.index)
+                continue
+            }
+            cancelled.insert(task.index)
+            if !task.handle.isCancelled {
+                throw self.violation(
+                    "isCancelled is false for \(self.log.describe(task.index)) after cancel() returned true")
             }
         }
-        try self.letTimePass(.zero)
-        try await self.waitForStarts(of: expected, reason: "; cancel() had returned false for each of them")
-        try await self.waitForLateRuns()
-        try self.checkCancelledTasksDidNotRun(cancelled)
+        let reason = "; cancel() had returned false for each of them"
+        try await self.checkCancelledTasksDidNotRun(cancelled, waitingFor: expected, reason: reason)
     }
 
     /// A task that ran cannot be cancelled.
     private func checkCancellingAfterTheRun() async throws {
         let task = self.dispatch(.background, note: "cancelled after it ran")
-        try self.letTimePass(.zero)
         try await self.waitForStarts(of: [task.index])
         if task.handle.cancel() {
             throw self.violation("cancel() returned true for \(self.log.describe(task.index)), which had already run")
@@ -275,9 +238,18 @@ extension RuleCheck {
         }
     }
 
-    private func checkCancelledTasksDidNotRun(_ cancelled: Set<Int>) throws(DispatcherContractViolation) {
+    /// Waits for `expected` to start (see ``waitForStarts(of:after:reason:)``) and for late runs, then throws if a
+    /// task ran twice or a task of `cancelled` ran.
+    private func checkCancelledTasksDidNotRun(
+        _ cancelled: Set<Int>,
+        waitingFor expected: [Int],
+        after duration: Duration = .zero,
+        reason: String = ""
+    ) async throws {
+        try await self.waitForStarts(of: expected, after: duration, reason: reason)
+        try await self.waitForLateRuns()
         try self.checkNoTaskRanTwice()
-        let counts = self.log.runCounts
+        let counts = self.log.current.runCounts
         let ran = cancelled.sorted().filter { counts[$0] > 0 }
         guard let first = ran.first else { return }
         throw self.violation(

@@ -4,8 +4,7 @@ extension RuleCheck {
     // MARK: - Repeating work
 
     func checkRepeatingWork() async throws {
-        try await self.checkSeries(in: .background)
-        try await self.checkSeries(in: .foreground)
+        for context in [TaskContext.background, .foreground] { try await self.checkSeries(in: context) }
     }
 
     /// Ticks of a series every 20 ms, their times on the dispatcher's clock, a cancel from inside the third tick and
@@ -13,11 +12,13 @@ extension RuleCheck {
     private func checkSeries(in context: TaskContext) async throws {
         let interval = Duration.milliseconds(20)
         let elapsed = Self.stopwatch(on: self.subject.dispatcher)
-        let ticks = ContractTimes()
+        let log = self.log
+        let seriesTask = ContractTask(context: context, delay: interval, dispatchTime: self.subject.now(), note: "")
+        let index = log.record(.dispatching(seriesTask))
         let third = ContractFlag()
         let cancelSeries = TaskCancelRequest()
         let tick: @Sendable () -> Void = {
-            if ticks.append(elapsed()) == 3 {
+            if log.record(.started(index, onMainActor: MainActorExecution.isOnMainActor, startTime: elapsed())) == 3 {
                 cancelSeries.cancel()
                 third.set()
             }
@@ -28,6 +29,7 @@ extension RuleCheck {
             context == .background
             ? dispatcher.background(every: interval, label: "contract series", fileID: fileID, line: line, tick)
             : dispatcher.foreground(every: interval, label: "contract series", fileID: fileID, line: line) { tick() }
+        log.record(.returned(index))
         cancelSeries.hold { series.cancel() }
         // A driven clock moves one interval at a time (a decorator may add delays, which the contract allows), until
         // the third tick or for 3,000 intervals. The dispatcher's clock is the driven one when it moved by exactly
@@ -45,12 +47,12 @@ extension RuleCheck {
         }
         if await third.wait(until: self.deadline) == nil {
             throw self.violation(
-                "a \(context) series every \(interval.millisecondsText) ticked \(ticks.all.count) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
+                "a \(context) series every \(interval.millisecondsText) ticked \(self.log.current.runCounts[index]) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
             )
         }
         try self.letTimePass(interval * 3)
         try await self.waitForLateRuns()
-        let seen = ticks.all
+        let seen = self.log.current.runs.filter { $0.task == index }.map(\.startTime)
         if seen.count > 3 {
             throw self.violation(
                 "a \(context) series ticked \(seen.count) times, at \(seen.map(\.millisecondsText).joined(separator: ", ")) on its clock, though cancel() was called inside its third tick"

@@ -10,16 +10,6 @@ struct RuleCheck: Sendable {
     let deadline: ContinuousClock.Instant
     let callSite: CallSite
     let log = ContractLog()
-    /// The check's dispatch calls in progress, to tell a task run on the caller's stack.
-    let callsInProgress = DispatchCallsInProgress()
-
-    init(rule: DispatcherContract.Rule, subject: DispatcherContract.Subject, timeLimit: Duration, callSite: CallSite) {
-        self.rule = rule
-        self.subject = subject
-        self.timeLimit = timeLimit
-        self.deadline = ContinuousClock.now + timeLimit.realTimeLimit
-        self.callSite = callSite
-    }
 
     func run() async throws {
         switch self.rule {
@@ -46,42 +36,27 @@ struct RuleCheck: Sendable {
     ///   - context: Where the task runs.
     ///   - delay: The task's delay.
     ///   - note: A detail for the evidence.
-    ///   - movedOn: A flag the dispatching code sets after `dispatch` returns; the task records whether it was set.
-    ///   - body: Extra work the task does after recording its start; it gets the task's dispatch call.
+    ///   - body: Extra work the task does after recording its start.
     /// - Returns: The task's number in the log, and the dispatcher's handle.
     @discardableResult
     func dispatch(
         _ context: TaskContext,
         delay: Duration = .zero,
         note: String = "",
-        movedOn: ContractFlag? = nil,
-        body: (@Sendable (DispatchCall) -> Void)? = nil
+        body: (@Sendable () -> Void)? = nil
     ) -> (index: Int, handle: TaskHandle) {
-        let log = self.log
-        let now = self.subject.now
-        let index = log.add(ContractTask(context: context, delay: delay, dispatchTime: now(), note: note))
-        let call = body.map { _ in DispatchCall() }  // only a task whose body may wait for its call's return
-        let callsInProgress = self.callsInProgress
+        let (log, now) = (self.log, self.subject.now)
+        let recorded = ContractTask(context: context, delay: delay, dispatchTime: now(), note: note)
+        let index = log.record(.dispatching(recorded))
         let record: @Sendable () -> Void = {
-            log.record(
-                ContractRun(
-                    task: index,
-                    onMainActor: MainActorExecution.isOnMainActor,
-                    inline: callsInProgress.containCurrentCode,
-                    startTime: now(),
-                    dispatcherMovedOn: movedOn?.isSet ?? true
-                )
-            )
-            if let body, let call { body(call) }
+            log.record(.started(index, onMainActor: MainActorExecution.isOnMainActor, startTime: now()))
+            recorded.started.set()
+            body?()
         }
-        let work: DispatchedTask.Work =
-            switch context {
-            case .foreground: .foreground { record() }
-            case .background: .background { record() }
-            }
+        let work: DispatchedTask.Work = context == .foreground ? .foreground { record() } : .background(record)
         let task = DispatchedTask(unbound: work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
-        let handle = self.callsInProgress.call { self.subject.dispatcher.dispatch(task) }
-        call?.returned()
+        let handle = self.subject.dispatcher.dispatch(task)
+        log.record(.returned(index))
         return (index, handle)
     }
 
@@ -90,17 +65,17 @@ struct RuleCheck: Sendable {
         try self.subject.advance?(duration)
     }
 
-    /// Waits, until the rule's deadline at most, for `indices` to start; throws a violation naming the first that did not.
-    func waitForStarts(of indices: [Int], reason: String = "") async throws(DispatcherContractViolation) {
+    /// Lets `duration` pass, then waits, until the rule's deadline at most, for `indices` to start; throws a violation
+    /// naming the first that did not.
+    func waitForStarts(of indices: [Int], after duration: Duration = .zero, reason: String = "") async throws {
+        try self.letTimePass(duration)
         // Over a ManualDispatcher, tasks a decorator holds later than the time let pass (an added delay, which the
         // contract allows) would wait in vain in real time: they run now, on the virtual clock. An error of the run
         // (a runaway) leaves them pending, and the wait below reports them.
-        if let runHeldTasks = self.subject.runHeldTasks {
-            let counts = self.log.runCounts
-            if indices.contains(where: { counts[$0] == 0 }) { try? runHeldTasks() }
-        }
+        var counts = self.log.current.runCounts
+        if indices.contains(where: { counts[$0] == 0 }) { try? self.subject.runHeldTasks?() }
         guard await !self.log.waitForStarts(of: indices, until: self.deadline) else { return }
-        let counts = self.log.runCounts
+        counts = self.log.current.runCounts
         let missing = indices.filter { counts[$0] == 0 }
         guard let first = missing.first else { return }
         let started = indices.count - missing.count
@@ -112,7 +87,7 @@ struct RuleCheck: Sendable {
 
     /// Throws a violation for the first task that started more than once.
     func checkNoTaskRanTwice() throws(DispatcherContractViolation) {
-        let counts = self.log.runCounts
+        let counts = self.log.current.runCounts
         guard let twice = counts.indices.first(where: { counts[$0] > 1 }) else { return }
         throw self.violation("\(self.log.describe(twice)) ran \(counts[twice]) times")
     }
@@ -123,18 +98,12 @@ struct RuleCheck: Sendable {
         // Over a ManualDispatcher, what a decorator holds back for later (a second run of a task, due seconds after
         // the first) runs now, whatever its delay, and counts.
         try? self.subject.runHeldTasks?()
-        let foreground = self.dispatch(.foreground, note: "dispatched last").index
-        let background = self.dispatch(.background, note: "dispatched last").index
-        try self.letTimePass(.zero)
-        try await self.waitForStarts(of: [foreground, background])
+        try await self.waitForStarts(of: TaskContext.allCases.map { self.dispatch($0, note: "dispatched last").index })
     }
 
     func violation(_ evidence: String) -> DispatcherContractViolation {
-        DispatcherContractViolation(
-            rule: self.rule,
-            evidence: evidence,
-            dispatcherType: String(describing: type(of: self.subject.dispatcher)),
-            callSite: self.callSite
-        )
+        let dispatcherType = String(describing: type(of: self.subject.dispatcher))
+        return DispatcherContractViolation(
+            rule: self.rule, evidence: evidence, dispatcherType: dispatcherType, callSite: self.callSite)
     }
 }
