@@ -25,6 +25,7 @@ let usage = """
       --tracked  only the tracked-task and async-model rows
       --series  only the repeating-work and dispatch-scope rows (1.1)
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
+      --profile-series  only 100,000 series ticks and a chain of 100,000 delayed tasks, once, for the same
       --profile-auto-drain  only 100,000 dispatches in auto-drain, once, for the same
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
@@ -57,6 +58,12 @@ for argument in CommandLine.arguments.dropFirst() {
         _ = try? manualImmediate(100_000)
         _ = try? manualDelayed(randomDelays(100_000))
         exit(0)
+    case "--profile-series":
+        // 100,000 ticks of one series, then a chain of 100,000 delayed dispatches, each run by advance(by:): for the same.
+        profileOnce {
+            _ = try manualTicks(100_000)
+            _ = try manualDelayedChain(100_000)
+        }
     case "--profile-auto-drain":
         // 100,000 dispatches in auto-drain, each run inside its dispatch, once: for the same.
         profileOnce { _ = try manualAutoDrain(100_000, .nonAllocating) }

@@ -16,37 +16,48 @@ package final class SeriesMarker: Sendable {
 
 /// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
 /// push the later ones; a tick whose due time has passed when its turn comes is skipped (see ``next(after:)``).
-struct SeriesTiming<SeriesClock: Clock<Duration>>: Sendable {
-    let clock: SeriesClock
-    let origin: SeriesClock.Instant
+struct SeriesTiming: Sendable {
     let interval: Duration
+    /// The interval in nanoseconds when it is a whole number of them (nearly always): the next tick is then found
+    /// in `Int64` arithmetic.
+    private let wholeNanoseconds: Int64?
+    /// The time since the origin on the series' clock: the one place that knows the clock's type, so that a tick
+    /// pays for no generic code.
+    private let elapsed: @Sendable () -> Duration
 
     /// Starts the series now: its first tick after `delay`, or after `interval` when `delay` is `nil`. An interval
     /// under one nanosecond counts as one nanosecond.
-    init(clock: SeriesClock, interval: Duration, firstAfter delay: Duration?) {
+    init<SeriesClock: Clock<Duration>>(clock: SeriesClock, interval: Duration, firstAfter delay: Duration?) {
         let interval = Swift.max(interval, .nanoseconds(1))
-        self.clock = clock
         self.interval = interval
-        self.origin = clock.now.advanced(by: (delay ?? interval) - interval)
-    }
-
-    func dueTime(of tick: Int64) -> SeriesClock.Instant {
-        self.origin.advanced(by: self.interval * tick)
+        let nanoseconds = interval.nanosecondsSaturated
+        self.wholeNanoseconds = interval == .nanoseconds(nanoseconds) ? nanoseconds : nil
+        let origin = clock.now.advanced(by: (delay ?? interval) - interval)
+        self.elapsed = { origin.duration(to: clock.now) }
     }
 
     /// The tick that comes after `tick`, and the delay from now until it is due: the first tick not yet past, so the
     /// ticks missed while the process was busy (or a tick ran longer than the interval) are dropped, not run in a burst.
     func next(after tick: Int64) -> (tick: Int64, delay: Duration) {
-        let now = self.clock.now
+        let elapsed = self.elapsed()
+        if let interval = self.wholeNanoseconds {
+            // The first tick k > `tick` with k × interval ≥ elapsed.
+            let whole = elapsed.nanosecondsSaturated
+            let caughtUp =
+                whole <= 0 ? 0 : whole / interval + (whole % interval == 0 && elapsed == .nanoseconds(whole) ? 0 : 1)
+            let next = Swift.max(tick == .max ? .max : tick + 1, caughtUp)
+            let (due, overflow) = next.multipliedReportingOverflow(by: interval)
+            return (next, overflow ? .nanoseconds(Int64.max) - elapsed : .nanoseconds(due) - elapsed)
+        }
         var next = tick + 1
-        let late = self.dueTime(of: next).duration(to: now)
+        let late = elapsed - self.interval * next
         if late > .zero {
             let (sum, overflow) = next.addingReportingOverflow(
                 late.nanosecondsSaturated / Swift.max(1, self.interval.nanosecondsSaturated))
             next = overflow ? .max : sum
-            while next < .max, self.dueTime(of: next) < now { next += 1 }
+            while next < .max, self.interval * next < elapsed { next += 1 }
         }
-        return (next, now.duration(to: self.dueTime(of: next)))
+        return (next, self.interval * next - elapsed)
     }
 }
 
@@ -56,7 +67,7 @@ struct SeriesTiming<SeriesClock: Clock<Duration>>: Sendable {
 /// `@unchecked Sendable`: the mutable state sits in `state`, behind its lock, except `next`, which is written only
 /// before the dispatch of the tick that reads it: every dispatcher runs a task after its dispatch (a happens-before
 /// edge), and the ticks run one after another.
-final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unchecked Sendable {
+final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
     private struct State: Sendable {
         var isCancelled = false
         /// The last tick that began.
@@ -68,7 +79,7 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
     }
 
     private let target: SeriesTarget
-    private let timing: SeriesTiming<SeriesClock>
+    private let timing: SeriesTiming
     private let isForeground: Bool
     private let priority: BackgroundPriority
     private let marker: SeriesMarker
@@ -84,7 +95,7 @@ final class RepeatingSeries<SeriesClock: Clock<Duration>>: TaskCancelling, @unch
         priority: BackgroundPriority,
         label: String?,
         callSite: CallSite
-    ) where Dispatcher.DispatcherClock == SeriesClock {
+    ) {
         self.target = SeriesTarget(dispatcher)
         self.timing = SeriesTiming(clock: dispatcher.clock, interval: interval, firstAfter: delay)
         self.isForeground = if case .foreground = work { true } else { false }
