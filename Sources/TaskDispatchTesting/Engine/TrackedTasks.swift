@@ -460,22 +460,19 @@ struct TrackedTasks: Sendable {
         ids.compactMap { id in
             guard let record = self.records[id] else { return nil }
             return UnsettledTask(
-                label: record.label,
-                callSite: record.callSite,
-                isCancelled: self.wasCancelled(id),
-                keepsRunning: record.immediateReturns >= 2,
-                lastSeen: record.lastSeen.description,
+                label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
+                keepsRunning: record.immediateReturns >= 2, lastSeen: record.lastSeen.description,
                 awaiting: record.awaiting.isEmpty
-                    ? nil
-                    : record.awaiting.map { other in
-                        self.records[other] == nil
-                            ? "a tracked task that has finished (its value is on its way)"
-                            : self.isSettled(other)
-                                ? "\(self.name(other)), which is settled: last seen, \(self.records[other]?.lastSeen.description ?? "finished")"
-                                : "\(self.name(other)), which has not settled either"
-                    }.joined(separator: "; and it awaits ")
-            )
+                    ? nil : record.awaiting.map { self.awaitedStanding($0) }.joined(separator: "; and it awaits "))
         }
+    }
+
+    /// How awaited task `id` stands, as ``UnsettledTask/awaiting`` shows it.
+    private func awaitedStanding(_ id: UInt64) -> String {
+        guard let task = self.records[id] else { return "a tracked task that has finished (its value is on its way)" }
+        return self.isSettled(id)
+            ? "\(self.name(id)), which is settled: last seen, \(task.lastSeen.description)"
+            : "\(self.name(id)), which has not settled either"
     }
 
     /// `tracked task "load" (Feed.swift:12)`, or `a tracked task that has finished`.
@@ -619,9 +616,7 @@ extension Schedule {
 
     /// The failure reporting the unclaimed errors of tracked tasks of `which` kind, which it hands out once; `nil`
     /// if none.
-    mutating func unobservedErrorsFailure(
-        method: String, _ which: TrackedTasks.ErrorsToReport = .all
-    ) -> Failure? {
+    mutating func unobservedErrorsFailure(method: String, _ which: TrackedTasks.ErrorsToReport = .all) -> Failure? {
         guard !self.tracked.unobserved.isEmpty else { return nil }
         let errors = self.tracked.takeUnobserved(which)
         guard !errors.isEmpty else { return nil }
