@@ -1,7 +1,8 @@
 import Dispatch
 import TaskDispatch
-import TaskDispatchTesting
 import Testing
+
+@testable import TaskDispatchTesting
 
 /// The waiting state on its own, driven directly: no dispatcher, no threads, no continuations.
 @Suite struct DispatchWaitersTests {

@@ -76,37 +76,30 @@ struct ClockHold: Sendable {
 
     /// Lets every jump through from now on, without a note: the dispatcher's wait limit is zero or less, so a hold
     /// would end at once anyway.
-    mutating func releaseHolds() {
-        self.isReleased = true
-    }
+    mutating func releaseHolds() { self.isReleased = true }
 
     /// Whether the jump auto-advance would make now may be made: the test waits (`testWaits`), a call of the
     /// test's let the clock reach the task, or holds have been released. Holds it otherwise, unless `drainWaits`
     /// (an async drain waits, and makes the jump itself), setting the timer that ends the hold if it begins now.
     mutating func allowsJump(testWaits: Bool, drainWaits: Bool) -> Bool {
-        if self.allows(testWaits: testWaits) {
+        let allows = self.allows(testWaits: testWaits)
+        if allows {
             self.isHolding = false
-            return true
-        }
-        if !self.isHolding, !drainWaits {
+        } else if !self.isHolding, !drainWaits {
             self.isHolding = true
             self.generation &+= 1
             self.setTimer?(self.generation)
         }
-        return false
+        return allows
     }
 
     /// Whether a jump goes through: the test waits, a call of the test's let the clock reach a task still
     /// pending, or holds have been released.
-    mutating func allows(testWaits: Bool) -> Bool {
-        testWaits || self.isReleased || self.hasPendingAllowance()
-    }
+    mutating func allows(testWaits: Bool) -> Bool { testWaits || self.isReleased || self.hasPendingAllowance() }
 
     /// The clock moved (a drain jumped it, or it advanced), or the test began to wait: nothing is held any more, and
     /// a hold that comes after it sets a timer of its own.
-    mutating func endHold() {
-        self.isHolding = false
-    }
+    mutating func endHold() { self.isHolding = false }
 
     /// The timer of hold `generation` fired. If that hold still holds (`stillHeld`: a jump could be made, but the
     /// test does not wait), ends it and from then on lets jumps through; otherwise forgets it, so the next hold sets

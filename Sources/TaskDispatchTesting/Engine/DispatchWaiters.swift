@@ -39,10 +39,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case untrackedTaskEnded
 
         /// Whether it is ``trackedTaskFinished(_:)``.
-        package var isTrackedTaskFinished: Bool {
-            if case .trackedTaskFinished = self { return true }
-            return false
-        }
+        package var isTrackedTaskFinished: Bool { if case .trackedTaskFinished = self { true } else { false } }
 
         /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
         package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
@@ -62,12 +59,12 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// The numbers a condition is checked against: live tasks by context, due now or waiting for the clock.
     package struct Counts: Sendable, Hashable {
-        package var dueForeground: Int
-        package var dueBackground: Int
-        package var delayedForeground: Int
-        package var delayedBackground: Int
+        package var dueForeground = 0
+        package var dueBackground = 0
+        package var delayedForeground = 0
+        package var delayedBackground = 0
         /// Tracked tasks that are neither finished nor waiting on the dispatcher's own work.
-        package var unsettledTasks: Int
+        package var unsettledTasks = 0
         /// Those of ``unsettledTasks`` that were cancelled.
         package var unsettledCancelledTasks = 0
         /// Whether a failure no run method could throw (a runaway auto-advance) waits to be reported: the tracked task
@@ -75,26 +72,6 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         package var hasDeferredFailure = false
         /// Whether a run method or an auto-drain holds the run claim.
         package var runClaimed = false
-
-        package init(
-            dueForeground: Int = 0,
-            dueBackground: Int = 0,
-            delayedForeground: Int = 0,
-            delayedBackground: Int = 0,
-            unsettledTasks: Int = 0,
-            unsettledCancelledTasks: Int = 0,
-            hasDeferredFailure: Bool = false,
-            runClaimed: Bool = false
-        ) {
-            self.dueForeground = dueForeground
-            self.dueBackground = dueBackground
-            self.delayedForeground = delayedForeground
-            self.delayedBackground = delayedBackground
-            self.unsettledTasks = unsettledTasks
-            self.unsettledCancelledTasks = unsettledCancelledTasks
-            self.hasDeferredFailure = hasDeferredFailure
-            self.runClaimed = runClaimed
-        }
 
         /// Due and delayed tasks in `context`, or in both when `context` is `nil`.
         package func pending(in context: TaskContext?) -> Int {
@@ -138,9 +115,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     package var count: Int { self.waiters.count }
 
     /// Whether every registered waiter is `id` (or none is registered).
-    package func holdsOnly(_ id: ID) -> Bool {
-        self.waiters.allSatisfy { $0.id == id }
-    }
+    package func holdsOnly(_ id: ID) -> Bool { self.waiters.allSatisfy { $0.id == id } }
 
     /// Whether a registered waiter waits for `condition`.
     package func contains(waitingFor condition: Condition) -> Bool {
@@ -149,9 +124,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// Whether a registered waiter waits for a tracked task to finish: the test, in `value(of:)` (inside a tracked
     /// task, `value(of:)` awaits the task itself and registers no waiter).
-    package var waitsForATrackedTask: Bool {
-        self.waiters.contains { $0.condition.isTrackedTaskFinished }
-    }
+    package var waitsForATrackedTask: Bool { self.waiters.contains { $0.condition.isTrackedTaskFinished } }
 
     /// A new identity, for a waiter whose cancellation handler must know it before it registers.
     package mutating func makeID() -> ID {
@@ -167,10 +140,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// - Precondition: No waiter with identity `id` is registered.
     @discardableResult
     package mutating func add(
-        _ id: ID,
-        waitingFor condition: Condition,
-        resumer: Resumer,
-        deadline: DispatchTime = .distantFuture
+        _ id: ID, waitingFor condition: Condition, resumer: Resumer, deadline: DispatchTime = .distantFuture
     ) -> DispatchTime? {
         precondition(!self.waiters.contains { $0.id == id }, "waiter \(id.rawValue) registered twice")
         self.waiters.append(Waiter(id: id, condition: condition, resumer: resumer, deadline: deadline))
@@ -181,23 +151,11 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// with the deadline to set the next timer for, if a waiter with a deadline is left and no pending timer covers
     /// it.
     package mutating func timerFired(
-        for deadline: DispatchTime,
-        now: DispatchTime
+        for deadline: DispatchTime, now: DispatchTime
     ) -> (expired: [Resumer], next: DispatchTime?) {
         if self.timerDeadline == deadline { self.timerDeadline = nil }  // else an earlier timer replaced it
-        var expired: [Resumer] = []
-        var waiting: [Waiter] = []
-        var earliest = DispatchTime.distantFuture
-        for waiter in self.waiters {
-            if waiter.deadline <= now {
-                expired.append(waiter.resumer)
-            } else {
-                waiting.append(waiter)
-                earliest = Swift.min(earliest, waiter.deadline)
-            }
-        }
-        self.waiters = waiting
-        return (expired, self.setTimer(for: earliest))
+        let expired = self.removeAll { $0.deadline <= now }
+        return (expired, self.setTimer(for: self.waiters.lazy.map(\.deadline).min() ?? .distantFuture))
     }
 
     /// Records a timer for `deadline` and returns it, unless it is never or a pending timer fires no later.
@@ -217,19 +175,19 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// A dispatch happened (or a tracked task settled) and the dispatcher now holds `counts`: removes the waiters whose condition holds and
     /// returns their resumers, oldest first, for the caller to resume once the lock is released.
     package mutating func dispatchHappened(
-        _ counts: Counts,
-        isFinished: (UInt64) -> Bool = { _ in false }
+        _ counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }
     ) -> [Resumer] {
-        var resumers: [Resumer] = []
+        self.removeAll { $0.condition.isMet(by: counts, isFinished: isFinished) }
+    }
+
+    /// Removes the waiters that `isDone` picks and returns their resumers, oldest first.
+    private mutating func removeAll(where isDone: (Waiter) -> Bool) -> [Resumer] {
+        var removed: [Resumer] = []
         var waiting: [Waiter] = []
         for waiter in self.waiters {
-            if waiter.condition.isMet(by: counts, isFinished: isFinished) {
-                resumers.append(waiter.resumer)
-            } else {
-                waiting.append(waiter)
-            }
+            if isDone(waiter) { removed.append(waiter.resumer) } else { waiting.append(waiter) }
         }
         self.waiters = waiting
-        return resumers
+        return removed
     }
 }

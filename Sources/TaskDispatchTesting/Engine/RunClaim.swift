@@ -38,18 +38,14 @@ extension Schedule {
         _ method: String, thread: UInt, blocksMainActor: Bool, reporting errors: TrackedTasks.ErrorsToReport = .all
     ) -> ClaimOutcome {
         guard let active = self.claim else {
-            if let failure = self.takeDeferredFailure() {
-                return .refused(failure)
-            }
-            if let failure = self.unobservedErrorsFailure(method: method, errors) {
+            if let failure = self.takeDeferredFailure() ?? self.unobservedErrorsFailure(method: method, errors) {
                 return .refused(failure)
             }
             self.claim = RunClaim(method: method, thread: thread)
             self.autoAdvanceJumps = 0
             return .claimed
         }
-        let fromRunningTask = active.thread == thread || (active.executing == .foreground && blocksMainActor)
-        if fromRunningTask {
+        if active.thread == thread || (active.executing == .foreground && blocksMainActor) {  // from a running task
             return .refused(
                 self.failure(.reentrantRun(method: method, running: active.method, culprit: self.executingTask)))
         }
@@ -79,8 +75,8 @@ extension Schedule {
     /// ``ClockHold``). The jumps since the test's last call are counted against the runaway limit where they are
     /// made.
     mutating func canAutoAdvance() -> Bool {
-        guard self.autoAdvanceTarget() != nil else { return false }
-        return self.clockHold.allowsJump(testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
+        self.autoAdvanceTarget() != nil
+            && self.clockHold.allowsJump(testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
     }
 
     /// The time auto-advance would move the clock to now, whoever asks: it is on, no runaway's failure waits,
@@ -93,9 +89,7 @@ extension Schedule {
     }
 
     /// Whether the test waits on the dispatcher in `value(of:)`, for a tracked task or a plain one.
-    var testWaits: Bool {
-        self.waiters.waitsForATrackedTask || self.clockHold.untrackedValueWaits > 0
-    }
+    var testWaits: Bool { self.waiters.waitsForATrackedTask || self.clockHold.untrackedValueWaits > 0 }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held with a
     /// jump to make, jumps go through from now on, and this returns the time the clock moves to.
@@ -110,11 +104,8 @@ extension Schedule {
     /// - Returns: Whether the caller must now drain automatically.
     mutating func release() -> Bool {
         self.endExecution()
-        if self.autoDrain && (self.hasDueTask || self.canAutoAdvance()) {
-            self.claim?.method = "auto-drain"
-            return true
-        }
-        self.claim = nil
-        return false
+        let drains = self.autoDrain && (self.hasDueTask || self.canAutoAdvance())
+        if drains { self.claim?.method = "auto-drain" } else { self.claim = nil }
+        return drains
     }
 }

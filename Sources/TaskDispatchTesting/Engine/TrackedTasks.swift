@@ -202,9 +202,7 @@ struct TrackedTasks: Sendable {
     private(set) var drainsEnded: UInt64 = 0
 
     /// The number of tracked tasks that have not finished.
-    var unfinishedCount: Int {
-        self.records.count - self.unobserved.count
-    }
+    var unfinishedCount: Int { self.records.count - self.unobserved.count }
 
     mutating func begin(
         label: String?, callSite: CallSite, onMainActor: Bool = false, childJobs: ChildJobs = .counted
@@ -220,7 +218,7 @@ struct TrackedTasks: Sendable {
     /// Notes the task `key` as tracked task `id`, unless it has already finished cleanly.
     mutating func register(_ key: TrackedTaskKey, id: UInt64) {
         guard let index = self.records.index(forKey: id) else {
-            self.noteFinished(key)  // it finished before its key was known
+            self.recentlyFinished.note(key.address)  // it finished before its key was known
             return
         }
         self.records.values[index].key = key
@@ -294,14 +292,10 @@ struct TrackedTasks: Sendable {
     }
 
     /// A job of task `id`, of a child task of it, or of an actor one of them entered, was enqueued on its executor.
-    mutating func jobEnqueued(_ id: UInt64) {
-        self.update(id) { $0.runningJobs += 1 }
-    }
+    mutating func jobEnqueued(_ id: UInt64) { self.update(id) { $0.runningJobs += 1 } }
 
     /// That job has run: the code it ran has suspended or finished.
-    mutating func jobRan(_ id: UInt64) {
-        self.update(id) { $0.runningJobs -= 1 }
-    }
+    mutating func jobRan(_ id: UInt64) { self.update(id) { $0.runningJobs -= 1 } }
 
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, began to await the value of tracked
     /// task `other` through `value(of:)`.
@@ -325,35 +319,27 @@ struct TrackedTasks: Sendable {
 
     /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any.
     ///
-    /// - Complexity: O(n log n) in the tracked tasks that have not finished; read at the end-of-test check.
+    /// - Complexity: O(n) in the tracked tasks that have not finished; read at the end-of-test check.
     var firstCancelledUnfinished: UInt64? {
-        self.records.keys.sorted().first { id in
-            guard let record = self.records[id], record.phase != .failed else { return false }
-            return record.key?.isCancelled ?? false
-        }
+        self.records.lazy.filter { $0.value.phase != .failed && $0.value.key?.isCancelled == true }.map(\.key).min()
     }
 
     /// Whether tracked task `id` has finished: forgotten, or failed with an error nobody has claimed yet.
-    func hasFinished(_ id: UInt64) -> Bool {
-        guard let record = self.records[id] else { return true }
-        return record.phase == .failed
-    }
+    func hasFinished(_ id: UInt64) -> Bool { self.records[id].map { $0.phase == .failed } ?? true }
 
     /// The identity of the tracked task `key`, if this dispatcher tracks it and it has not finished (or failed with an
     /// error nobody claimed). Indexes the tasks registered since the last look-up first.
     ///
     /// - Complexity: O(1) amortized: each registered task is indexed at most once.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
-        if !self.unindexed.isEmpty {
-            for id in self.unindexed {
-                guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
-                    let registered = self.records.values[index].key
-                else { continue }
-                self.records.values[index].isIndexed = true
-                self.keys[registered] = id
-            }
-            self.unindexed.removeAll(keepingCapacity: true)
+        for id in self.unindexed {
+            guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
+                let registered = self.records.values[index].key
+            else { continue }
+            self.records.values[index].isIndexed = true
+            self.keys[registered] = id
         }
+        self.unindexed.removeAll(keepingCapacity: true)
         return self.keys[key]
     }
 
@@ -369,22 +355,16 @@ struct TrackedTasks: Sendable {
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
         guard let record = self.records[id] else { return true }  // finished: forgotten
         switch record.phase {
-        case .failed:
-            return true
-        case .waitingToStart:
-            return !(record.key?.isCancelled ?? false)
-        case .startCancelled:
-            return false
+        case .failed: return true
+        case .waitingToStart: return !(record.key?.isCancelled ?? false)
+        case .startCancelled: return false
         case .running:
             // A job of it runs, or is about to: a child task that has not reached its first wait yet, say.
             guard record.runningJobs == 0 else { return false }
             if record.ownedWaits > 0 { return true }
             // Every value it awaits is of a task that is settled and has not finished (or failed: then it resumes).
             guard !record.awaiting.isEmpty, depth < 64 else { return false }
-            return record.awaiting.allSatisfy { other in
-                guard let awaited = self.records[other], awaited.phase != .failed else { return false }
-                return self.isSettled(other, depth: depth + 1)
-            }
+            return record.awaiting.allSatisfy { !self.hasFinished($0) && self.isSettled($0, depth: depth + 1) }
         }
     }
 
@@ -392,9 +372,7 @@ struct TrackedTasks: Sendable {
     ///
     /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits);
     ///   it is read when an async call checks its condition or auto-advance considers moving the clock.
-    var unsettledCount: Int {
-        self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
-    }
+    var unsettledCount: Int { self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) } }
 
     /// The number of tracked tasks that are not settled, and how many of them were cancelled, in one pass over the
     /// records.
@@ -411,20 +389,15 @@ struct TrackedTasks: Sendable {
 
     /// Whether task `id` was cancelled: its task says so, or its start was cancelled with it.
     private func wasCancelled(_ id: UInt64) -> Bool {
-        guard let record = self.records[id] else { return false }
-        return record.phase == .startCancelled || (record.key?.isCancelled ?? false)
+        self.records[id].map { $0.phase == .startCancelled || ($0.key?.isCancelled ?? false) } ?? false
     }
 
     /// The tracked tasks that were cancelled and are not settled, oldest first: each runs on its own, to its end or
     /// to a wait on the dispatcher.
-    var unsettledCancelled: [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter { self.wasCancelled($0) && !self.isSettled($0) })
-    }
+    var unsettledCancelled: [UnsettledTask] { self.describe { self.wasCancelled($0) && !self.isSettled($0) } }
 
     /// The tracked tasks that are not settled, oldest first.
-    var unsettled: [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter { !self.isSettled($0) })
-    }
+    var unsettled: [UnsettledTask] { self.describe { !self.isSettled($0) } }
 
     /// A tracked task that is running, and that another task inside it (a child task, or a `Task { }` it created)
     /// waited on the dispatcher while its child tasks' jobs are not counted, as the error that reports it shows it;
@@ -448,9 +421,7 @@ struct TrackedTasks: Sendable {
 
     /// The unsettled tracked tasks isolated to the main actor, oldest first: they cannot run while a synchronous caller
     /// on the main actor holds it.
-    var unsettledOnMainActor: [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter { self.needsMainActor($0) })
-    }
+    var unsettledOnMainActor: [UnsettledTask] { self.describe { self.needsMainActor($0) } }
 
     /// Whether any tracked task is unsettled and isolated to the main actor (see ``unsettledOnMainActor``).
     ///
@@ -463,52 +434,45 @@ struct TrackedTasks: Sendable {
     /// `value(of:)`) another tracked task that is unsettled on its own executor.
     private func needsMainActor(_ id: UInt64) -> Bool {
         guard let record = self.records[id], record.isOnMainActor, !self.isSettled(id) else { return false }
-        let merelyAwaiting =
-            !record.awaiting.isEmpty
-            && record.awaiting.allSatisfy { self.records[$0].map { $0.phase != .failed } ?? false }
-        return !merelyAwaiting
+        return record.awaiting.isEmpty || record.awaiting.contains { self.hasFinished($0) }
     }
 
     /// The unfinished tracked tasks woken after ``wakeups`` read `mark`, oldest first.
-    func woken(since mark: UInt64) -> [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter { (self.records[$0]?.wokenAt ?? 0) > mark })
-    }
+    func woken(since mark: UInt64) -> [UnsettledTask] { self.describe { (self.records[$0]?.wokenAt ?? 0) > mark } }
 
     /// The tracked tasks that have not finished (failed ones excepted), oldest first.
-    var unfinished: [UnsettledTask] {
-        self.unfinished(excluding: nil)
-    }
+    var unfinished: [UnsettledTask] { self.unfinished(excluding: nil) }
 
     /// ``unfinished``, without task `excluded` (the one a release happens on, which is finishing).
     func unfinished(excluding excluded: UInt64?) -> [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter { $0 != excluded && self.records[$0]?.phase != .failed })
+        self.describe { $0 != excluded && self.records[$0]?.phase != .failed }
     }
 
     /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
-    func standing(of id: UInt64) -> UnsettledTask? {
-        self.describe([id]).first
+    func standing(of id: UInt64) -> UnsettledTask? { self.describe([id]).first }
+
+    /// The records `include` picks, oldest first, as an error shows them.
+    private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
+        self.describe(self.records.keys.sorted().filter(include))
     }
 
     private func describe(_ ids: [UInt64]) -> [UnsettledTask] {
         ids.compactMap { id in
             guard let record = self.records[id] else { return nil }
             return UnsettledTask(
-                label: record.label,
-                callSite: record.callSite,
-                isCancelled: self.wasCancelled(id),
-                keepsRunning: record.immediateReturns >= 2,
-                lastSeen: record.lastSeen.description,
+                label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
+                keepsRunning: record.immediateReturns >= 2, lastSeen: record.lastSeen.description,
                 awaiting: record.awaiting.isEmpty
-                    ? nil
-                    : record.awaiting.map { other in
-                        self.records[other] == nil
-                            ? "a tracked task that has finished (its value is on its way)"
-                            : self.isSettled(other)
-                                ? "\(self.name(other)), which is settled: last seen, \(self.records[other]?.lastSeen.description ?? "finished")"
-                                : "\(self.name(other)), which has not settled either"
-                    }.joined(separator: "; and it awaits ")
-            )
+                    ? nil : record.awaiting.map { self.awaitedStanding($0) }.joined(separator: "; and it awaits "))
         }
+    }
+
+    /// How awaited task `id` stands, as ``UnsettledTask/awaiting`` shows it.
+    private func awaitedStanding(_ id: UInt64) -> String {
+        guard let task = self.records[id] else { return "a tracked task that has finished (its value is on its way)" }
+        return self.isSettled(id)
+            ? "\(self.name(id)), which is settled: last seen, \(task.lastSeen.description)"
+            : "\(self.name(id)), which has not settled either"
     }
 
     /// `tracked task "load" (Feed.swift:12)`, or `a tracked task that has finished`.
@@ -567,57 +531,42 @@ struct TrackedTasks: Sendable {
     }
 
     /// An async drain ended: the errors thrown until now are reported by the next call (see ``ErrorsToReport``).
-    mutating func drainEnded() {
-        self.drainsEnded &+= 1
-    }
+    mutating func drainEnded() { self.drainsEnded &+= 1 }
 
     /// Hands out the unclaimed errors of `which` kind, oldest first, and forgets them.
     mutating func takeUnobserved(_ which: ErrorsToReport = .all) -> [UnobservedError] {
-        let ids: [UInt64]
-        switch which {
-        case .all: ids = self.unobserved
-        case .seenByAnEarlierDrain:
-            ids = self.unobserved.filter { (self.records[$0]?.failedAfterDrains ?? 0) < self.drainsEnded }
-        case .none: return []
+        guard which != .none else { return [] }
+        var taken: [UnobservedError] = []
+        var kept: [UInt64] = []
+        for id in self.unobserved {
+            guard let record = self.records[id] else { continue }
+            guard which == .all || record.failedAfterDrains < self.drainsEnded else {
+                kept.append(id)
+                continue
+            }
+            taken.append(UnobservedError(label: record.label, callSite: record.callSite, error: record.error ?? ""))
+            self.forget(id)
         }
-        let taken = ids.compactMap { id -> UnobservedError? in
-            guard let record = self.records[id] else { return nil }
-            return UnobservedError(label: record.label, callSite: record.callSite, error: record.error ?? "")
-        }
-        for id in ids { self.forget(id) }
-        if ids.count == self.unobserved.count {
-            self.unobserved = []
-        } else {
-            let forgotten = Set(ids)
-            self.unobserved.removeAll { forgotten.contains($0) }
-        }
+        self.unobserved = kept
         return taken
     }
 
     private mutating func forget(_ id: UInt64) {
-        guard let index = self.records.index(forKey: id) else { return }
-        self.forget(at: index)
+        if let index = self.records.index(forKey: id) { self.forget(at: index) }
     }
 
     private mutating func forget(at index: Dictionary<UInt64, Record>.Index) {
         let record = self.records.remove(at: index).value
         if let key = record.key {
             if record.isIndexed { self.keys.removeValue(forKey: key) }
-            self.noteFinished(key)
+            self.recentlyFinished.note(key.address)
         }
-    }
-
-    /// Notes that the task of `key` finished and its record is gone, among the last ``recentlyFinished`` holds.
-    private func noteFinished(_ key: TrackedTaskKey) {
-        self.recentlyFinished.note(key.address)
     }
 
     /// Whether the task of `key` is one of this dispatcher's that finished lately (one of the last
     /// ``RecentlyFinished/capacity``), its record gone. By address only: a foreign task at the address of a freed
     /// one reads as finished here, and `value(of:)` then awaits it without its bound, as 0.2 did.
-    func finishedRecently(_ key: TrackedTaskKey) -> Bool {
-        self.recentlyFinished.contains(key.address)
-    }
+    func finishedRecently(_ key: TrackedTaskKey) -> Bool { self.recentlyFinished.contains(key.address) }
 
     /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
     private mutating func wake(_ id: UInt64, _ change: (inout Record) -> Void) {
@@ -651,14 +600,10 @@ struct TrackedTaskKey: Hashable, Sendable {
     }
 
     /// Whether the task was cancelled.
-    var isCancelled: Bool {
-        self.task.isCancelled
-    }
+    var isCancelled: Bool { self.task.isCancelled }
 
     /// The task's address, to recognize it without retaining it.
-    var address: UInt {
-        unsafeBitCast(self.task, to: UInt.self)
-    }
+    var address: UInt { unsafeBitCast(self.task, to: UInt.self) }
 }
 
 extension Schedule {
@@ -671,9 +616,7 @@ extension Schedule {
 
     /// The failure reporting the unclaimed errors of tracked tasks of `which` kind, which it hands out once; `nil`
     /// if none.
-    mutating func unobservedErrorsFailure(
-        method: String, _ which: TrackedTasks.ErrorsToReport = .all
-    ) -> Failure? {
+    mutating func unobservedErrorsFailure(method: String, _ which: TrackedTasks.ErrorsToReport = .all) -> Failure? {
         guard !self.tracked.unobserved.isEmpty else { return nil }
         let errors = self.tracked.takeUnobserved(which)
         guard !errors.isEmpty else { return nil }
@@ -696,7 +639,5 @@ final class RecentlyFinished: @unchecked Sendable {
         self.next = self.next == Self.capacity - 1 ? 0 : self.next + 1
     }
 
-    func contains(_ address: UInt) -> Bool {
-        self.slots.contains(address)
-    }
+    func contains(_ address: UInt) -> Bool { self.slots.contains(address) }
 }

@@ -38,9 +38,7 @@ struct WaitingSettles: Sendable {
     var assisted: (id: DispatchWaiters<WaitResumer>.ID, method: String)? {
         guard self.entries.count == 1, let (id, entry) = self.entries.first, entry.onMainActor,
             entry.ran < entry.budget
-        else {
-            return nil
-        }
+        else { return nil }
         return (id, entry.method)
     }
 

@@ -24,12 +24,11 @@ final class TrackedTaskExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let queue = Self.queue(for: job.priority)
         let job = UnownedJob(job)
-        let scope = self.scope
-        scope.storage.send(.jobEnqueued(scope.id))
+        self.scope.storage.send(.jobEnqueued(self.scope.id))
         queue.async {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
             // The job's code has suspended or finished: the task may have settled, which can end a drain's wait.
-            scope.storage.send(.jobRan(scope.id))
+            self.scope.storage.send(.jobRan(self.scope.id))
         }
     }
 

@@ -12,19 +12,9 @@ import TaskDispatch
 /// ends it just before the awaiting task is resumed. `TaskDispatch` only carries the wait from the one to the
 /// other (see `TaskTracking`).
 ///
-/// `@unchecked Sendable`: ``start``, ``waiting``, ``heldForCaller``, ``startTask`` and ``taskIdentity`` are read and
+/// `@unchecked Sendable`: ``outcome``, ``waiting``, ``heldForCaller``, ``startTask`` and ``taskIdentity`` are read and
 /// written only under the lock of ``storage``; the rest is immutable.
 final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
-    /// Where the task's start stands.
-    private enum Start {
-        /// The start task has not run.
-        case pending
-        /// The start task ran: the body goes on.
-        case ran
-        /// The task was cancelled before its start ran, and the start with it: the body throws.
-        case cancelled
-    }
-
     #if DEBUG
         /// The body's wait at the gate: checked in debug builds (the tests), so a double resume traps.
         typealias StartContinuation = CheckedContinuation<Void, any Error>
@@ -45,8 +35,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// Whether the dispatcher counts the jobs of the task's child tasks (see `TrackedTasks.ChildJobs`): if not, its
     /// waits must be told from those of other tasks inside it.
     let countsChildJobs: Bool
-    /// See ``Start``. Under the lock of ``storage``.
-    private var start = Start.pending
+    /// What the body's wait ends with: `nil` while the start task has not run, `success` once it ran, `failure` if
+    /// the task was cancelled before its start ran, and the start with it. Under the lock of ``storage``.
+    private var outcome: Result<Void, any Error>?
     /// The body, suspended at the gate. Taken, under the lock of ``storage``, by whichever resumes it: exactly one
     /// of ``startRan(in:)``, ``cancelStart(in:)`` and ``releaseFromCaller()``.
     private var waiting: StartContinuation?
@@ -73,13 +64,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     }
 
     /// The scope of the current code, if it runs in a task that a ``ManualDispatcher`` tracks.
-    static var current: TrackedTaskScope? {
-        TaskTracking.scope as? TrackedTaskScope
-    }
+    static var current: TrackedTaskScope? { TaskTracking.scope as? TrackedTaskScope }
 
-    func wait(on description: String) -> any TaskTrackingWait {
-        self.makeWait(on: description)
-    }
+    func wait(on description: String) -> any TaskTrackingWait { self.makeWait(on: description) }
 
     nonisolated(nonsending) func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
         try await self.storage.value(of: task, awaitedBy: self)
@@ -92,9 +79,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 
     /// The current task (``currentTaskIdentity()``) where the dispatcher must tell it from the tracked task; 0 where
     /// it counts the child tasks' jobs, so that a nonisolated task does not pay for the call into the runtime.
-    var currentTask: UInt {
-        self.countsChildJobs ? 0 : currentTaskIdentity()
-    }
+    var currentTask: UInt { self.countsChildJobs ? 0 : currentTaskIdentity() }
 
     // MARK: - The start gate
 
@@ -104,8 +89,8 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     func startRan(in schedule: inout Schedule) -> StartContinuation? {
         schedule.tracked.markStarted(self.id, at: schedule.now)
         // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
-        guard case .pending = self.start else { return nil }
-        self.start = .ran
+        guard self.outcome == nil else { return nil }
+        self.outcome = .success(())
         return self.heldForCaller ? nil : self.takeWaiting()
     }
 
@@ -148,7 +133,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// end, and no drain may take it for settled meanwhile. Call under the lock of ``storage``.
     func cancelStart(in schedule: inout Schedule) -> (DispatchedTask.Work?, StartContinuation?) {
         guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
-        self.start = .cancelled
+        self.outcome = .failure(CancellationError())
         schedule.tracked.markStartCancelled(self.id)
         return (released, self.heldForCaller ? nil : self.takeWaiting())
     }
@@ -160,16 +145,6 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         // Still pending: `startRan(in:)` or `cancelStart(in:)` resumes it.
         guard let outcome = self.outcome, let continuation = self.takeWaiting() else { return nil }
         return (continuation, outcome)
-    }
-
-    /// What the body's wait ends with once the start has run or been cancelled; `nil` while it is pending. Under the
-    /// lock of ``storage``.
-    private var outcome: Result<Void, any Error>? {
-        switch self.start {
-        case .pending: nil
-        case .ran: .success(())
-        case .cancelled: .failure(CancellationError())
-        }
     }
 
     /// The waiting body's continuation, taken so that nothing else resumes it. Under the lock of ``storage``.
@@ -234,14 +209,12 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
 
     /// Ends the wait in `schedule`, the records of the scope's dispatcher, under its lock (see ``end(cancelled:)``).
     func ended(cancelled: Bool, in schedule: inout Schedule) {
-        guard self.state != .ended else { return }  // a cancel ended it before the resume did
-        let wasRecorded = self.state == .recorded
-        self.state = .ended
-        if wasRecorded {
-            schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
-        } else if cancelled {
-            // Cancelled before any dispatcher took the work (or another dispatcher's work): it ended at once.
-            schedule.tracked.waitEndedAtOnce(self.scope.id, on: self.description)
+        defer { self.state = .ended }
+        switch self.state {
+        case .ended: break  // a cancel ended it before the resume did
+        case .recorded: schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
+        // Cancelled before any dispatcher took the work (or another dispatcher's work): it ended at once.
+        case .unrecorded: if cancelled { schedule.tracked.waitEndedAtOnce(self.scope.id, on: self.description) }
         }
     }
 }
