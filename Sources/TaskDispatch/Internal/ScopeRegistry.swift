@@ -92,9 +92,9 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         self.registry = registry
         // The awaitable call this scope is forwarding, if the task is its: the scope ends that await itself when
         // it cancels the task.
-        self.awaiter = TaskTracking.dispatchingCall.flatMap {
-            task.awaitIdentity != 0 && $0.identity == task.awaitIdentity ? $0.awaiter : nil
-        }
+        self.awaiter =
+            task.awaitIdentity == 0
+            ? nil : TaskTracking.dispatchingCall.flatMap { $0.identity == task.awaitIdentity ? $0.awaiter : nil }
         self.work = task.work
         self.countsAsBackground = task.context == .background && !task.neverRuns
         if self.countsAsBackground { registry.tracker.taskAccepted() }
