@@ -148,12 +148,8 @@ public enum DispatcherConfigurationError: Error, Sendable, Hashable, CustomStrin
 }
 
 /// An operation that runs one dispatched task unless it was cancelled first: work, state and operation in one
-/// object, which is also the handle's canceller. ``LockedTaskOperation`` is the same without `Atomic` (two
-/// classes, not one generic class, so creating one needs no generic metadata).
-///
-/// `@unchecked Sendable`: `state` and `tracker` are immutable and thread-safe; `work` is written by the dispatching
-/// thread before the operation reaches a queue, then only by the winner of the state exchange (see
-/// ``ProductionTaskLifecycle``, which also says how long a task counts in the tracker).
+/// object, the handle's canceller; `@unchecked Sendable` as ``AtomicProductionTask`` is. ``LockedTaskOperation`` is
+/// the same without `Atomic`.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()
