@@ -7,11 +7,9 @@ import Foundation
 /// let dispatcher = try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 2)
 /// ```
 ///
-/// It keeps the ``TaskDispatcher`` contract. Delayed foreground tasks wait in the dispatcher's own list, in deadline
-/// and then dispatch order; background tasks run with their priority as quality of service. Cancelling cancels the
-/// operation and releases its closure at once, though a cancelled operation waiting for a free slot stays in
-/// ``backgroundOperationCount`` until the queue finishes it unrun. The background queue is not exposed, so nothing
-/// bypasses ``maxConcurrentBackgroundTasks``. See the article "Production dispatchers".
+/// It keeps the ``TaskDispatcher`` contract; background tasks run with their priority as quality of service, and
+/// cancelling releases the closure at once. The background queue is not exposed, so nothing bypasses
+/// ``maxConcurrentBackgroundTasks``. See the article "Production dispatchers".
 public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int
