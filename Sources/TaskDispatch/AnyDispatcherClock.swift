@@ -1,10 +1,8 @@
 /// A clock that forwards to any `Clock<Duration>`: the ``TaskDispatcher/clock`` of a decorator that stores
-/// `any TaskDispatcher`, so that a sleep through it still sleeps on the wrapped dispatcher's clock (a timer on a
-/// `ManualDispatcher`'s virtual clock, a real sleep in production). See the article "The dispatcher contract".
+/// `any TaskDispatcher`, so a sleep through it still sleeps on the wrapped dispatcher's clock.
 ///
-/// Erase the clock once, in the initializer, and keep the value: ``Instant/offset`` is measured from the moment
-/// the erased clock was created, so a computed `var clock` would start a new origin at every access. Instants of
-/// two different values are not comparable.
+/// Erase the clock once, in the initializer, and keep the value: ``Instant/offset`` is measured from the erased
+/// clock's creation, so a computed `var clock` would start a new origin at every access.
 ///
 /// ```swift
 /// init(base: any TaskDispatcher) {
@@ -43,11 +41,6 @@ public struct AnyDispatcherClock: Clock, Sendable {
         }
 
         /// Whether `lhs` comes before `rhs`.
-        ///
-        /// - Parameters:
-        ///   - lhs: An instant.
-        ///   - rhs: Another instant.
-        /// - Returns: `true` when `lhs` is earlier.
         public static func < (lhs: Instant, rhs: Instant) -> Bool {
             lhs.offset < rhs.offset
         }
@@ -109,7 +102,6 @@ public struct AnyDispatcherClock: Clock, Sendable {
 
     /// Sleeps on the wrapped clock until `deadline`; a deadline past 2^62 seconds is moved to that bound, so the
     /// standard clocks do not trap.
-    ///
     ///
     /// - Parameters:
     ///   - deadline: The instant to wake at.

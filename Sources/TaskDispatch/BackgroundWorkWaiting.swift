@@ -9,10 +9,9 @@
 /// }
 /// ```
 ///
-/// The wait counts tasks dispatched while it waits, so stop dispatching first. A cancelled task stops counting at
-/// once; a task that never runs (delayed 10^9 seconds or more) and a `startTask` task (a plain `Task`) never count.
-/// A protocol of your own that requires `waitForBackgroundTasks(timeout: Duration) async -> Bool` is met by the
-/// production dispatchers' blocking form, which holds a thread; see the article "Production dispatchers".
+/// The wait counts tasks dispatched while it waits, so stop dispatching first; a cancelled task stops counting at
+/// once, and a task delayed 10^9 seconds or more or started with `startTask` never counts. A protocol of your own
+/// with this requirement is a trap: see the article "Production dispatchers".
 public protocol BackgroundWorkWaiting: Sendable {
     /// Suspends until no background task is outstanding, `timeout` passes, or the calling task is cancelled, without
     /// blocking a thread.

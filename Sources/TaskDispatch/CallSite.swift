@@ -1,13 +1,8 @@
 /// The place in source code that dispatched a task: a file identifier and a line.
 ///
-/// Every dispatch records its call site automatically through `#fileID` and `#line` default arguments,
-/// so diagnostics can say *where* a task came from:
-///
-/// ```swift
-/// dispatcher.background(label: "parse") { parse(data) }   // records "FeedKit/FeedService.swift:42"
-/// ```
-///
-/// The file identifier is kept as a `StaticString`, so recording a call site never allocates.
+/// Every dispatch records its call site through `#fileID` and `#line` default arguments, so diagnostics can say
+/// where a task came from, such as `FeedKit/FeedService.swift:42`. The file identifier is a `StaticString`, so
+/// recording a call site never allocates.
 public struct CallSite: Sendable, Hashable, CustomStringConvertible {
     /// The `#fileID` of the dispatching code, such as `"FeedKit/FeedService.swift"`.
     public let fileID: StaticString

@@ -16,21 +16,12 @@
 /// }   // released: the series stops, pending work is cancelled, started tasks are cancelled
 /// ```
 ///
-/// - It remembers callback tasks, awaitable runs (`runInBackground`, `runOnMainActor`), tasks started with
-///   ``TaskDispatcher/startTask(label:fileID:line:_:)`` and repeating series, each until it ends: work that has run
-///   or was cancelled is forgotten at once, so memory follows the live work.
-/// - ``cancelAll()`` (and `deinit`) cancels each task that has not started through the dispatcher beneath, ends an
-///   await on one with `CancellationError`, and cancels each started Swift task; a task already running runs to
-///   its end.
-/// - After it, the scope stays cancelled: a later dispatch through it is cancelled at once (its handle reads
-///   cancelled and its closure never runs; an awaitable run throws `CancellationError`), and a later `startTask`
-///   starts its task already cancelled. So a late callback cannot bring a released owner's work back.
-/// - ``clock``, `startTask` and `value(of:)` forward to the dispatcher beneath, so a test's `ManualDispatcher` sees
-///   everything a scope over it does.
-/// - ``waitForBackgroundTasks(timeout:)`` waits for the scope's own background work only.
-///
-/// A dispatch through a scope costs one allocation and two short critical sections more than a direct one. See
-/// the article "Repeating work and dispatch scopes".
+/// It remembers callback tasks, awaitable runs, started tasks and series until each ends, so memory follows the live
+/// work. ``cancelAll()`` (and `deinit`) cancels the work that has not started, ends awaits on it with
+/// `CancellationError` and cancels started tasks; after it, every later dispatch is cancelled at once, so a late
+/// callback cannot bring a released owner's work back. ``clock``, `startTask` and `value(of:)` forward to the
+/// dispatcher beneath, so a test's `ManualDispatcher` sees everything. A dispatch through a scope costs one allocation
+/// and two short critical sections more. See the article "Repeating work and dispatch scopes".
 public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     private let base: any TaskDispatcher
     private let registry = ScopeRegistry()
@@ -111,7 +102,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
 
     /// Cancels all the live work dispatched or started through this scope, and every dispatch after it.
     ///
-    /// Safe to call from any thread, any number of times; `deinit` calls it too.
+    /// A task already running runs to its end; a later `startTask` starts its task cancelled. Safe to call from any
+    /// thread, any number of times; `deinit` calls it too.
     ///
     /// - Complexity: O(n) in the live work.
     public func cancelAll() {

@@ -2,9 +2,8 @@
 ///
 /// ``TaskDispatcher/background(priority:after:label:fileID:line:_:)`` and
 /// ``TaskDispatcher/foreground(after:label:fileID:line:_:)`` build it; a custom dispatcher or a decorator reads it in
-/// ``TaskDispatcher/dispatch(_:)`` (see the article "The dispatcher contract"). A decorator may forward a new task
-/// built from this one, inside that call. New scheduling options arrive as new properties with defaults, so conformers
-/// keep compiling.
+/// ``TaskDispatcher/dispatch(_:)`` (see the article "The dispatcher contract"). New options arrive as properties
+/// with defaults, so conformers keep compiling.
 public struct DispatchedTask: Sendable {
     /// The closure to run, tagged with its context.
     public enum Work: Sendable {

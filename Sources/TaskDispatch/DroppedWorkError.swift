@@ -3,9 +3,7 @@
 ///
 /// ``TaskDispatcher/runInBackground(priority:after:label:fileID:line:_:)`` and
 /// ``TaskDispatcher/runOnMainActor(after:label:fileID:line:_:)`` throw it, rather than stay suspended for ever, when
-/// a decorator cancels or drops the task, a dispatcher drops it (`DispatcherContract` finds one), or something else
-/// cancels an ``OperationQueueDispatcher`` operation. The await ends when the last reference to the work goes.
-/// Cancelling the awaiting task throws `CancellationError` instead.
+/// a decorator or a dispatcher cancels or drops the task. Cancelling the awaiting task throws `CancellationError`.
 public struct DroppedWorkError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The awaitable method whose work was released: `"runInBackground"` or `"runOnMainActor"`.
     public let method: String

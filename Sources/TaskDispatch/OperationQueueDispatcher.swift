@@ -7,11 +7,9 @@ import Foundation
 /// let dispatcher = try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 2)
 /// ```
 ///
-/// It keeps the ``TaskDispatcher`` contract. Delayed foreground tasks wait in the dispatcher's own list, in deadline
-/// and then dispatch order; background tasks run with their priority as quality of service. Cancelling cancels the
-/// operation and releases its closure at once, though a cancelled operation waiting for a free slot stays in
-/// ``backgroundOperationCount`` until the queue finishes it unrun. The background queue is not exposed, so nothing
-/// bypasses ``maxConcurrentBackgroundTasks``. See the article "Production dispatchers".
+/// It keeps the ``TaskDispatcher`` contract; background tasks run with their priority as quality of service, and
+/// cancelling releases the closure at once. The background queue is not exposed, so nothing bypasses
+/// ``maxConcurrentBackgroundTasks``. See the article "Production dispatchers".
 public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int
@@ -148,12 +146,8 @@ public enum DispatcherConfigurationError: Error, Sendable, Hashable, CustomStrin
 }
 
 /// An operation that runs one dispatched task unless it was cancelled first: work, state and operation in one
-/// object, which is also the handle's canceller. ``LockedTaskOperation`` is the same without `Atomic` (two
-/// classes, not one generic class, so creating one needs no generic metadata).
-///
-/// `@unchecked Sendable`: `state` and `tracker` are immutable and thread-safe; `work` is written by the dispatching
-/// thread before the operation reaches a queue, then only by the winner of the state exchange (see
-/// ``ProductionTaskLifecycle``, which also says how long a task counts in the tracker).
+/// object, the handle's canceller; `@unchecked Sendable` as ``AtomicProductionTask`` is. ``LockedTaskOperation`` is
+/// the same without `Atomic`.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()

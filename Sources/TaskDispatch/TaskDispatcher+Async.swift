@@ -67,11 +67,9 @@ extension TaskDispatcher {
     /// Dispatches the task that `makeTask` builds, whose closure finishes `awaited`, and suspends until `awaited`
     /// is finished or cancelled.
     ///
-    /// The task is built inside the dispatch, so only the dispatcher holds its closure while the caller waits:
-    /// a closure the dispatcher releases unrun ends the await (see ``AwaitedWork``). The call, with a tracked task's
-    /// `wait`, is bound in `TaskTracking.dispatchingCall` around the call to ``dispatch(_:)``, and the task carries the
-    /// call's identity: a test dispatcher matches the two, through any decorator that forwards the task, or a copy
-    /// of it, inside the call or from a `Task` that inherits it.
+    /// Only the dispatcher holds the closure, so one it releases unrun ends the await (``AwaitedWork``). The call is
+    /// bound in `TaskTracking.dispatchingCall` around ``dispatch(_:)`` and the task carries its identity, so a test
+    /// dispatcher matches the two through a forwarding decorator (see `Docs/Design.md`, "Settling").
     func awaitResult<Value: Sendable>(
         through awaited: AwaitedDispatch<Value>,
         binding wait: (any TaskTrackingWait)?,

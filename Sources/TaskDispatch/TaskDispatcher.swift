@@ -27,9 +27,7 @@ public protocol TaskDispatcher: Sendable {
     /// The clock on which this dispatcher measures delays: sleep on it instead of calling `Task.sleep`, and a test's
     /// `ManualDispatcher` controls the sleep with the same `advance(by:)` that runs its delayed tasks.
     ///
-    /// The default is `ContinuousClock()`; through `any TaskDispatcher` it reads as `any Clock<Duration>`. A decorator
-    /// forwards it (`base.clock`, or an ``AnyDispatcherClock`` erased once in its initializer), or sleeps through it
-    /// take real time even over a `ManualDispatcher`; see the article "The dispatcher contract".
+    /// The default is `ContinuousClock()`. A decorator forwards it (see the article "The dispatcher contract").
     var clock: DispatcherClock { get }
 
     /// Starts a Swift task that runs `operation`, and returns it; the dispatcher may track it.

@@ -25,9 +25,6 @@ public struct TaskHandle: Sendable {
 
     /// Cancels the task if it has not started.
     ///
-    /// A cancelled task never runs. Cancelling a task that is running, finished or already cancelled does
-    /// nothing.
-    ///
     /// - Returns: `true` if this call stopped the task from running; `false` if it had already started,
     ///   finished, or been cancelled.
     @discardableResult

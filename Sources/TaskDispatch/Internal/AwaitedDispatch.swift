@@ -152,12 +152,9 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
 
 /// The closure of one awaitable dispatch, as its dispatcher holds it: the caller's work and the await it ends.
 ///
-/// The dispatched closure captures this object and nothing else, so this object is the closure's whole context
-/// (no allocation more than a closure capturing the work and the await), and only the dispatcher holds it: the
-/// awaiting task keeps the ``AwaitedDispatch``, not this. When the dispatcher releases the closure without running
-/// it (a decorator that cancels or drops the task, an `Operation` cancelled behind the dispatcher's back), `deinit`
-/// ends the await with ``DroppedWorkError`` instead of leaving the awaiting task suspended for ever. After a run,
-/// or a cancel that ended the await, `deinit` finds the await ended and does nothing.
+/// The closure's whole context, held only by the dispatcher. When the dispatcher releases the closure without
+/// running it (a decorator that cancels or drops the task), `deinit` ends the await with ``DroppedWorkError``
+/// instead of leaving it suspended for ever; after a run or a cancel it finds the await ended.
 package final class AwaitedWork<Value: Sendable, Body: Sendable>: Sendable {
     private let awaited: AwaitedDispatch<Value>
     /// The caller's work: `@Sendable () throws -> Value`, or `@MainActor` for a foreground task.

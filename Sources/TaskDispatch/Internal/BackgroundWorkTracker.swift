@@ -1,25 +1,16 @@
 import Dispatch
 import Synchronization
 
-/// Counts the background tasks a production dispatcher accepted that have neither finished nor been
-/// cancelled, and wakes whoever waits for that count to reach zero.
+/// Counts the background tasks a production dispatcher accepted that have neither finished nor been cancelled
+/// (from acceptance until the work returns or the cancel succeeds), and wakes whoever waits for zero. One atomic add
+/// and subtract per task (``OutstandingWorkCounter``); the waiters' lock is taken only by waiters, and by a task that
+/// brings the count to zero while someone waits.
 ///
-/// A task counts from the moment it is accepted until its work returns or its cancel succeeds, so a
-/// cancelled delayed task stops counting at once, not at its deadline. The count is one atomic add and one
-/// atomic subtract per task (``OutstandingWorkCounter``); the lock that guards the list of waiters is taken
-/// only by waiters, and by a task that brings the count to zero while someone waits.
-///
-/// Tasks refer to their tracker without retaining it (`unowned(unsafe)`), which saves two contended
-/// reference-count operations per task. Instead the tracker keeps itself alive while any task counts: the
-/// task that raises the count from zero retains it, and the task that brings the count back to zero releases
-/// it, after its last use of the tracker. That is sound because a count is raised only by a dispatch, whose
-/// caller holds the dispatcher and with it the tracker, and only in the task's initializer, before the task
-/// can run or be cancelled; so every task that reads its tracker is counted, and a counted task keeps the
-/// count above zero, so the retain taken when it last left zero is still held.
-///
-/// Waking is conservative: a waiter is woken only while the count is zero, never while work it may be
-/// waiting for is outstanding. If new work arrives between the count reaching zero and the wake-up, the
-/// waiter waits for the next time the count reaches zero (or its timeout).
+/// Tasks hold their tracker `unowned(unsafe)` (two contended reference-count operations fewer per task); the tracker
+/// keeps itself alive while the count is above zero (retained by the task that raises it from zero, released by the
+/// one that brings it back). Sound because only a dispatch raises the count, in the task's initializer, while its
+/// caller holds the dispatcher and so the tracker. A waiter is woken only while the count is zero; work that arrives
+/// before the wake-up makes it wait for the next zero (or its timeout).
 final class BackgroundWorkTracker: Sendable {
     private enum Waiter {
         case thread(DispatchSemaphore)
@@ -165,12 +156,10 @@ final class BackgroundWorkTracker: Sendable {
     }
 }
 
-/// The count of outstanding background tasks and a "someone waits" flag, in one word.
-///
-/// A waiter sets the flag and reads the count in one atomic step; a finishing task lowers the count and reads
-/// the flag in one atomic step. Both are read-modify-writes of the same word, so one of them comes first: if
-/// the waiter's, the task sees the flag and wakes the list; if the task's, the waiter sees the count at zero
-/// and does not wait. The flag is cleared only under the waiters' lock, when the list is empty.
+/// The count of outstanding background tasks and a "someone waits" flag, in one word: a waiter sets the flag and
+/// reads the count in one read-modify-write, a finishing task lowers the count and reads the flag in another, so
+/// either the task sees the flag and wakes the list, or the waiter sees zero and does not wait. The flag is cleared
+/// only under the waiters' lock, when the list is empty.
 protocol OutstandingWorkCounter: AnyObject, Sendable {
     /// Raises the count by one; returns whether it was zero.
     func incrementLeavingZero() -> Bool

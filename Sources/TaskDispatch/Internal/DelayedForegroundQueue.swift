@@ -3,13 +3,9 @@ import Dispatch
 /// The delayed foreground tasks of one production dispatcher, run on the main queue in the order of their
 /// deadlines, and in dispatch order among equal deadlines.
 ///
-/// Dispatch's timers promise no order between timers, and an `OperationQueue` promises none between
-/// operations added from different threads, so neither alone keeps the contract's order for delayed
-/// foreground tasks. This queue does: each task goes into a heap ordered by (deadline, sequence number), and
-/// each dispatch also schedules one wake-up on the main queue at its deadline. A wake-up runs, in heap order,
-/// every task whose deadline has passed, so a task never runs before its deadline, runs at the latest when
-/// its own wake-up comes, and never before a task that is due earlier or was dispatched earlier with the same
-/// deadline.
+/// Neither Dispatch's timers nor `OperationQueue` promise that order, so each task goes into a heap ordered by
+/// (deadline, sequence number), and each dispatch schedules one wake-up on the main queue at its deadline that runs,
+/// in heap order, every task whose deadline has passed.
 ///
 /// - Complexity: O(log n) a task, for n delayed foreground tasks pending in this dispatcher.
 final class DelayedForegroundQueue: Sendable {

@@ -14,9 +14,8 @@ extension Duration {
 }
 
 extension DispatchedTask {
-    /// Whether the task never runs: it is delayed ``Duration/realTimeForever`` or more, whose deadline is
-    /// `distantFuture`. A production dispatcher does not count it as outstanding background work, which a shutdown
-    /// wait would wait for for ever. Only a delayed task's delay is compared, off the immediate dispatch path.
+    /// Whether the task never runs (delayed ``Duration/realTimeForever`` or more): a production dispatcher does not
+    /// count it as outstanding, or a shutdown wait would wait for ever.
     var neverRuns: Bool {
         self.isDelayed && self.delay >= .realTimeForever
     }

@@ -1,7 +1,5 @@
-// Every public API of the package takes any `Duration`, up to the largest one (about 1.7 × 10^20 s). The
-// standard library traps on some of them: `components` when the seconds pass `Int64.max`, `+` and `-` when
-// the sum passes the 128-bit range, and `Int(_:)` on a 32-bit watch when nanoseconds pass 2.1 s. So each
-// conversion the package makes goes through one of these helpers, which saturate instead.
+// The public API takes any `Duration`; the standard library traps on some (`components` past `Int64.max` seconds,
+// `+`/`-` past 128 bits, `Int(_:)` past 2.1 s of nanoseconds on a 32-bit watch), so every conversion saturates here.
 
 extension Duration {
     /// The largest duration the type can hold: about 1.7 × 10^20 seconds.

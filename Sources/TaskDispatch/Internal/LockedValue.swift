@@ -65,11 +65,9 @@ extension ManagedBuffer where Element == LockPrimitive {
 
 /// A value guarded by a platform lock stored in the same allocation.
 ///
-/// Invariant that makes the `@unchecked Sendable` sound: the value (the buffer's header) is read or written
-/// only inside ``withLock(_:)``, which holds the lock for the whole access, so no two threads touch it at
-/// once; the lock is initialized in ``init(_:)`` before the box is shared and destroyed in `deinit`, when no
-/// other reference exists. `Value` must be `Sendable` because `withLock` hands it to whichever thread calls.
-/// (`ManagedBuffer` itself is not `Sendable`, so the box is a struct around it, as in swift-nio.)
+/// `@unchecked Sendable`: the value (the buffer's header) is touched only inside ``withLock(_:)``; the lock is set
+/// up before the box is shared and destroyed in `deinit`, when no other reference exists. (`ManagedBuffer` is not
+/// `Sendable`, so the box is a struct around it, as in swift-nio.)
 package struct LockedValue<Value: Sendable>: @unchecked Sendable {
     private final class Storage: ManagedBuffer<Value, LockPrimitive> {
         deinit {

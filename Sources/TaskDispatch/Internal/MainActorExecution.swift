@@ -4,10 +4,8 @@ import Dispatch
 package enum MainActorExecution {
     /// Runs `work`, which must be called on the main queue, without asking the runtime to check that.
     ///
-    /// The production dispatchers call it only from blocks they put on the main queue (directly or through
-    /// `OperationQueue.main`), where the caller is on the main actor by construction. The runtime check that
-    /// `MainActor.assumeIsolated` makes costs as much as the rest of a foreground dispatch on Linux, so it
-    /// runs in debug builds only, where the tests exercise it.
+    /// Called only from blocks on the main queue (directly or through `OperationQueue.main`), so the caller is on
+    /// the main actor by construction; `MainActor.assumeIsolated`'s check runs in debug builds only.
     @inline(__always)
     package static func runOnMainQueue(_ work: @escaping @MainActor @Sendable () -> Void) {
         #if DEBUG

@@ -5,10 +5,8 @@
 /// What the task objects of both production dispatchers share: the work, the state that decides between
 /// running and cancelling, and the tracker of outstanding background work.
 ///
-/// A task leaves ``TaskState/pending`` by one compare-and-exchange, so exactly one of "run" and "cancel" wins
-/// and the task runs completely or not at all. The winner owns ``work`` from then on (the loser never touches
-/// it) and clears it, so a cancelled or finished task no longer keeps its closure's captures alive, and it
-/// settles the task's count in ``tracker``: at once when cancelling, after the work when running.
+/// One compare-and-exchange out of ``TaskState/pending`` decides which of "run" and "cancel" wins; the winner owns
+/// ``work`` and clears it (releasing the captures), and settles the task's count in ``tracker``.
 protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?)
@@ -68,12 +66,8 @@ extension ProductionTaskLifecycle {
 }
 
 #if canImport(CDispatch)
-    /// Submitting a task with Dispatch's function entry point, `dispatch_async_f`, where the C API is visible
-    /// (Linux: `CDispatch`, the module the `Dispatch` overlay is built on).
-    ///
-    /// The queue holds a retained reference to the task as the function's context, so Dispatch allocates no
-    /// block: a dispatch allocates the task object and nothing else of its own (Dispatch's continuation
-    /// comes from a per-thread cache). Elsewhere the dispatcher hands Dispatch a block that captures the task.
+    /// Submitting a task with `dispatch_async_f` where the C API is visible (Linux: `CDispatch`): the queue holds the
+    /// retained task as the function's context, so Dispatch allocates no block. Elsewhere a block captures the task.
     protocol FunctionSubmittable: ProductionTaskLifecycle {
         /// Takes the retained task out of `context` and runs it; the function handed to `dispatch_async_f`.
         static var runRetained: @convention(c) (UnsafeMutableRawPointer?) -> Void { get }
@@ -88,18 +82,13 @@ extension ProductionTaskLifecycle {
     }
 #endif
 
-/// One task accepted by ``QueueDispatcher``: its work and its state in one object, which is also the
-/// handle's canceller and the only thing the Dispatch block captures, so a dispatch allocates this object
-/// and Dispatch's block, nothing more.
+/// One task accepted by ``QueueDispatcher``: work and state in one object, which is also the handle's canceller and
+/// the only capture of the Dispatch block. ``LockedProductionTask`` is the same without `Synchronization.Atomic`
+/// (two concrete classes, not one generic one, so a task needs no generic metadata).
 ///
-/// The state is a `Synchronization.Atomic`; ``LockedProductionTask`` is the same for systems without it. The
-/// two are separate concrete classes, not one generic class, so that allocating and destroying a task needs
-/// no generic metadata and no unspecialized value witnesses.
-///
-/// `@unchecked Sendable` is sound: `state` and `tracker` are immutable and themselves thread-safe (`tracker` is
-/// read only while this task counts in it, which keeps it alive); `work` is
-/// written by the dispatching thread before the task is published (to a queue, through Dispatch), and after
-/// that only by the single winner of the state exchange (see ``ProductionTaskLifecycle``).
+/// `@unchecked Sendable`: `state` and `tracker` are immutable and thread-safe (`tracker` is read only while this
+/// task counts in it); `work` is written by the dispatching thread before the task is published, then only by the
+/// winner of the state exchange (see ``ProductionTaskLifecycle``).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()

@@ -36,8 +36,7 @@ struct AtomicTaskStateCell: ~Copyable, Sendable {
     }
 }
 
-/// ``AtomicTaskStateCell`` behind the package's lock, for systems without `Synchronization.Atomic` (before
-/// macOS 15 / iOS 18). It costs a second allocation per task (the lock and the state share one).
+/// ``AtomicTaskStateCell`` behind the package's lock, before macOS 15 / iOS 18 (a second allocation per task).
 struct LockedTaskStateCell: Sendable {
     private let state = LockedValue(TaskState.pending)
 

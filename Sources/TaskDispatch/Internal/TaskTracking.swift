@@ -1,12 +1,8 @@
-/// The one seam between TaskDispatch and a dispatcher that tracks tasks (`ManualDispatcher.startTask`): through it
-/// a tracked task finds its dispatcher (``scope``) and reports a wait beginning (``wait(on:)``, or ``value(of:)``)
-/// and ending (``TaskTrackingWait/end(cancelled:)``), and an awaitable dispatch names itself, for the duration of its
-/// one `dispatch(_:)` call, to the dispatcher that accepts its task (``dispatchingCall``).
-///
-/// Everything else belongs to that dispatcher, in `TaskDispatchTesting`: whether a wait is recorded, which task is
-/// the call's (a decorator may forward it, copy it or rebuild it), and how an await from outside the tracked tasks is
-/// bounded. Production code never binds a scope: a production dispatcher pays one task-local lookup and one binding
-/// per awaitable dispatch, and one task-local lookup per task a decorator builds through the public initializer.
+/// The one seam between TaskDispatch and a dispatcher that tracks tasks (`ManualDispatcher.startTask`): a tracked
+/// task finds its dispatcher (``scope``) and reports a wait beginning (``wait(on:)``, ``value(of:)``) and ending
+/// (``TaskTrackingWait/end(cancelled:)``); an awaitable dispatch names itself during its one `dispatch(_:)` call
+/// (``dispatchingCall``). The rest is the dispatcher's (see `Docs/Design.md`, "Settling"). Production pays one
+/// task-local lookup and binding per awaitable dispatch.
 package enum TaskTracking {
     /// The tracked task the current code runs in, if any; child tasks and `Task {}` inherit it.
     @TaskLocal package static var scope: (any TaskTrackingScope)?
@@ -59,9 +55,8 @@ package struct AwaitableCall: Sendable {
     /// inherits the call) is not the call's.
     package let task: UInt
 
-    /// The call's identity in the tasks it awaits (``DispatchedTask/awaitIdentity``): 48 bits of the address of its
-    /// ``awaiter``, which the call keeps alive while it lasts and every task that inherits the call keeps alive too,
-    /// so no other call in progress has it; never `0`.
+    /// The call's identity in the tasks it awaits (``DispatchedTask/awaitIdentity``): 48 bits of its ``awaiter``'s
+    /// address, unique among the calls in progress (the call keeps the awaiter alive); never `0`.
     package var identity: UInt64 {
         UInt64(UInt(bitPattern: ObjectIdentifier(self.awaiter)) >> 4) & 0xFFFF_FFFF_FFFF
     }
@@ -85,24 +80,20 @@ package protocol TaskTrackingWait: AnyObject, Sendable {
     func end(cancelled: Bool)
 }
 
-/// An awaitable dispatch, as a test dispatcher that bounds it sees it (``AwaitableCall/awaiter``).
-///
-/// When the awaiting code is not one of the dispatcher's own tracked tasks, no drain of that dispatcher waits for
-/// it, and no step of the test may ever come if the test itself is the caller: a test dispatcher bounds the await
-/// in real time, cancels the awaited task if it has not started by then, and ends the await with ``fail(with:releasing:)``.
+/// An awaitable dispatch, as a test dispatcher that bounds it sees it (``AwaitableCall/awaiter``): an await from
+/// outside its tracked tasks is bounded in real time, its task cancelled if not started, and the await ended with
+/// ``fail(with:releasing:)``.
 package protocol TaskAwaiter: AnyObject, Sendable {
     /// Ends the await with `error`, releasing `work`, the awaited task's closure, once the await can no longer end
     /// otherwise. Call it only after cancelling the awaited task succeeded, so that the closure, which would end
     /// the await too, never runs.
     func fail(with error: any Error, releasing work: consuming DispatchedTask.Work)
 
-    /// The dispatcher accepted the awaited task, which `handle` cancels: called inside the critical section that
-    /// accepts it, so that a cancellation of the awaiting task from then on cancels the task at once, however soon
-    /// the dispatcher may run it (a test dispatcher may see the awaiting task as waiting from that section on).
+    /// The dispatcher accepted the awaited task, which `handle` cancels: called inside the accepting critical
+    /// section, so a cancellation of the awaiting task from then on cancels the task at once.
     ///
-    /// - Returns: Whether the await goes on: `false` when the awaiting task was cancelled before this call, so that
-    ///   the await cancels the task and ends once the dispatch returns, and no dispatcher may count the awaiting task
-    ///   as waiting meanwhile.
+    /// - Returns: Whether the await goes on: `false` when the awaiting task was cancelled first (the await then
+    ///   cancels the task once the dispatch returns, and the awaiting task must not count as waiting).
     func accepted(_ handle: TaskHandle) -> Bool
 
     /// Whether the await may still be ended with ``fail(with:releasing:)``: it has not ended, and no failure has been
