@@ -1,33 +1,14 @@
-/// Auto-advance's rule for when the clock may move: while the test waits, never behind its back.
+/// Auto-advance's rule for when the clock may move: while the test waits, never behind its back (kotlinx's
+/// `runTest` rule, as far as the dispatcher can see the test).
 ///
-/// In ``ManualDispatcher/Mode/autoAdvance`` the clock jumps when nothing is due and every tracked task has settled.
-/// Tracked tasks run on their own executors, concurrently with the test: were a task's sleep allowed to jump the
-/// clock as soon as it settled, the clock could move while the test was still between two lines, say before it
-/// started a second task, which would then start late and wake at the wrong time (seen in CI: a task meant to wake
-/// at 2 s woke at 3 s). kotlinx's `runTest` moves virtual time only while the test body is suspended; this is the
-/// same rule, as far as the dispatcher can see the test:
-///
-/// - **While the test waits in `value(of:)`**, any jump is made: for a tracked task (a registered waiter, which
-///   the task's end removes in the critical section that records it, so the clock does not run on while the test
-///   resumes), or for a plain task (``untrackedValueWaits``, which ends when the call returns).
-/// - **A dispatch from outside the tracked tasks** (the test, or code it calls: a dispatch, its own sleep on the
-///   clock, an awaited dispatch) lets the clock move while that task is pending, whenever everything has settled
-///   (``allowances``), which reaches no further than it: a delayed dispatch from the test runs at once, with the delayed work that work
-///   dispatches in turn (work a drain runs counts as the test's), and the test's own sleep wakes at its time. A
-///   dispatch due at once moves nothing; a cancelled one allows nothing more. A switch to auto-advance lets it
-///   reach every task pending then.
+/// - **While the test waits in `value(of:)`**, any jump is made (a tracked task's waiter, or ``untrackedValueWaits``).
+/// - **A dispatch from outside the tracked tasks** lets the clock move, once everything has settled, as far as that
+///   task while it is pending (``allowances``); a switch to auto-advance lets it reach every task pending then.
 /// - **A tracked task**, settling on its own thread, moves the clock only while the test waits.
 ///
-/// The async drains move the clock themselves, up to their target. The dispatcher tells the test from a tracked
-/// task by the tracked-task task-local, so code it does not track (a plain `Task`, a callback) counts as the test's.
-///
-/// The dispatcher cannot see every await of the test: one of `task.value` on a tracked task, of code that awaits one
-/// itself, of an XCTest expectation, or a SwiftUI preview that awaits nothing at all, would wait for the hold for
-/// good. So a hold lasts at most the dispatcher's wait limit, the one bound on every real-time wait of the
-/// dispatcher's (a shorter fixed grace was tried: under load on two cores, the test's own gap between two lines
-/// outlasted half a second, and the races came back). Then the clock moves, a note on standard error says why and
-/// what to await instead, and from then on jumps no longer wait for the test (the behaviour before this rule). A
-/// preview, which awaits nothing, creates its dispatcher with a wait limit of zero, which holds nothing.
+/// The test is told from a tracked task by the tracked-task task-local. An await the dispatcher cannot see
+/// (`task.value`, an XCTest expectation, a preview) would wait for good, so a hold lasts at most the wait limit;
+/// then the clock moves, with a note on standard error. Why, and what was tried: `Docs/Design.md`, "Modes".
 struct ClockHold: Sendable {
     /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance):
     /// while one is pending, the clock may move. Each is a pending delayed task, so the next jump (to the earliest

@@ -2,20 +2,12 @@ import Dispatch
 import TaskDispatch
 
 /// Everything a ``ManualDispatcher`` knows, as one single-threaded value: the due queues, the delay heap, the
-/// virtual clock, the order and its generator, the history, cancellation and the claim on running.
+/// virtual clock, the order and its generator, the history, the tracked tasks, the waiters and the claim on running.
 ///
-/// `ManualDispatcher` is a lock around one of these: it locks, calls one operation, unlocks, and runs the
-/// closure the operation handed out. The operations are ``accept(_:)`` and ``accept(_:dueAt:)``, ``cancel(_:)``,
-/// ``claim(_:thread:blocksMainActor:)`` and ``release()``, ``next(in:jumpingClockTo:before:)``, ``moveClock(to:)``,
-/// ``markCurrent()``, ``hasRunnableTask(jumpingClockTo:)``, ``failure(_:)`` and ``snapshot(recentRuns:)``; the
-/// engine's own tests drive them directly, with no threads.
-///
-/// Invariants between operations:
-/// - Every task in ``delayed`` is due after ``now``; every task in a due queue is due at or before it. Moving the
-///   clock moves the tasks it reaches into the due queues, in key order, so each due queue stays in key order.
-/// - A cancelled task may stay referenced from a queue or the heap (it is skipped when it comes up);
-///   ``staleEntries`` counts those references, and the queues are compacted once they outnumber the pending
-///   tasks, so memory follows the pending work.
+/// ``Storage`` locks around one of these: each event is one mutating call that returns an ``Action`` to perform
+/// outside the lock (`Schedule+Handling.swift`, `Schedule+Events.swift`); the engine's own tests drive it with no
+/// threads. Its invariants (delayed tasks due after ``now``, due queues in key order, ``staleEntries`` counting the
+/// cancelled references that compaction drops) are checked in `Schedule+Invariants.swift`.
 struct Schedule: Sendable {
     /// Which due tasks a step may choose from.
     enum Scope: Sendable {
