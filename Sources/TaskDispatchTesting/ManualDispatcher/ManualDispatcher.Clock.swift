@@ -43,9 +43,8 @@ extension ManualDispatcher {
             guard due > self.dispatcher.now.nanosecondsSaturated else {
                 // Noted, so that a loop of such sleeps, which never settles, is named for what it does.
                 if let sleeper {
-                    let deadline = formatTime(due)
-                    let cancelled = Task.isCancelled
-                    sleeper.storage.send(.sleptWithoutSuspending(sleeper.id, until: deadline, cancelled: cancelled))
+                    sleeper.storage.send(
+                        .sleptWithoutSuspending(sleeper.id, until: formatTime(due), cancelled: Task.isCancelled))
                 }
                 try Task.checkCancellation()
                 return
