@@ -21,7 +21,6 @@ extension ManualDispatcher {
         var deadline = limit.dispatchDeadline
         let first = try await self.storage.claimRun(
             method, waiter: id, until: deadline, limit: limit, reporting: .seenByAnEarlierDrain, target: target)
-        let startTime = first.startTime
         // However the call ends, the errors tracked tasks threw until then are the next call's to report.
         defer { self.storage.send(.drainEnded) }
         let bound = first.bound(runawayLimit: self.runawayLimit)
@@ -29,7 +28,7 @@ extension ManualDispatcher {
         run.movesClock = movesClockToTarget
         run.start = first
         run.isClaimed = true
-        var limitStartedAt = startTime  // the clock's time when the limit began
+        var limitStartedAt = first.startTime  // the clock's time when the limit began
         while true {
             if !run.isClaimed {
                 try await self.storage.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: .none)
@@ -62,7 +61,7 @@ extension ManualDispatcher {
                 return schedule.failure(
                     .tasksNotSettled(
                         method: method, limit: limit, tasks: unsettled,
-                        since: limitStartedAt == startTime ? nil : limitStartedAt))
+                        since: limitStartedAt == first.startTime ? nil : limitStartedAt))
             }
             if let failure { throw ManualDispatcherError(failure) }
         }

@@ -79,10 +79,8 @@ public final class ManualDispatcher: TaskDispatcher {
     ) {
         self.waitLimit = waitLimit
         self.runawayLimit = Swift.max(1, runawayLimit)
-        self.storage = Storage(
-            Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit),
-            waitLimit: waitLimit
-        )
+        let schedule = Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
+        self.storage = Storage(schedule, waitLimit: waitLimit)
         let createdAt = CallSite(fileID: fileID, line: line)
         self.registration = ManualDispatcherRegistry.current.map { .init(createdAt: createdAt, registry: $0) }
         self.registration?.attach(self)

@@ -98,9 +98,7 @@ public final class ManualDispatcherRegistry: Sendable {
     ///
     /// - Throws: ``IdleFailure`` for the first dispatcher, in creation order, that holds work.
     public func verifyIdle() throws(IdleFailure) {
-        if let failure = self.idleFailures().first {
-            throw failure
-        }
+        if let failure = self.idleFailures().first { throw failure }
     }
 
     /// Records what happened to a registered dispatcher.
