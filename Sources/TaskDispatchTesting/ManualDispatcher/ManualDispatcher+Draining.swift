@@ -29,11 +29,7 @@ extension ManualDispatcher {
     /// - Complexity: O(k) for k immediate tasks, O(k log n) when they are delayed.
     @discardableResult
     public func runUntilIdle() throws(ManualDispatcherError) -> Int {
-        var run = Run("runUntilIdle()", .drain)
-        run.requiresSettled = true
-        run.holdsClock = MainActorExecution.isOnMainActor
-        try self.storage.run(&run)
-        return run.ran
+        try self.drain("runUntilIdle()", requiresSettled: true)
     }
 
     /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, in
@@ -51,7 +47,7 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
         let nanoseconds = duration.nanosecondsRoundedDown
-        return try self.advance(method: "advance(by: \(formatDuration(duration)))") { now in
+        return try self.drain("advance(by: \(formatDuration(duration)))", movesClock: true) { now in
             Self.time(now, movedBy: nanoseconds)
         }
     }
@@ -66,15 +62,19 @@ extension ManualDispatcher {
     @discardableResult
     public func advance(to time: Duration) throws(ManualDispatcherError) -> Int {
         let nanoseconds = time.nanosecondsRoundedDown
-        return try self.advance(method: "advance(to: \(formatDuration(time)))") { _ in nanoseconds }
+        return try self.drain("advance(to: \(formatDuration(time)))", movesClock: true) { _ in nanoseconds }
     }
 
-    private func advance(
-        method: String,
-        target: (_ now: Int64) -> Int64
+    /// Runs the synchronous drain `method` to its end, holding the clock on the main actor (see ``advance(by:)``).
+    private func drain(
+        _ method: String,
+        requiresSettled: Bool = false,
+        movesClock: Bool = false,
+        target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime }
     ) throws(ManualDispatcherError) -> Int {
         var run = Run(method, .drain)
-        run.movesClock = true
+        run.requiresSettled = requiresSettled
+        run.movesClock = movesClock
         run.holdsClock = MainActorExecution.isOnMainActor
         try self.storage.run(&run, target: target)
         return run.ran
@@ -96,22 +96,10 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(untilTaskLabeled label: String) throws(ManualDispatcherError) -> TaskRun {
-        var run = Run("run(untilTaskLabeled: \"\(label)\")", .drain)
-        run.pauses = true
-        run.holdsClock = MainActorExecution.isOnMainActor
-        var paused = try self.storage.run(&run)
-        while paused {
-            if let found = run.last, found.task.label == label {
-                self.storage.endRun()
-                return TaskRun(found, callSites: self.storage.callSites)
-            }
-            paused = try self.storage.resume(&run)
-        }
-        throw ManualDispatcherError(
-            self.storage.failure {
-                $0.failure(
-                    .labelNotFound(method: run.method, label: label, ran: run.ran, unsettled: $0.tracked.unsettled))
-            }.unsafelyUnwrapped)  // always a failure
+        let run = try self.runPausing(
+            "run(untilTaskLabeled: \"\(label)\")", until: { $0?.task.label == label },
+            notFound: { .labelNotFound(method: $0.method, label: label, ran: $0.ran, unsettled: $1) })
+        return TaskRun(run.last.unsafelyUnwrapped, callSites: self.storage.callSites)  // it stopped at the label
     }
 
     /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.
@@ -126,28 +114,33 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(until condition: () -> Bool) throws(ManualDispatcherError) -> Int {
-        var run = Run("run(until:)", .drain)
+        try self.runPausing(
+            "run(until:)", until: { _ in condition() },
+            notFound: { .conditionNotMet(method: $0.method, ran: $0.ran, unsettled: $1) }
+        ).ran
+    }
+
+    /// Runs tasks as ``runUntilIdle()`` does until `stop`, given the last task run, holds: checked under the claim,
+    /// before the first task and after each one, so a run that `stop` makes is refused the same way each time. When
+    /// the tasks run out first, throws the misuse `notFound` makes from the run and the unsettled tasks.
+    private func runPausing(
+        _ method: String,
+        until stop: (_ last: RunRecord?) -> Bool,
+        notFound: (Run, [TrackedTasks.UnsettledTask]) -> Failure.Misuse
+    ) throws(ManualDispatcherError) -> Run {
+        var run = Run(method, .drain)
         run.pauses = true
         run.holdsClock = MainActorExecution.isOnMainActor
-        // Checked under the claim, before the first task and after each one: a run the condition makes is refused
-        // the same way each time.
         var paused = try self.storage.run(&run)
-        var satisfied = false
         while paused {
-            satisfied = condition()
-            if satisfied {
+            if stop(run.last) {
                 self.storage.endRun()
-                return run.ran
+                return run
             }
             paused = try self.storage.resume(&run)
         }
-        guard satisfied else {
-            throw ManualDispatcherError(
-                self.storage.failure {
-                    $0.failure(.conditionNotMet(method: run.method, ran: run.ran, unsettled: $0.tracked.unsettled))
-                }.unsafelyUnwrapped)
-        }
-        return run.ran
+        throw ManualDispatcherError(
+            self.storage.failure { $0.failure(notFound(run, $0.tracked.unsettled)) }.unsafelyUnwrapped)
     }
 
     // MARK: - Async drains, which wait for tracked tasks to settle
@@ -166,9 +159,7 @@ extension ManualDispatcher {
     ///   `CancellationError` when the calling task is cancelled while it waits.
     @discardableResult
     nonisolated(nonsending) public func runUntilIdle(waitingUpTo limit: Duration? = nil) async throws -> Int {
-        try await self.settle(method: self.method("runUntilIdle", limit: limit), limit: limit, movesClock: false) { _ in
-            TaskKey.latestTime
-        }
+        try await self.settle("runUntilIdle", limit: limit, movesClock: false) { _ in TaskKey.latestTime }
     }
 
     /// Moves the virtual clock forward by `duration`, running the tasks that fall due and waiting for the tracked
@@ -189,9 +180,8 @@ extension ManualDispatcher {
         -> Int
     {
         let nanoseconds = duration.nanosecondsRoundedDown
-        let method = self.method("advance", argument: "by: \(formatDuration(duration))", limit: limit)
-        return try await self.settle(method: method, limit: limit, movesClock: true) { now in
-            Self.time(now, movedBy: nanoseconds)
+        return try await self.settle("advance", "by: \(formatDuration(duration))", limit: limit, movesClock: true) {
+            Self.time($0, movedBy: nanoseconds)
         }
     }
 
@@ -208,8 +198,9 @@ extension ManualDispatcher {
         -> Int
     {
         let nanoseconds = time.nanosecondsRoundedDown
-        let method = self.method("advance", argument: "to: \(formatDuration(time))", limit: limit)
-        return try await self.settle(method: method, limit: limit, movesClock: true) { _ in nanoseconds }
+        return try await self.settle("advance", "to: \(formatDuration(time))", limit: limit, movesClock: true) { _ in
+            nanoseconds
+        }
     }
 
     /// Runs what is due now and waits for the tracked tasks to settle, without moving the clock: lets async code
@@ -220,15 +211,13 @@ extension ManualDispatcher {
     /// - Throws: What ``runUntilIdle(waitingUpTo:)`` throws.
     @discardableResult
     nonisolated(nonsending) public func settle(waitingUpTo limit: Duration? = nil) async throws -> Int {
-        try await self.settle(method: self.method("settle", limit: limit), limit: limit, movesClock: true) { $0 }
+        try await self.settle("settle", limit: limit, movesClock: true) { $0 }
     }
 
     /// `runUntilIdle()`, or `advance(by: 1 s, waitingUpTo: 200 ms)` when the call set its own limit: how messages
     /// name the call.
     func method(_ name: String, argument: String? = nil, limit: Duration?) -> String {
-        let arguments = [argument, limit.map { "waitingUpTo: \(formatDuration($0))" }].compactMap {
-            $0
-        }
+        let arguments = [argument, limit.map { "waitingUpTo: \(formatDuration($0))" }].compactMap { $0 }
         return "\(name)(\(arguments.joined(separator: ", ")))"
     }
 

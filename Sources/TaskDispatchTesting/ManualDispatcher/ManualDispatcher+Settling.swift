@@ -9,17 +9,18 @@ extension ManualDispatcher {
     /// The waits of one call share one limit of real time, which starts again only when the clock moves: at each time
     /// the clock shows, the call waits at most `limit` in all, however many tasks run in between.
     nonisolated(nonsending) func settle(
-        method: String,
+        _ name: String,
+        _ argument: String? = nil,
         limit: Duration?,
         movesClock movesClockToTarget: Bool,
         target: (_ now: Int64) -> Int64
     ) async throws -> Int {
+        let method = self.method(name, argument: argument, limit: limit)
         let limit = limit ?? self.waitLimit
         let id = self.storage.makeWaiterID()
-        var deadline = Self.deadline(after: limit)
+        var deadline = limit.dispatchDeadline
         let first = try await self.storage.claimRun(
             method, waiter: id, until: deadline, limit: limit, reporting: .seenByAnEarlierDrain, target: target)
-        let startTime = first.startTime
         // However the call ends, the errors tracked tasks threw until then are the next call's to report.
         defer { self.storage.send(.drainEnded) }
         let bound = first.bound(runawayLimit: self.runawayLimit)
@@ -27,7 +28,7 @@ extension ManualDispatcher {
         run.movesClock = movesClockToTarget
         run.start = first
         run.isClaimed = true
-        var limitStartedAt = startTime  // the clock's time when the limit began
+        var limitStartedAt = first.startTime  // the clock's time when the limit began
         while true {
             if !run.isClaimed {
                 try await self.storage.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: .none)
@@ -37,38 +38,32 @@ extension ManualDispatcher {
             guard try self.storage.resume(&run) else { return run.ran }
             self.storage.endRun()
             run.isClaimed = false
-            let budget = Swift.max(0, bound - run.ran)
-            let onMainActor = MainActorExecution.isOnMainActor
-            let now = self.storage.drainWaits(id, method: method, budget: budget, onMainActor: onMainActor)
+            let now = self.storage.drainWaits(
+                id, method: method, budget: Swift.max(0, bound - run.ran), onMainActor: MainActorExecution.isOnMainActor
+            )
             // The clock moved since the limit began: the tasks settle at a new time, with the whole limit.
             if now != limitStartedAt {
                 limitStartedAt = now
-                deadline = Self.deadline(after: limit)
+                deadline = limit.dispatchDeadline
             }
             let woke = await self.storage.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline)
             // The tasks a tracked task ran for this drain while it waited count against its runaway bound.
             let ranForIt = self.storage.drainResumed(id)
             run.ran += ranForIt
-            // Tasks ran for it: one more pass, which may find the tasks settled, before the limit ends the call.
-            if case .timedOut = woke, ranForIt > 0 { continue }
-            switch woke {
-            case .conditionMet:
-                continue
-            case .cancelled:
-                self.storage.send(.autoAdvanceRetried)
-                throw CancellationError()
-            case .timedOut:
-                self.storage.send(.autoAdvanceRetried)
-                let failure = self.storage.failure { schedule -> Failure? in
-                    let unsettled = schedule.tracked.unsettled
-                    guard !unsettled.isEmpty else { return nil }  // settled as the timer fired
-                    return schedule.failure(
-                        .tasksNotSettled(
-                            method: method, limit: limit, tasks: unsettled,
-                            since: limitStartedAt == startTime ? nil : limitStartedAt))
-                }
-                if let failure { throw ManualDispatcherError(failure) }
+            // Woken, or tasks ran for it: one more pass, which may find the tasks settled before the limit ends the
+            // call.
+            if woke == .conditionMet || (woke == .timedOut && ranForIt > 0) { continue }
+            self.storage.send(.autoAdvanceRetried)
+            guard woke == .timedOut else { throw CancellationError() }
+            let failure = self.storage.failure { schedule -> Failure? in
+                let unsettled = schedule.tracked.unsettled
+                guard !unsettled.isEmpty else { return nil }  // settled as the timer fired
+                return schedule.failure(
+                    .tasksNotSettled(
+                        method: method, limit: limit, tasks: unsettled,
+                        since: limitStartedAt == first.startTime ? nil : limitStartedAt))
             }
+            if let failure { throw ManualDispatcherError(failure) }
         }
     }
 }

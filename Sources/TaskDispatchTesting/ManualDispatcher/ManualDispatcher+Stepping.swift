@@ -98,13 +98,8 @@ extension ManualDispatcher {
         -> TaskRun
     {
         let limit = limit ?? self.waitLimit
-        let scope: Schedule.Scope =
-            switch context {
-            case .foreground?: .foreground
-            case .background?: .background
-            case nil: .any
-            }
-        let deadline = Self.deadline(after: limit)
+        let scope: Schedule.Scope = context.map { $0 == .foreground ? .foreground : .background } ?? .any
+        let deadline = limit.dispatchDeadline
         let id = self.storage.makeWaiterID()
         var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
         while true {
@@ -119,14 +114,9 @@ extension ManualDispatcher {
                 return TaskRun(step.run, callSites: callSites)
             }
             self.storage.endRun()
-            switch await self.storage.suspend(until: .dueTask(context), id: id, deadline: deadline) {
-            case .conditionMet:
-                continue  // claim the run again and take the task, unless another run took it first
-            case .cancelled:
-                throw CancellationError()
-            case .timedOut:
-                throw ManualDispatcherError(
-                    self.storage.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit)))
+            // Woken: claim the run again and take the task, unless another run took it first.
+            try await self.wait(until: .dueTask(context), id: id, deadline: deadline) {
+                self.storage.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
             }
         }
     }
@@ -144,18 +134,12 @@ extension ManualDispatcher {
         limit: Duration
     ) async throws {
         guard self.storage.hasUnsettledCancelledTasks else { return }
-        switch await self.storage.suspend(until: .cancelledTasksSettled, id: id, deadline: deadline) {
-        case .conditionMet:
-            return
-        case .cancelled:
-            throw CancellationError()
-        case .timedOut:
-            let failure = self.storage.failure { schedule in
+        try await self.wait(until: .cancelledTasksSettled, id: id, deadline: deadline) {
+            self.storage.failure { schedule in
                 let tasks = schedule.tracked.unsettledCancelled
                 guard !tasks.isEmpty else { return nil }  // settled as the timer fired
                 return schedule.failure(.tasksNotSettled(method: method, limit: limit, tasks: tasks))
             }
-            if let failure { throw ManualDispatcherError(failure) }
         }
     }
 }

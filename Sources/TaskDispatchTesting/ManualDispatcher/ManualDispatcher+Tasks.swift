@@ -56,40 +56,38 @@ extension ManualDispatcher {
                 try await Self.runTracked(scope, operation, isolation: nil)
             }
         }
+        // When `immediate`, the start is pending: the body runs at once on this thread up to the gate and suspends
+        // there, so the task's first trip through an executor is the one its start sends it on (with `Task { }` it
+        // would run, suspend on the gate, and run again); it is held there until `Task.immediate` has returned, even
+        // if another thread runs the start meanwhile.
+        if onMainActor {
+            // A main-actor operation begins here only when this thread is on the main actor; otherwise it is
+            // enqueued there.
+            if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                return Task.immediate { @MainActor in
+                    try await Self.runTracked(scope, operation, isolation: MainActor.shared)
+                }
+            }
+            // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
+            // waits for a thread of the global executor, which other work in the process may be holding.
+            return Task { @MainActor in try await Self.runTracked(scope, operation, isolation: MainActor.shared) }
+        }
         // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
         // that counts them, so the task settles only when no part of it runs (where the runtime has task
         // executors). A task isolated to an actor has none (a `nil` preference): with one, the runtime sends it
         // through its actor's executor again at each call that takes an isolation, so a main-actor task would give up
         // the main actor there, which it does not do in production. The task's closure keeps the executor alive: a
         // runtime may not.
-        if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            // The start is pending: the body runs at once on this thread up to the gate and suspends there, so the
-            // task's first trip through an executor is the one its start sends it on (with `Task { }` it would
-            // run, suspend on the gate, and run again); it is held there until `Task.immediate` has returned, even
-            // if another thread runs the start meanwhile. A main-actor operation begins here only when this thread
-            // is on the main actor; otherwise it is enqueued there.
-            if onMainActor {
-                return Task.immediate { @MainActor in
-                    try await Self.runTracked(scope, operation, isolation: MainActor.shared)
-                }
-            }
-            let counting = isolation == nil ? TrackedTaskExecutor(scope: scope) : nil
-            return Task.immediate(executorPreference: counting) {
-                _ = counting
-                return try await Self.runTracked(scope, operation, isolation: isolation)
-            }
-        }
-        if onMainActor {
-            // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
-            // waits for a thread of the global executor, which other work in the process may be holding.
-            return Task { @MainActor in try await Self.runTracked(scope, operation, isolation: MainActor.shared) }
-        }
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let counting = isolation == nil ? TrackedTaskExecutor(scope: scope) : nil
-            return Task(executorPreference: counting) {
+            let body: @Sendable () async throws -> Success = {
                 _ = counting
                 return try await Self.runTracked(scope, operation, isolation: isolation)
             }
+            if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                return Task.immediate(executorPreference: counting, operation: body)
+            }
+            return Task(executorPreference: counting, operation: body)
         }
         return Task { try await Self.runTracked(scope, operation, isolation: isolation) }
     }
@@ -116,21 +114,16 @@ extension ManualDispatcher {
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
         isolation: isolated (any Actor)?
     ) async throws -> Success {
-        let storage = scope.storage
-        let id = scope.id
+        var started = false  // an error before the operation begins is not the operation's: nothing to report
         do {
             try await scope.waitForStart()
             try Task.checkCancellation()
-        } catch {
-            storage.send(.finished(id, error: nil))
-            throw error
-        }
-        do {
+            started = true
             let value = try await operation()
-            storage.send(.finished(id, error: nil))
+            scope.storage.send(.finished(scope.id, error: nil))
             return value
         } catch {
-            storage.send(.finished(id, error: error))
+            scope.storage.send(.finished(scope.id, error: started ? error : nil))
             throw error
         }
     }
@@ -186,8 +179,8 @@ extension ManualDispatcher {
         // of zero or less cannot check once whether a task has finished (its value would race the limit), so it
         // waits.
         let (tracked, finished) = self.storage.trackedTask(key)
+        let limit = self.waitLimit
         guard let id = tracked else {
-            let limit = self.waitLimit
             guard limit > .zero, !finished else { return try await task.value }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))
@@ -197,20 +190,12 @@ extension ManualDispatcher {
                 _ = await task.result
                 storage?.send(.untrackedTaskEnded(waiter))
             }
-            switch await self.storage.suspend(
-                until: .untrackedTaskEnded, id: waiter, deadline: Self.deadline(after: limit),
-                asTheTestsAwaitOfATask: false)
-            {
-            case .conditionMet:
-                return try await task.value  // it has ended: this returns at once
-            case .cancelled:
-                throw CancellationError()
-            case .timedOut:
-                throw ManualDispatcherError(self.storage.failure(.untrackedTaskNotFinished(limit: limit)))
-            }
+            try await self.wait(
+                until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline, asTheTestsAwaitOfATask: false
+            ) { self.storage.failure(.untrackedTaskNotFinished(limit: limit)) }
+            return try await task.value  // it has ended: this returns at once
         }
-        let limit = self.waitLimit
-        let deadline = Self.deadline(after: limit)
+        let deadline = limit.dispatchDeadline
         let waiter = self.storage.makeWaiterID()
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         while true {

@@ -26,22 +26,30 @@ extension ManualDispatcher {
         let limit = limit ?? self.waitLimit
         let id = self.storage.makeWaiterID()
         let condition = DispatchWaiters<WaitResumer>.Condition.pendingTasks(atLeast: count, in: context)
-        switch await self.storage.suspend(until: condition, id: id, deadline: Self.deadline(after: limit)) {
-        case .conditionMet:
-            return
-        case .cancelled:
-            throw CancellationError()
-        case .timedOut:
-            throw ManualDispatcherError(
-                self.storage.failure(
-                    .pendingTasksNotReached(method: method, count: count, context: context, limit: limit)))
+        try await self.wait(until: condition, id: id, deadline: limit.dispatchDeadline) {
+            self.storage.failure(.pendingTasksNotReached(method: method, count: count, context: context, limit: limit))
         }
     }
 
-    /// `limit` from now as a Dispatch deadline; zero or negative is now, 31 years or more is forever (see
-    /// `Duration.dispatchDeadline`, which works in whole seconds so that a 32-bit `Int` holds them).
-    static func deadline(after limit: Duration) -> DispatchTime {
-        limit.dispatchDeadline
+    /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` gives, or returns if it gives
+    /// none (the condition came to hold as the timer fired).
+    ///
+    /// - Throws: ``ManualDispatcherError`` with that failure, or `CancellationError` when the calling task is
+    ///   cancelled.
+    nonisolated(nonsending) func wait(
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        id: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime,
+        asTheTestsAwaitOfATask: Bool? = nil,
+        orThrow timedOut: () -> Failure?
+    ) async throws {
+        let outcome = await self.storage.suspend(
+            until: condition, id: id, deadline: deadline, asTheTestsAwaitOfATask: asTheTestsAwaitOfATask)
+        switch outcome {
+        case .conditionMet: return
+        case .cancelled: throw CancellationError()
+        case .timedOut: if let failure = timedOut() { throw ManualDispatcherError(failure) }
+        }
     }
 }
 
@@ -98,15 +106,11 @@ extension Schedule {
         )
     }
 
-    /// A task was just accepted: removes the waiters it satisfies, for the dispatch to resume after unlocking.
-    mutating func waitersToWake() -> [WaitResumer] {
-        self.waiters.dispatchHappened(self.waitCounts, isFinished: self.tracked.hasFinished)
-    }
-
     /// The schedule changed (a dispatch, a run, a release, a tracked task's step): removes the waiters the change
     /// satisfies, for the caller to resume after unlocking; `nil` at the cost of one check when nobody waits.
     mutating func wokenWaiters() -> [WaitResumer]? {
-        self.waiters.isEmpty ? nil : self.waitersToWake()
+        guard !self.waiters.isEmpty else { return nil }
+        return self.waiters.dispatchHappened(self.waitCounts, isFinished: self.tracked.hasFinished)
     }
 }
 

@@ -43,9 +43,8 @@ extension ManualDispatcher {
             guard due > self.dispatcher.now.nanosecondsSaturated else {
                 // Noted, so that a loop of such sleeps, which never settles, is named for what it does.
                 if let sleeper {
-                    let deadline = formatTime(due)
-                    let cancelled = Task.isCancelled
-                    sleeper.storage.send(.sleptWithoutSuspending(sleeper.id, until: deadline, cancelled: cancelled))
+                    sleeper.storage.send(
+                        .sleptWithoutSuspending(sleeper.id, until: formatTime(due), cancelled: Task.isCancelled))
                 }
                 try Task.checkCancellation()
                 return
@@ -55,13 +54,11 @@ extension ManualDispatcher {
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
             let wait = sleeper?.makeWait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
             let awaited = AwaitedDispatch<Void>(reporting: wait)
+            // `Clock.sleep(until:tolerance:)` has no parameter for the caller's file and line: a sleep in a tracked task
+            // is attributed to the task's start, any other to this line.
+            let callSite = sleeper?.callSite ?? CallSite(fileID: #fileID, line: #line)
             let task = DispatchedTask(
-                unbound: .background { awaited.finish(.success(())) },
-                label: label,
-                // `Clock.sleep(until:tolerance:)` has no parameter for the caller's file and line: a sleep in a
-                // tracked task is attributed to the task's start, any other to this line.
-                callSite: sleeper?.callSite ?? CallSite(fileID: #fileID, line: #line)
-            )
+                unbound: .background { awaited.finish(.success(())) }, label: label, callSite: callSite)
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     awaited.start(continuation) {

@@ -29,13 +29,10 @@ extension ManualDispatcher {
                 )
                 return
             }
+            let work = DispatchedTask.Work.background { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
             dispatcher.dispatch(
                 DispatchedTask(
-                    unbound: .background { job.runSynchronously(on: self.asUnownedTaskExecutor()) },
-                    label: "task executor job",
-                    callSite: CallSite(fileID: #fileID, line: #line)
-                )
-            )
+                    unbound: work, label: "task executor job", callSite: CallSite(fileID: #fileID, line: #line)))
         }
     }
 

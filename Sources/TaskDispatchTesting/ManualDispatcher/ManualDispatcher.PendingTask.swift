@@ -40,14 +40,14 @@ extension ManualDispatcher {
 
         /// Like `#4 background "parse" at FeedExample/FeedService.swift:31, due 0 s`.
         public var description: String {
-            let name = self.label.map { "\"\($0)\"" } ?? "(no label)"
-            return
-                "#\(self.sequence) \(self.context) \(name) at \(self.callSite), due \(formatTime(self.dueTime.nanosecondsSaturated))\(self.seriesNote)"
+            self.describe(when: "due \(formatTime(self.dueTime.nanosecondsSaturated))")
         }
 
-        /// ` (a tick of a series every 1 s)`, or nothing for a one-off task.
-        var seriesNote: String {
-            self.repeatInterval.map { " (a tick of a series every \(formatDuration($0)))" } ?? ""
+        /// `#4 background "parse" at FeedExample/FeedService.swift:31, <when>`, then the series it is a tick of.
+        func describe(when: String) -> String {
+            let name = self.label.map { "\"\($0)\"" } ?? "(no label)"
+            let series = self.repeatInterval.map { " (a tick of a series every \(formatDuration($0)))" } ?? ""
+            return "#\(self.sequence) \(self.context) \(name) at \(self.callSite), \(when)\(series)"
         }
     }
 }

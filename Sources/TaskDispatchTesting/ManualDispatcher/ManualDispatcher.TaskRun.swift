@@ -17,9 +17,7 @@ extension ManualDispatcher {
 
         /// Like `#4 background "parse" at FeedExample/FeedService.swift:31, ran at 0 s`.
         public var description: String {
-            let name = self.task.label.map { "\"\($0)\"" } ?? "(no label)"
-            return
-                "#\(self.task.sequence) \(self.task.context) \(name) at \(self.task.callSite), ran at \(formatTime(self.startTime.nanosecondsSaturated))\(self.task.seriesNote)"
+            self.task.describe(when: "ran at \(formatTime(self.startTime.nanosecondsSaturated))")
         }
     }
 }

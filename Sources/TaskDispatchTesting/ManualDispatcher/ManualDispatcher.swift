@@ -79,17 +79,15 @@ public final class ManualDispatcher: TaskDispatcher {
     ) {
         self.waitLimit = waitLimit
         self.runawayLimit = Swift.max(1, runawayLimit)
-        self.storage = Storage(
-            Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit),
-            waitLimit: waitLimit
-        )
-        self.registration = ManualDispatcherRegistry.current?.register(createdAt: CallSite(fileID: fileID, line: line))
+        let schedule = Schedule(order: order, mode: mode, runawayLimit: runawayLimit, historyLimit: historyLimit)
+        self.storage = Storage(schedule, waitLimit: waitLimit)
+        let createdAt = CallSite(fileID: fileID, line: line)
+        self.registration = ManualDispatcherRegistry.current.map { .init(createdAt: createdAt, registry: $0) }
         self.registration?.attach(self)
         // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`). The timer holds the
         // dispatcher weakly: once it is gone (its storage may live on in a handle or a task), the timer does nothing.
-        let createdAt = CallSite(fileID: fileID, line: line)
         let setTimer: @Sendable (UInt64) -> Void = { [weak self] generation in
-            DispatchQueue.global().asyncAfter(deadline: Self.deadline(after: waitLimit)) { [weak self] in
+            DispatchQueue.global().asyncAfter(deadline: waitLimit.dispatchDeadline) { [weak self] in
                 self?.storage.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
             }
         }
@@ -98,45 +96,34 @@ public final class ManualDispatcher: TaskDispatcher {
 
     deinit {
         // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
-        let leftovers = self.storage.leftovers(releasing: self.storage.trackedCaller?.id)
-        let (snapshot, errors, awaits, running) = (
-            leftovers.snapshot, leftovers.errors, leftovers.awaits, leftovers.running
-        )
+        let left = self.storage.leftovers(releasing: self.storage.trackedCaller?.id)
+        let (snapshot, errors, awaits, running) = (left.snapshot, left.errors, left.awaits, left.running)
         // A registry checks the running tasks when its check comes, through the schedule they keep alive: by
         // then they have usually finished, and an error one threw after the release is reported.
         let checkedLater = running != nil && self.registration != nil
-        guard snapshot != nil || errors != nil || awaits != nil || running != nil else {
-            self.registration?.dispatcherReleased(pendingTasksReport: nil)
-            return
-        }
         var report = ""
+        var onlyPendingTasks: (listed: [PendingTask], count: Int)?
         if let snapshot {
+            let pending = snapshot.pending.map { PendingTask($0, callSites: snapshot.callSites) }
             let seed = snapshot.seed.map { " (random order seed \($0))" } ?? ""
-            let listing = snapshot.pending.map { "  \(PendingTask($0, callSites: snapshot.callSites))\n" }.joined()
+            let listing = pending.map { "  \($0)\n" }.joined()
             let hidden = snapshot.pendingCount - snapshot.pending.count
             let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
             report +=
                 "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); \(snapshot.pendingCount == 1 ? "it never ran. Run it" : "they never ran. Run them") with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
+            if errors == nil && awaits == nil { onlyPendingTasks = (pending, snapshot.pendingCount) }
         }
-        if let errors {
-            report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(errors).summary)\n"
-        }
-        if let awaits {
-            report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(awaits).summary)\n"
+        for failure in [errors, awaits].compactMap({ $0 }) {
+            report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(failure).summary)\n"
         }
         if let running, !checkedLater {
             report +=
                 "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(running).summary)\n"
         }
-        let onlyPendingTasks = snapshot.flatMap { snapshot in
-            errors == nil && awaits == nil
-                ? (snapshot.pending.map { PendingTask($0, callSites: snapshot.callSites) }, snapshot.pendingCount) : nil
-        }
         self.registration?.dispatcherReleased(
-            pendingTasksReport: report.isEmpty ? nil : report,
-            onlyPendingTasks: onlyPendingTasks,
-            trackedTasks: checkedLater ? self.storage : nil
-        )
+            ManualDispatcherRegistry.Release(
+                report: report.isEmpty ? nil : report, onlyPendingTasks: onlyPendingTasks,
+                trackedTasks: checkedLater ? self.storage : nil))
         // A registry whose check records every failure (the idle trait) reports the release; the line on standard
         // error would say it twice.
         if !report.isEmpty, self.registration?.reportsReleases != true { writeToStandardError(report) }
@@ -220,10 +207,8 @@ public final class ManualDispatcher: TaskDispatcher {
     ///   last awaited), ``ManualDispatcherError/Kind/unobservedTaskError`` (errors nobody claimed), or an earlier
     ///   auto-drain's runaway error.
     public func verifyIdle() throws(ManualDispatcherError) {
-        let thread = currentThreadIdentity()
-        let onMainActor = MainActorExecution.isOnMainActor
-        if let failure = self.storage.idleFailure(thread: thread, onMainActor: onMainActor) {
-            throw ManualDispatcherError(failure)
-        }
+        let failure = self.storage.idleFailure(
+            thread: currentThreadIdentity(), onMainActor: MainActorExecution.isOnMainActor)
+        if let failure { throw ManualDispatcherError(failure) }
     }
 }

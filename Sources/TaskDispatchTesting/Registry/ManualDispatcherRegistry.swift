@@ -98,16 +98,7 @@ public final class ManualDispatcherRegistry: Sendable {
     ///
     /// - Throws: ``IdleFailure`` for the first dispatcher, in creation order, that holds work.
     public func verifyIdle() throws(IdleFailure) {
-        if let failure = self.idleFailures().first {
-            throw failure
-        }
-    }
-
-    /// Registers a dispatcher being created at `callSite`; called by ``ManualDispatcher/init(mode:order:waitLimit:runawayLimit:historyLimit:fileID:line:)``.
-    func register(createdAt callSite: CallSite) -> Registration {
-        let registration = Registration(createdAt: callSite, registry: self)
-        self.handle(.created, from: registration)
-        return registration
+        if let failure = self.idleFailures().first { throw failure }
     }
 
     /// Records what happened to a registered dispatcher.
@@ -146,8 +137,7 @@ extension ManualDispatcherRegistry {
     final class Registration: Sendable {
         /// What a registration tells its registry.
         enum Event {
-            case created
-            case attached(ManualDispatcher)
+            case created(ManualDispatcher)
             case released(Release)
         }
 
@@ -163,20 +153,15 @@ extension ManualDispatcherRegistry {
             self.registry = registry
         }
 
-        /// Points the entry at its dispatcher, weakly; called once, at the end of the dispatcher's `init`.
+        /// Registers the dispatcher, weakly, in creation order; called once, at the end of its `init`.
         func attach(_ dispatcher: ManualDispatcher) {
-            self.registry?.handle(.attached(dispatcher), from: self)
+            self.registry?.handle(.created(dispatcher), from: self)
         }
 
         /// Records the release of the dispatcher, its report (`nil` when it was idle), the pending tasks when they
         /// were all it left, and the schedule of the tracked tasks it left running, if any, to look at when the check
         /// comes.
-        func dispatcherReleased(
-            pendingTasksReport report: String?,
-            onlyPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)? = nil,
-            trackedTasks: Storage? = nil
-        ) {
-            let release = Release(report: report, onlyPendingTasks: onlyPendingTasks, trackedTasks: trackedTasks)
+        func dispatcherReleased(_ release: Release) {
             self.registry?.handle(.released(release), from: self)
         }
     }
@@ -197,7 +182,7 @@ extension ManualDispatcherRegistry {
         let order: Int
         weak var dispatcher: ManualDispatcher?
         /// The dispatcher's ``ManualDispatcher/waitLimit``, for waits at the check after its release.
-        var waitLimit = Duration.zero
+        let waitLimit: Duration
         /// Once the dispatcher is released, what it left; the tracked tasks' schedule is kept to see at the check how
         /// they ended.
         var release: Release?
@@ -232,30 +217,18 @@ extension ManualDispatcherRegistry {
                 let running = leftRunning.map {
                     "ManualDispatcher was released while tracked tasks were still running: \(ManualDispatcherError($0).summary)\n"
                 }
-                return IdleFailure(
-                    createdAt: createdAt,
-                    wasReleased: true,
-                    description:
-                        "ManualDispatcher created at \(createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
-                )
+                let description =
+                    "ManualDispatcher created at \(createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
+                return IdleFailure(createdAt: createdAt, wasReleased: true, description: description)
             }
-            guard let dispatcher else { return nil }
-            do {
-                try dispatcher.verifyIdle()
+            guard let dispatcher, case .failure(let error) = Result(catching: dispatcher.verifyIdle) else { return nil }
+            if let reported, reported.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount)
+            {
                 return nil
-            } catch {
-                if let reported,
-                    reported.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount)
-                {
-                    return nil
-                }
-                return IdleFailure(
-                    createdAt: createdAt,
-                    wasReleased: false,
-                    description:
-                        "ManualDispatcher created at \(createdAt) still holds work at the end of the tracked scope: \(error)"
-                )
             }
+            let description =
+                "ManualDispatcher created at \(createdAt) still holds work at the end of the tracked scope: \(error)"
+            return IdleFailure(createdAt: createdAt, wasReleased: false, description: description)
         }
     }
 
@@ -269,16 +242,15 @@ extension ManualDispatcherRegistry {
         mutating func handle(_ event: Registration.Event, from registration: Registration) {
             let key = ObjectIdentifier(registration)
             switch event {
-            case .created:
+            case .created(let dispatcher):
                 if self.byRegistration.count >= self.compactionThreshold {
                     self.byRegistration = self.byRegistration.filter { !$0.value.isSettled }
                     self.compactionThreshold = Swift.max(64, self.byRegistration.count * 2)
                 }
-                self.byRegistration[key] = Entry(registration: registration, order: self.createdCount)
+                self.byRegistration[key] = Entry(
+                    registration: registration, order: self.createdCount, dispatcher: dispatcher,
+                    waitLimit: dispatcher.waitLimit)
                 self.createdCount += 1
-            case .attached(let dispatcher):
-                self.byRegistration[key]?.dispatcher = dispatcher
-                self.byRegistration[key]?.waitLimit = dispatcher.waitLimit
             case .released(let release):
                 self.byRegistration[key]?.release = release
             }

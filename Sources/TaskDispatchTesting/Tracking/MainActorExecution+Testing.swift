@@ -22,12 +22,7 @@ extension MainActorExecution {
     /// Inline when the caller is already on the main actor; otherwise with `DispatchQueue.main.sync`, which
     /// blocks the caller until the main queue has run `work`.
     static func runAndWait(_ work: @MainActor @Sendable () -> Void) {
-        if self.isOnMainActor {
-            MainActor.assumeIsolated(work)
-        } else {
-            DispatchQueue.main.sync {
-                MainActor.assumeIsolated(work)
-            }
-        }
+        guard !self.isOnMainActor else { return MainActor.assumeIsolated(work) }
+        DispatchQueue.main.sync { MainActor.assumeIsolated(work) }
     }
 }
