@@ -17,7 +17,7 @@ struct FixedNews: NewsSource {
     private let dispatcher: any TaskDispatcher
     var headlines: [String] = []
 
-    init(dispatcher: any TaskDispatcher, source: NewsSource) {
+    init(dispatcher: any TaskDispatcher, source: any NewsSource) {
         self.dispatcher = dispatcher
         self.scope = DispatchScope(dispatcher)
         scope.startTask(label: "refresh") { [weak self, dispatcher] in
