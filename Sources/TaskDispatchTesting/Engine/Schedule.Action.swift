@@ -73,14 +73,12 @@ extension Schedule {
             self.woken == nil && self.arm == nil && !self.broadcast && self.box == nil
         }
 
-        private var rare: Rare? {
-            get { self.box?.value }
-            set { self.box = newValue.map(RareBox.init) }
-        }
+        private var rare: Rare? { self.box?.value }
+
         private mutating func changeRare(_ change: (inout Rare) -> Void) {
             var rare = self.rare ?? Rare()
             change(&rare)
-            self.rare = rare
+            self.box = RareBox(rare)
         }
 
         /// A tracked task's body to let through its start gate, or to fail there.

@@ -108,9 +108,7 @@ extension Schedule {
             {
                 return .fail(failure)  // the next task needs the clock to move
             }
-            if !run.pauses, target == TaskKey.latestTime, !self.hasDueTask,
-                let series = self.liveSeriesFailure(run.method)
-            {
+            if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
                 return .fail(series)
             }
             step = self.next(in: .any, jumpingClockTo: target)
@@ -127,7 +125,7 @@ extension Schedule {
                 return .paused  // the caller releases the claim and waits for the tasks to settle
             } else if let uncounted = self.uncountedTasksFailure(method: run.method) {
                 return .fail(uncounted)  // the records say settled; for uncounted child tasks they cannot know
-            } else if !run.pauses, target == TaskKey.latestTime, let series = self.liveSeriesFailure(run.method) {
+            } else if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
                 return .fail(series)
             } else {
                 step = self.next(in: .any, jumpingClockTo: target)
@@ -174,9 +172,10 @@ extension Schedule {
     }
 
     /// A drain to idle (no pause condition, no target time) never gets past a live repeating series: it fails at the
-    /// jump to the series' next tick.
-    private mutating func liveSeriesFailure(_ method: String) -> Failure? {
-        guard let tick = self.seriesTickBlockingIdle() else { return nil }
+    /// jump to the series' next tick. Takes the run's fields, not the run: a drain asks before every task.
+    @inline(__always)
+    private mutating func liveSeriesFailure(_ method: String, pauses: Bool, target: Int64) -> Failure? {
+        guard !pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() else { return nil }
         return self.failure(.liveSeries(method: method, tick: tick, limit: self.runawayLimit))
     }
 
