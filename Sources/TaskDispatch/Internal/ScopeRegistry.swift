@@ -56,7 +56,7 @@ final class ScopeRegistry: @unchecked Sendable {
 /// `@unchecked Sendable`: `slot` and the subclasses' mutable fields are guarded by the registry's lock.
 class ScopeEntry: @unchecked Sendable {
     /// The entry's index in the registry's table; -1 when it is not in it.
-    var slot = -1
+    @exclusivity(unchecked) var slot = -1
 
     /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``: the entry takes what its cancellation needs.
     func endedByScope() {}
@@ -82,11 +82,11 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     private let registry: ScopeRegistry
     private let awaiter: (any TaskAwaiter)?
     private let countsAsBackground: Bool
-    // Guarded by the registry's lock.
-    private var phase = Phase.dispatching
-    private var work: DispatchedTask.Work?
+    // Guarded by the registry's lock (so exclusivity is not checked again at run time).
+    @exclusivity(unchecked) private var phase = Phase.dispatching
+    @exclusivity(unchecked) private var work: DispatchedTask.Work?
     // Once `phase` is `.cancelled`, only the cancelling call reads these (and releases them).
-    private var inner: TaskHandle?
+    @exclusivity(unchecked) private var inner: TaskHandle?
 
     init(_ task: DispatchedTask, registry: ScopeRegistry) {
         self.registry = registry
@@ -110,7 +110,8 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
 
     /// The dispatcher beneath accepted the task: keeps its handle in the registry, or, if the scope was cancelled
     /// meanwhile, cancels it.
-    func accepted(_ inner: TaskHandle) {
+    func accepted(_ inner: consuming TaskHandle) {
+        var handle: TaskHandle? = consume inner  // moved into the entry, not copied
         let cancelled = self.registry.state.withLock { state -> Bool in
             guard self.phase == .dispatching else { return false }
             if state.isCancelled {
@@ -118,12 +119,12 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
                 return true
             }
             self.phase = .live
-            self.inner = inner
+            self.inner = handle.take()
             state.insert(self)
             return false
         }
         if cancelled {
-            inner.cancel()
+            handle?.cancel()
             self.scopeCancelled()
         }
     }
