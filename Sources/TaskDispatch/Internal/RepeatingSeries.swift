@@ -41,6 +41,12 @@ struct SeriesTiming: Sendable {
     func next(after tick: Int64) -> (tick: Int64, delay: Duration) {
         let elapsed = self.elapsed()
         if let interval = self.wholeNanoseconds {
+            // The tick after `tick`, when it is not yet past (the usual case; no division).
+            if tick < .max, case (let due, false) = (tick + 1).multipliedReportingOverflow(by: interval),
+                Duration.nanoseconds(due) >= elapsed
+            {
+                return (tick + 1, .nanoseconds(due) - elapsed)
+            }
             // The first tick k > `tick` with k × interval ≥ elapsed.
             let whole = elapsed.nanosecondsSaturated
             let caughtUp =
@@ -115,13 +121,13 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
             unbound: work, label: self.marker.label, delay: delay, priority: self.priority,
             callSite: self.marker.callSite)
         task.series = self.marker
-        let handle = self.target.dispatch(task)
-        let stale = self.state.withLock { state -> TaskHandle? in
-            if state.isCancelled { return handle }
-            if state.tick < next { state.handle = handle }  // not begun yet (an auto-drain may have run it already)
-            return nil
+        var handle: TaskHandle? = self.target.dispatch(task)  // moved into the state, not copied
+        let cancelled = self.state.withLock { state -> Bool in
+            if state.isCancelled { return true }
+            if state.tick < next { state.handle = handle.take() }  // not begun yet (an auto-drain may have run it)
+            return false
         }
-        stale?.cancel()
+        if cancelled { handle?.cancel() }
     }
 
     /// The number of the tick that begins now and the closure to run, or `nil` when the series was cancelled.
