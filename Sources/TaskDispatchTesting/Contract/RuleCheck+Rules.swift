@@ -42,10 +42,9 @@ extension RuleCheck {
         try await self.checkDispatchDoesNotWaitForTheTask()
     }
 
-    /// A dispatch call that runs its task on another thread and waits for it to end does not run it inline, but
-    /// holds its caller just the same: a caller holding what the task needs (the main actor, a lock) deadlocks. The
-    /// task here waits for its own dispatch call to return; with such a dispatcher it waits in vain. The call is
-    /// made from a queue of its own, so that such a dispatcher blocks no thread of the cooperative pool.
+    /// A dispatch call that waits for its task on another thread deadlocks a caller that holds what the task needs
+    /// (the main actor, a lock): this task waits for its own dispatch call to return, in vain with such a dispatcher.
+    /// The call is made from a queue of its own, so that it blocks no thread of the cooperative pool.
     private func checkDispatchDoesNotWaitForTheTask() async throws {
         let patience = Swift.min(Duration.seconds(5), (self.deadline - ContinuousClock.now) / 2)
         // Too little time left to wait in: a short wait would call a dispatcher that does a little work after it
@@ -115,11 +114,9 @@ extension RuleCheck {
                 "\(self.log.describe(first.task)) ran off the main actor (not on the main queue); \(offMain.count) foreground runs did"
             )
         }
-        // Each group's first starts, in the order they came, against the dispatch order.
         for (group, indices) in groups {
-            let members = Set(indices)
-            var seen = Set<Int>()
-            let order = runs.map(\.task).filter { members.contains($0) && seen.insert($0).inserted }
+            var firstStarts = Set(indices)
+            let order = runs.map(\.task).filter { firstStarts.remove($0) != nil }
             let expected = indices.sorted()
             guard order != expected else { continue }
             let inversions = zip(order, order.dropFirst()).filter { $0 > $1 }.count
@@ -150,7 +147,6 @@ extension RuleCheck {
         let indices = delays.flatMap { delay in
             [TaskContext.background, .foreground].map { self.dispatch($0, delay: delay).index }
         }
-        // The time let pass is the longest delay.
         let reason = " (zero and negative delays mean as soon as possible)"
         try await self.waitForStarts(of: indices, after: delays.max() ?? .zero, reason: reason)
         let (tasks, runs, _) = self.log.current
