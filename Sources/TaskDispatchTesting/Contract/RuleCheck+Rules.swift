@@ -172,14 +172,8 @@ extension RuleCheck {
 
     // MARK: - Cancellation is all or nothing
 
-    func checkCancellation() async throws {
-        try await self.checkCancellingBeforeTheStart()
-        try await self.checkCancellingRacingTheStart()
-        try await self.checkCancellingAfterTheRun()
-    }
-
     /// Delayed tasks of both contexts, every other one cancelled before it is due.
-    private func checkCancellingBeforeTheStart() async throws {
+    func checkCancellingBeforeTheStart() async throws {
         let dispatched = (0..<120).map {
             self.dispatch($0 % 2 == 0 ? .background : .foreground, delay: .milliseconds(30))
         }
@@ -203,7 +197,7 @@ extension RuleCheck {
     }
 
     /// Immediate background tasks, each cancelled right after its dispatch, racing its start.
-    private func checkCancellingRacingTheStart() async throws {
+    func checkCancellingRacingTheStart() async throws {
         var expected: [Int] = []
         var cancelled: Set<Int> = []
         for _ in 0..<500 {
@@ -223,7 +217,7 @@ extension RuleCheck {
     }
 
     /// A task that ran cannot be cancelled.
-    private func checkCancellingAfterTheRun() async throws {
+    func checkCancellingAfterTheRun() async throws {
         let task = self.dispatch(.background, note: "cancelled after it ran")
         try await self.waitForStarts(of: [task.index])
         if task.handle.cancel() {

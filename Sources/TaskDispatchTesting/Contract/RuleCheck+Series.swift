@@ -3,13 +3,9 @@ import TaskDispatch
 extension RuleCheck {
     // MARK: - Repeating work
 
-    func checkRepeatingWork() async throws {
-        for context in [TaskContext.background, .foreground] { try await self.checkSeries(in: context) }
-    }
-
     /// Ticks of a series every 20 ms, their times on the dispatcher's clock, a cancel from inside the third tick and
     /// a late-run pass: a fourth tick, or a tick before its due time, is a violation.
-    private func checkSeries(in context: TaskContext) async throws {
+    func checkSeries(in context: TaskContext) async throws {
         let interval = Duration.milliseconds(20)
         let elapsed = Self.stopwatch(on: self.subject.dispatcher)
         let log = self.log

@@ -19,11 +19,15 @@ struct RuleCheck: Sendable {
         case .neverInline: try await self.checkNeverInline()
         case .foregroundOnMainActorInOrder: try await self.checkForegroundOrder()
         case .delayIsLowerBound: try await self.checkDelayIsLowerBound()
-        case .cancellationIsAllOrNothing: try await self.checkCancellation()
+        case .cancellationIsAllOrNothing:
+            try await self.checkCancellingBeforeTheStart()
+            try await self.checkCancellingRacingTheStart()
+            try await self.checkCancellingAfterTheRun()
         case .cancelBeforeTheStartStopsTheTask: try await self.checkCancelBeforeTheStart()
         case .awaitableDispatchesDeliverTheOutcome: try await self.checkAwaitableOutcomes()
         case .awaitableDispatchesFollowCancellation: try await self.checkAwaitableCancellation()
-        case .repeatingWorkTicksAtItsDueTimes: try await self.checkRepeatingWork()
+        case .repeatingWorkTicksAtItsDueTimes:
+            for context in [TaskContext.background, .foreground] { try await self.checkSeries(in: context) }
         case .decoratorForwardsTheClock: if let base { try await self.checkDecoratorForwardsTheClock(base) }
         case .decoratorForwardsStartTask: if let base { try await self.checkDecoratorForwardsStartTask(base) }
         case .decoratorKeepsAwaitedWaits: if let base { try await self.checkDecoratorKeepsAwaitedWaits(base) }
