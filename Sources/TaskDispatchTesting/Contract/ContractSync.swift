@@ -108,8 +108,7 @@ final class ContractLog: Sendable {
         var runCounts: [Int] = []
         var returned: Set<Int> = []
         /// The check's dispatch calls in progress, by thread: a task that starts on a thread while one is in progress
-        /// there runs on the caller's stack. (A task-local marker would not do: a dispatcher that runs its work in a
-        /// `Task { }` passes it on, and such a task never runs on the caller's stack.)
+        /// there runs on the caller's stack.
         var callDepths: [UInt: Int] = [:]
     }
 
