@@ -47,9 +47,9 @@ extension RuleCheck {
     /// The call is made from a queue of its own, so that it blocks no thread of the cooperative pool.
     private func checkDispatchDoesNotWaitForTheTask() async throws {
         let patience = Swift.min(Duration.seconds(5), (self.deadline - ContinuousClock.now) / 2)
-        // Too little time left to wait in: a short wait would call a dispatcher that does a little work after it
+        // Less than a second left to wait in: a short wait would call a dispatcher that does a little work after it
         // hands the task on (a decorator that logs) one that waits for its task.
-        guard patience >= Self.leastPatience else { return }
+        guard patience >= .seconds(1) else { return }
         let waitedInVain = ContractFlag()
         let returned = DispatchSemaphore(value: 0)
         let index = await withCheckedContinuation { (dispatched: CheckedContinuation<Int, Never>) in
@@ -143,7 +143,7 @@ extension RuleCheck {
         // On a driven clock, time costs nothing: delays of an hour catch a dispatcher that caps long delays.
         let delays: [Duration] =
             (wholeSeconds ? [Self.wholeSecondDelay] : []) + fractions.flatMap { [$0, $0, $0] }
-            + (self.subject.advance != nil ? [Self.longDrivenDelay] : [])
+            + (self.subject.advance != nil ? [.seconds(3_600)] : [])
         let indices = delays.flatMap { delay in
             [TaskContext.background, .foreground].map { self.dispatch($0, delay: delay).index }
         }
@@ -162,13 +162,6 @@ extension RuleCheck {
 
     /// The longest delay of the delay rule in real time: past a whole second.
     static let wholeSecondDelay = Duration.milliseconds(1_050)
-
-    /// The longest delay of the delay rule on a driven clock, where waiting costs nothing: an hour.
-    static let longDrivenDelay = Duration.seconds(3_600)
-
-    /// The shortest time the check waits for a dispatch call to return while its task runs; below it (a rule with
-    /// less than twice that left) that part of the inline rule is left out.
-    static let leastPatience = Duration.seconds(1)
 
     // MARK: - Cancellation is all or nothing
 
