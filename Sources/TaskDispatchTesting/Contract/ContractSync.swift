@@ -17,9 +17,7 @@ final class ContractSignal<Value: Sendable>: Sendable {
     /// Delivers `value`; later calls do nothing.
     func fulfil(_ value: Value) { self.resumeWaiter(with: value) }
 
-    /// Suspends until the value arrives or `deadline` passes in real time; one wait at a time.
-    ///
-    /// - Returns: The value, or `nil` if the deadline passed first.
+    /// Suspends until the value arrives, or until `deadline` passes in real time (`nil`); one wait at a time.
     func wait(until deadline: ContinuousClock.Instant) async -> Value? {
         await withCheckedContinuation { continuation in
             if let arrived = self.value(orParking: continuation) { return continuation.resume(returning: arrived) }
@@ -110,8 +108,7 @@ final class ContractLog: Sendable {
         var runCounts: [Int] = []
         var returned: Set<Int> = []
         /// The check's dispatch calls in progress, by thread: a task that starts on a thread while one is in progress
-        /// there runs on the caller's stack. (A task-local marker would not do: a dispatcher that runs its work in a
-        /// `Task { }` passes it on, and such a task never runs on the caller's stack.)
+        /// there runs on the caller's stack.
         var callDepths: [UInt: Int] = [:]
     }
 
@@ -122,9 +119,7 @@ final class ContractLog: Sendable {
         self.state.withLock { ($0.tasks, $0.runs, $0.runCounts) }
     }
 
-    /// Records `event`, made on the current thread.
-    ///
-    /// - Returns: The task's number; for a start, how many times the task has started, this start included.
+    /// Records `event`, made on the current thread; returns the task's number, or for a start the task's starts.
     @discardableResult
     func record(_ event: Event) -> Int {
         let thread = currentThreadIdentity()
@@ -153,16 +148,5 @@ final class ContractLog: Sendable {
                 return state.runCounts[index]
             }
         }
-    }
-
-    /// Suspends until every task in `indices` has started at least once, or `deadline` passes in real time.
-    ///
-    /// - Returns: `true` if they all started, `false` if the deadline passed first.
-    func waitForStarts(of indices: [Int], until deadline: ContinuousClock.Instant) async -> Bool {
-        let tasks = self.current.tasks
-        for index in indices {
-            guard await tasks[index].started.wait(until: deadline) != nil else { return false }
-        }
-        return true
     }
 }

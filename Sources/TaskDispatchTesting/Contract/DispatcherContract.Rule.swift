@@ -39,10 +39,6 @@ extension DispatcherContract {
 
         /// A repeating series (``TaskDispatcher/background(every:priority:after:label:fileID:line:_:)``) ticks at its due
         /// times, never twice for one tick, and stops at `cancel()` (1.1).
-        ///
-        /// Checked with a background and a foreground series every 20 ms: three ticks, each once, none after the
-        /// cancel, and each no earlier than start + k × 20 ms on the dispatcher's clock (where the check's driver
-        /// moves that clock, or it is the real clock of a real-time subject).
         case repeatingWorkTicksAtItsDueTimes
 
         /// A short name for the rule, as an error names it, such as `"exactly once"`.

@@ -19,56 +19,14 @@ extension DispatcherContract {
         /// auto-drain mode); the ``Rule/neverInline`` rule is then skipped.
         public let runsTasksInline: Bool
 
-        /// The `ManualDispatcher` underneath a ``manual(_:over:)`` subject (or a ``manual(_:)`` subject itself): the
-        /// decorator rules check what reaches it; `nil` for other subjects, which skip those rules.
+        /// The `ManualDispatcher` underneath a ``manual(_:over:)`` or ``manual(_:)`` subject, for the decorator rules.
         let manualBase: ManualDispatcher?
 
         /// The dispatcher's time since the subject was created.
         let now: @Sendable () -> Duration
 
-        /// Lets `duration` of the dispatcher's time pass, running the tasks that fall due; `nil` when time
-        /// passes on its own.
+        /// Lets a duration of the dispatcher's time pass; `nil` when time passes on its own.
         let advance: (@Sendable (Duration) throws -> Void)?
-
-        /// Runs the tasks the `ManualDispatcher` underneath holds that fall due within a day more of its virtual
-        /// clock: what a decorator held later than the check asked (an added delay, which the contract allows; a
-        /// second run of a task, which it does not) then runs, and the rules see it; a task held longer still is
-        /// reported as never run. `nil` for other subjects.
-        let runHeldTasks: (@Sendable () throws -> Void)?
-
-        /// Creates a subject with a driver: the check calls `advance` after it dispatches each batch of tasks.
-        ///
-        /// - Parameters:
-        ///   - dispatcher: The dispatcher under test.
-        ///   - runsTasksInline: Whether `dispatch(_:)` runs tasks at once by design; skips ``Rule/neverInline``.
-        ///   - now: The dispatcher's clock, read by the tasks to check that a delay is a lower bound.
-        ///   - advance: Lets the given duration of the dispatcher's time pass, running every task that falls
-        ///     due, including tasks those tasks dispatch. Called from a background thread, never inside a task.
-        public init(
-            _ dispatcher: any TaskDispatcher,
-            runsTasksInline: Bool = false,
-            now: @escaping @Sendable () -> Duration,
-            advance: @escaping @Sendable (Duration) throws -> Void
-        ) {
-            self.init(dispatcher, runsTasksInline, nil, now, advance)
-        }
-
-        private init(
-            _ dispatcher: any TaskDispatcher,
-            _ runsTasksInline: Bool,
-            _ base: ManualDispatcher?,
-            _ now: @escaping @Sendable () -> Duration,
-            _ advance: (@Sendable (Duration) throws -> Void)?
-        ) {
-            self.dispatcher = dispatcher
-            self.runsTasksInline = runsTasksInline
-            self.manualBase = base
-            self.now = now
-            self.advance = advance
-            self.runHeldTasks = base.map { base -> @Sendable () throws -> Void in
-                { try base.advance(by: .seconds(86_400)) }
-            }
-        }
 
         /// A dispatcher that runs its tasks on its own, in real time, such as `QueueDispatcher` or a decorator around
         /// one; a ``ManualDispatcher`` passed here is checked as ``manual(_:)`` checks it, on its virtual clock.
@@ -78,7 +36,9 @@ extension DispatcherContract {
         public static func realTime(_ dispatcher: any TaskDispatcher) -> Subject {
             if let manual = dispatcher as? ManualDispatcher { return .manual(manual) }
             let (clock, start) = (ContinuousClock(), ContinuousClock.now)
-            return Subject(dispatcher, false, nil, { clock.now - start }, nil)
+            return Subject(
+                dispatcher: dispatcher, runsTasksInline: false, manualBase: nil, now: { clock.now - start },
+                advance: nil)
         }
 
         /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:)`` on its virtual clock; in auto-drain
@@ -99,7 +59,29 @@ extension DispatcherContract {
         ///   - base: The `ManualDispatcher` the decorator forwards to.
         /// - Returns: A subject measured on `base`'s virtual clock.
         public static func manual(_ decorator: any TaskDispatcher, over base: ManualDispatcher) -> Subject {
-            Subject(decorator, base.mode != .manual, base, { base.now }, { try base.advance(by: $0) })
+            Subject(
+                dispatcher: decorator, runsTasksInline: base.mode != .manual, manualBase: base, now: { base.now },
+                advance: { try base.advance(by: $0) })
         }
+    }
+}
+
+// In an extension, so that the struct keeps its memberwise initializer.
+extension DispatcherContract.Subject {
+    /// Creates a subject with a driver: the check calls `advance` after it dispatches each batch of tasks.
+    ///
+    /// - Parameters:
+    ///   - dispatcher: The dispatcher under test.
+    ///   - runsTasksInline: Whether `dispatch(_:)` runs tasks at once by design; skips ``Rule/neverInline``.
+    ///   - now: The dispatcher's clock, read by the tasks to check that a delay is a lower bound.
+    ///   - advance: Lets the given duration of the dispatcher's time pass, running every task that falls
+    ///     due, including tasks those tasks dispatch. Called from a background thread, never inside a task.
+    public init(
+        _ dispatcher: any TaskDispatcher,
+        runsTasksInline: Bool = false,
+        now: @escaping @Sendable () -> Duration,
+        advance: @escaping @Sendable (Duration) throws -> Void
+    ) {
+        self.init(dispatcher: dispatcher, runsTasksInline: runsTasksInline, manualBase: nil, now: now, advance: advance)
     }
 }

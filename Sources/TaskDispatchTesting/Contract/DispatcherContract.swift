@@ -1,23 +1,20 @@
 import TaskDispatch
 
-/// The `TaskDispatcher` contract as a check that any dispatcher can run: the test that the authors of a
-/// dispatcher, a decorator or a wrapper run to prove that their type keeps every rule.
+/// The `TaskDispatcher` contract as a check that the authors of a dispatcher, a decorator or a wrapper run to prove
+/// that their type keeps every rule.
 ///
-/// One call checks every ``Rule`` against fresh dispatchers made by your factory, and throws a
-/// ``DispatcherContractViolation`` that names the first rule broken, what was seen, and the rule's text. It
-/// imports neither XCTest nor Testing, blocks no thread, and ends within `timeLimitPerRule` a rule; it needs the
-/// main actor free, as any `async` test leaves it.
+/// One call checks every ``Rule`` against fresh dispatchers from your factory and throws a
+/// ``DispatcherContractViolation`` for the first rule broken. It blocks no thread, ends within `timeLimitPerRule` a
+/// rule, and needs the main actor free, as any `async` test leaves it.
 ///
 /// ```swift
 /// try await DispatcherContract.check { .realTime(MetricsDispatcher(base: QueueDispatcher())) }
 /// ```
 ///
-/// A test dispatcher is checked through a driver that lets its time pass (``Subject/manual(_:)``,
-/// ``Subject/init(_:runsTasksInline:now:advance:)``); a decorator over a ``ManualDispatcher``, as
-/// ``Subject/manual(_:over:)``, also for what tests rely on underneath. See <doc:WritingYourOwnDispatcher>.
+/// A test dispatcher is checked through a driver that lets its time pass (see ``Subject``). See
+/// <doc:WritingYourOwnDispatcher>.
 public enum DispatcherContract {
-    /// Checks `rules` against dispatchers made by `makeSubject`, one fresh dispatcher per rule, in order, and stops
-    /// at the first one broken.
+    /// Checks `rules` in order, each against a fresh dispatcher from `makeSubject`, and stops at the first broken.
     ///
     /// - Parameters:
     ///   - rules: The rules to check; all of them by default.

@@ -23,12 +23,6 @@ public struct DispatcherContractViolation: Error, Sendable, CustomStringConverti
     public let callSite: CallSite
 
     /// Creates a violation; only the check (and the package's own tests) create them.
-    ///
-    /// - Parameters:
-    ///   - rule: The broken rule.
-    ///   - evidence: What the check saw.
-    ///   - dispatcherType: The type of the dispatcher under test.
-    ///   - callSite: Where the check was called.
     package init(rule: DispatcherContract.Rule, evidence: String, dispatcherType: String, callSite: CallSite) {
         self.rule = rule
         self.evidence = evidence

@@ -67,12 +67,10 @@ extension RuleCheck {
             for form in AwaitableForm.allCases {
                 let result = try await self.awaitDispatch(form, "\(form)(\(after)) { 42 }", after: delay) { 42 }
                 try self.expect(result, "\(form)(\(after)) { 42 }", toReturn: 42)
-            }
-            for form in AwaitableForm.allCases {
-                let result = try await self.awaitDispatch(form, "\(form)(\(after)) { throw }", after: delay) {
+                let thrown = try await self.awaitDispatch(form, "\(form)(\(after)) { throw }", after: delay) {
                     throw ContractError()
                 }
-                try self.expect(result, "\(form)(\(after)) { throw ContractError() }", toThrow: ContractError.self)
+                try self.expect(thrown, "\(form)(\(after)) { throw ContractError() }", toThrow: ContractError.self)
             }
         }
     }
@@ -108,10 +106,9 @@ extension RuleCheck {
     // MARK: - Awaitable dispatches follow cancellation
 
     func checkAwaitableCancellation() async throws {
-        // Before the start, a delayed closure: no time passes, so it cannot start. Then immediate, cancelled on the
-        // awaiting task's stack right after dispatch(_:) returned; only where nothing runs until the check lets time
-        // pass (the awaitable dispatches are nonisolated, so even runOnMainActor's task could start first on a
-        // real-time dispatcher).
+        // Before the start: a delayed closure (no time passes), then an immediate one cancelled right after
+        // dispatch(_:) returned, only where nothing runs until the check lets time pass (the awaitable dispatches
+        // are nonisolated, so even runOnMainActor's task could start first on a real-time dispatcher).
         var beforeTheStart = [
             (Duration.seconds(3_600), "(after: 1 h) cancelled while the closure waited for its delay")
         ]
@@ -155,21 +152,10 @@ extension RuleCheck {
 
     // MARK: - Driving one awaitable dispatch
 
-    /// Calls `form` through the subject in a new task, lets `delay` pass once it has dispatched, and awaits its
-    /// outcome, all within the rule's deadline.
-    ///
-    /// - Parameters:
-    ///   - form: The awaitable dispatch.
-    ///   - what: The call, for the evidence.
-    ///   - delay: The call's delay, and the time to let pass after the dispatch (none when `cancellingAfterDispatch`).
-    ///   - cancellingAfterDispatch: Whether to cancel the awaiting task right after its dispatch returned (on
-    ///     its own stack, so the dispatched task cannot have started); then no time passes here, and the call
-    ///     must end at once.
-    ///   - cancelRequest: Given the awaiting task, for the closure to cancel it.
-    ///   - work: The closure the call runs.
-    /// - Returns: What the call returned or threw.
-    /// - Throws: ``DispatcherContractViolation`` when the call dispatches nothing or does not end by the rule's
-    ///   deadline; what the driver's `advance` throws.
+    /// Calls `form` (described by `what`) through the subject in a new task, lets `delay` pass once it has
+    /// dispatched, and returns its outcome; a violation if it dispatches nothing or does not end by the deadline.
+    /// `cancellingAfterDispatch` cancels the awaiting task on its own stack right after the dispatch returned, and
+    /// lets no time pass; `cancelRequest` is given the awaiting task, for the closure to cancel it.
     func awaitDispatch(
         _ form: AwaitableForm,
         _ what: String,
@@ -197,9 +183,7 @@ extension RuleCheck {
         // handle it cancels, so a step now would race that cancel (and run the closure the cancel would stop).
         if !cancellingAfterDispatch {
             try self.letTimePass(delay)
-            // Over a ManualDispatcher, a task a decorator holds later than asked (an added delay) runs now, on the
-            // virtual clock; otherwise the await would wait for it in real time, in vain.
-            try? self.subject.runHeldTasks?()
+            self.runHeldTasks()
         }
         guard let result = await outcome.wait(until: self.deadline) else {
             task.cancel()
@@ -211,12 +195,10 @@ extension RuleCheck {
     }
 }
 
-/// The two awaitable dispatches.
-enum AwaitableForm: String, CaseIterable, CustomStringConvertible {
+/// The two awaitable dispatches, interpolated as their names.
+enum AwaitableForm: CaseIterable {
     case runInBackground
     case runOnMainActor
-
-    var description: String { self.rawValue }
 }
 
 /// Forwards to the subject's dispatcher and reports its first dispatch once it has returned; optionally cancels the

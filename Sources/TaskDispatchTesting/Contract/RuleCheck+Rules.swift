@@ -42,15 +42,14 @@ extension RuleCheck {
         try await self.checkDispatchDoesNotWaitForTheTask()
     }
 
-    /// A dispatch call that runs its task on another thread and waits for it to end does not run it inline, but
-    /// holds its caller just the same: a caller holding what the task needs (the main actor, a lock) deadlocks. The
-    /// task here waits for its own dispatch call to return; with such a dispatcher it waits in vain. The call is
-    /// made from a queue of its own, so that such a dispatcher blocks no thread of the cooperative pool.
+    /// A dispatch call that waits for its task on another thread deadlocks a caller that holds what the task needs
+    /// (the main actor, a lock): this task waits for its own dispatch call to return, in vain with such a dispatcher.
+    /// The call is made from a queue of its own, so that it blocks no thread of the cooperative pool.
     private func checkDispatchDoesNotWaitForTheTask() async throws {
         let patience = Swift.min(Duration.seconds(5), (self.deadline - ContinuousClock.now) / 2)
-        // Too little time left to wait in: a short wait would call a dispatcher that does a little work after it
+        // Less than a second left to wait in: a short wait would call a dispatcher that does a little work after it
         // hands the task on (a decorator that logs) one that waits for its task.
-        guard patience >= Self.leastPatience else { return }
+        guard patience >= .seconds(1) else { return }
         let waitedInVain = ContractFlag()
         let returned = DispatchSemaphore(value: 0)
         let index = await withCheckedContinuation { (dispatched: CheckedContinuation<Int, Never>) in
@@ -115,11 +114,9 @@ extension RuleCheck {
                 "\(self.log.describe(first.task)) ran off the main actor (not on the main queue); \(offMain.count) foreground runs did"
             )
         }
-        // Each group's first starts, in the order they came, against the dispatch order.
         for (group, indices) in groups {
-            let members = Set(indices)
-            var seen = Set<Int>()
-            let order = runs.map(\.task).filter { members.contains($0) && seen.insert($0).inserted }
+            var firstStarts = Set(indices)
+            let order = runs.map(\.task).filter { firstStarts.remove($0) != nil }
             let expected = indices.sorted()
             guard order != expected else { continue }
             let inversions = zip(order, order.dropFirst()).filter { $0 > $1 }.count
@@ -146,11 +143,10 @@ extension RuleCheck {
         // On a driven clock, time costs nothing: delays of an hour catch a dispatcher that caps long delays.
         let delays: [Duration] =
             (wholeSeconds ? [Self.wholeSecondDelay] : []) + fractions.flatMap { [$0, $0, $0] }
-            + (self.subject.advance != nil ? [Self.longDrivenDelay] : [])
+            + (self.subject.advance != nil ? [.seconds(3_600)] : [])
         let indices = delays.flatMap { delay in
             [TaskContext.background, .foreground].map { self.dispatch($0, delay: delay).index }
         }
-        // The time let pass is the longest delay.
         let reason = " (zero and negative delays mean as soon as possible)"
         try await self.waitForStarts(of: indices, after: delays.max() ?? .zero, reason: reason)
         let (tasks, runs, _) = self.log.current
@@ -167,23 +163,10 @@ extension RuleCheck {
     /// The longest delay of the delay rule in real time: past a whole second.
     static let wholeSecondDelay = Duration.milliseconds(1_050)
 
-    /// The longest delay of the delay rule on a driven clock, where waiting costs nothing: an hour.
-    static let longDrivenDelay = Duration.seconds(3_600)
-
-    /// The shortest time the check waits for a dispatch call to return while its task runs; below it (a rule with
-    /// less than twice that left) that part of the inline rule is left out.
-    static let leastPatience = Duration.seconds(1)
-
     // MARK: - Cancellation is all or nothing
 
-    func checkCancellation() async throws {
-        try await self.checkCancellingBeforeTheStart()
-        try await self.checkCancellingRacingTheStart()
-        try await self.checkCancellingAfterTheRun()
-    }
-
     /// Delayed tasks of both contexts, every other one cancelled before it is due.
-    private func checkCancellingBeforeTheStart() async throws {
+    func checkCancellingBeforeTheStart() async throws {
         let dispatched = (0..<120).map {
             self.dispatch($0 % 2 == 0 ? .background : .foreground, delay: .milliseconds(30))
         }
@@ -207,7 +190,7 @@ extension RuleCheck {
     }
 
     /// Immediate background tasks, each cancelled right after its dispatch, racing its start.
-    private func checkCancellingRacingTheStart() async throws {
+    func checkCancellingRacingTheStart() async throws {
         var expected: [Int] = []
         var cancelled: Set<Int> = []
         for _ in 0..<500 {
@@ -227,7 +210,7 @@ extension RuleCheck {
     }
 
     /// A task that ran cannot be cancelled.
-    private func checkCancellingAfterTheRun() async throws {
+    func checkCancellingAfterTheRun() async throws {
         let task = self.dispatch(.background, note: "cancelled after it ran")
         try await self.waitForStarts(of: [task.index])
         if task.handle.cancel() {

@@ -3,13 +3,9 @@ import TaskDispatch
 extension RuleCheck {
     // MARK: - Repeating work
 
-    func checkRepeatingWork() async throws {
-        for context in [TaskContext.background, .foreground] { try await self.checkSeries(in: context) }
-    }
-
     /// Ticks of a series every 20 ms, their times on the dispatcher's clock, a cancel from inside the third tick and
     /// a late-run pass: a fourth tick, or a tick before its due time, is a violation.
-    private func checkSeries(in context: TaskContext) async throws {
+    func checkSeries(in context: TaskContext) async throws {
         let interval = Duration.milliseconds(20)
         let elapsed = Self.stopwatch(on: self.subject.dispatcher)
         let log = self.log
@@ -31,20 +27,16 @@ extension RuleCheck {
             : dispatcher.foreground(every: interval, label: "contract series", fileID: fileID, line: line) { tick() }
         log.record(.returned(index))
         cancelSeries.hold { series.cancel() }
-        // A driven clock moves one interval at a time (a decorator may add delays, which the contract allows), until
-        // the third tick or for 3,000 intervals. The dispatcher's clock is the driven one when it moved by exactly
-        // the time let pass; otherwise it is a clock of its own (a decorator that does not forward `clock`), which
-        // real time moves however slowly the machine runs, and the ticks' times on it say nothing.
-        var drivesTheClock = self.subject.advance == nil
-        if self.subject.advance != nil {
-            let before = elapsed()
-            var passed = Duration.zero
-            for _ in 0..<3_000 where !third.isSet {
-                try self.letTimePass(interval)
-                passed += interval
-            }
-            drivesTheClock = elapsed() - before == passed
+        // A driven clock moves one interval at a time (a decorator may add delays) until the third tick. Unless the
+        // dispatcher's clock moved by exactly the time let pass, it is a clock of its own (a decorator that does not
+        // forward `clock`) that real time moves, and the ticks' times on it say nothing.
+        let before = elapsed()
+        var passed = Duration.zero
+        while self.subject.advance != nil, !third.isSet, passed < interval * 3_000 {
+            try self.letTimePass(interval)
+            passed += interval
         }
+        let drivesTheClock = self.subject.advance == nil || elapsed() - before == passed
         if await third.wait(until: self.deadline) == nil {
             throw self.violation(
                 "a \(context) series every \(interval.millisecondsText) ticked \(self.log.current.runCounts[index]) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"

@@ -11,33 +11,32 @@ struct RuleCheck: Sendable {
     let callSite: CallSite
     let log = ContractLog()
 
+    /// Runs the rule's check; a decorator rule checks nothing without a `ManualDispatcher` underneath.
     func run() async throws {
+        let base = self.subject.manualBase
         switch self.rule {
         case .exactlyOnce: try await self.checkExactlyOnce()
         case .neverInline: try await self.checkNeverInline()
         case .foregroundOnMainActorInOrder: try await self.checkForegroundOrder()
         case .delayIsLowerBound: try await self.checkDelayIsLowerBound()
-        case .cancellationIsAllOrNothing: try await self.checkCancellation()
+        case .cancellationIsAllOrNothing:
+            try await self.checkCancellingBeforeTheStart()
+            try await self.checkCancellingRacingTheStart()
+            try await self.checkCancellingAfterTheRun()
         case .cancelBeforeTheStartStopsTheTask: try await self.checkCancelBeforeTheStart()
         case .awaitableDispatchesDeliverTheOutcome: try await self.checkAwaitableOutcomes()
         case .awaitableDispatchesFollowCancellation: try await self.checkAwaitableCancellation()
-        case .repeatingWorkTicksAtItsDueTimes: try await self.checkRepeatingWork()
-        case .decoratorForwardsTheClock: try await self.checkDecoratorForwardsTheClock()
-        case .decoratorForwardsStartTask: try await self.checkDecoratorForwardsStartTask()
-        case .decoratorKeepsAwaitedWaits: try await self.checkDecoratorKeepsAwaitedWaits()
+        case .repeatingWorkTicksAtItsDueTimes:
+            for context in [TaskContext.background, .foreground] { try await self.checkSeries(in: context) }
+        case .decoratorForwardsTheClock: if let base { try await self.checkDecoratorForwardsTheClock(base) }
+        case .decoratorForwardsStartTask: if let base { try await self.checkDecoratorForwardsStartTask(base) }
+        case .decoratorKeepsAwaitedWaits: if let base { try await self.checkDecoratorKeepsAwaitedWaits(base) }
         }
     }
 
     // MARK: - Dispatching recorded tasks
 
-    /// Dispatches one recorded task and returns its number and handle.
-    ///
-    /// - Parameters:
-    ///   - context: Where the task runs.
-    ///   - delay: The task's delay.
-    ///   - note: A detail for the evidence.
-    ///   - body: Extra work the task does after recording its start.
-    /// - Returns: The task's number in the log, and the dispatcher's handle.
+    /// Dispatches one recorded task, which runs `body` after recording its start; returns its number and handle.
     @discardableResult
     func dispatch(
         _ context: TaskContext,
@@ -55,9 +54,8 @@ struct RuleCheck: Sendable {
         }
         let work: DispatchedTask.Work = context == .foreground ? .foreground { record() } : .background(record)
         let task = DispatchedTask(unbound: work, label: "contract task \(index)", delay: delay, callSite: self.callSite)
-        let handle = self.subject.dispatcher.dispatch(task)
-        log.record(.returned(index))
-        return (index, handle)
+        defer { log.record(.returned(index)) }
+        return (index, self.subject.dispatcher.dispatch(task))
     }
 
     /// Lets `duration` of a driven dispatcher's time pass; nothing for a dispatcher that runs tasks on its own.
@@ -65,24 +63,29 @@ struct RuleCheck: Sendable {
         try self.subject.advance?(duration)
     }
 
+    /// Runs the tasks the `ManualDispatcher` underneath holds that fall due within a day more of its virtual clock:
+    /// what a decorator held later than the check asked (an added delay, which the contract allows; a second run,
+    /// which it does not) runs now, and the rules see it. An error (a runaway) leaves them pending, for the waits.
+    func runHeldTasks() {
+        _ = try? self.subject.manualBase?.advance(by: .seconds(86_400))
+    }
+
     /// Lets `duration` pass, then waits, until the rule's deadline at most, for `indices` to start; throws a violation
     /// naming the first that did not.
     func waitForStarts(of indices: [Int], after duration: Duration = .zero, reason: String = "") async throws {
         try self.letTimePass(duration)
-        // Over a ManualDispatcher, tasks a decorator holds later than the time let pass (an added delay, which the
-        // contract allows) would wait in vain in real time: they run now, on the virtual clock. An error of the run
-        // (a runaway) leaves them pending, and the wait below reports them.
-        var counts = self.log.current.runCounts
-        if indices.contains(where: { counts[$0] == 0 }) { try? self.subject.runHeldTasks?() }
-        guard await !self.log.waitForStarts(of: indices, until: self.deadline) else { return }
-        counts = self.log.current.runCounts
-        let missing = indices.filter { counts[$0] == 0 }
-        guard let first = missing.first else { return }
-        let started = indices.count - missing.count
-        let others = missing.count > 1 ? " (and \(missing.count - 1) more, such as task \(missing[1]))" : ""
-        throw self.violation(
-            "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
-        )
+        let (tasks, _, counts) = self.log.current
+        if indices.contains(where: { counts[$0] == 0 }) { self.runHeldTasks() }
+        for index in indices where await tasks[index].started.wait(until: self.deadline) == nil {
+            let counts = self.log.current.runCounts
+            let missing = indices.filter { counts[$0] == 0 }
+            guard let first = missing.first else { return }
+            let started = indices.count - missing.count
+            let others = missing.count > 1 ? " (and \(missing.count - 1) more, such as task \(missing[1]))" : ""
+            throw self.violation(
+                "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
+            )
+        }
     }
 
     /// Throws a violation for the first task that started more than once.
@@ -95,9 +98,7 @@ struct RuleCheck: Sendable {
     /// Dispatches one immediate task of each context after everything else and waits for them, so that work the
     /// dispatcher still runs late (a duplicate, a task it was told to cancel) has had its turn.
     func waitForLateRuns() async throws {
-        // Over a ManualDispatcher, what a decorator holds back for later (a second run of a task, due seconds after
-        // the first) runs now, whatever its delay, and counts.
-        try? self.subject.runHeldTasks?()
+        self.runHeldTasks()
         try await self.waitForStarts(of: TaskContext.allCases.map { self.dispatch($0, note: "dispatched last").index })
     }
 
