@@ -98,7 +98,7 @@ extension ManualDispatcherError {
     private static func summary(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> String {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
-            Self.unobserved(method, errors)
+            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(errors.map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" }.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
         case .tasksNotSettled(let method, let limit?, let tasks, let since):
             "\(method) waited \(formatRealTimeLimit(limit)) of real time\(since.map { " after it moved the clock to \(formatTime($0))" } ?? ""), and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
         case .tasksNotSettled(let method, nil, let tasks, _):
@@ -284,13 +284,6 @@ extension ManualDispatcherError {
         let which = cancelled == 1 ? "The one marked cancelled has" : "Those marked cancelled have"
         return
             "\(drive). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
-    }
-
-    /// The summary of the unobserved-error failure: each task, its call site and what it threw.
-    private static func unobserved(_ method: String, _ errors: [TrackedTasks.UnobservedError]) -> String {
-        let listing = errors.map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" }
-        return
-            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
     }
 
     /// `, among them the next tick of 1 live repeating series ("poll" every 1 s, started at Feed.swift:12), which runs

@@ -90,15 +90,14 @@ extension ManualDispatcher {
     /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult
     nonisolated(nonsending) public func runNext(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
-        try await self.waitingStep(self.method("runNext", limit: limit), nil, limit)
+        try await self.waitingStep(self.method("runNext", limit: limit), .any, limit)
     }
 
     /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
-    nonisolated(nonsending) func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration?) async throws
+    nonisolated(nonsending) func waitingStep(_ method: String, _ scope: Schedule.Scope, _ limit: Duration?) async throws
         -> TaskRun
     {
         let limit = limit ?? self.waitLimit
-        let scope: Schedule.Scope = context.map { $0 == .foreground ? .foreground : .background } ?? .any
         let deadline = limit.dispatchDeadline
         let id = self.storage.makeWaiterID()
         var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
@@ -115,7 +114,7 @@ extension ManualDispatcher {
             }
             self.storage.endRun()
             // Woken: claim the run again and take the task, unless another run took it first.
-            try await self.wait(until: .dueTask(context), id: id, deadline: deadline) {
+            try await self.wait(until: .dueTask(scope.context), id: id, deadline: deadline) {
                 self.storage.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
             }
         }

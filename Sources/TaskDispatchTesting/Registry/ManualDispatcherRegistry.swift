@@ -86,8 +86,10 @@ public final class ManualDispatcherRegistry: Sendable {
         let registrations = self.registered().map(\.entry.registration)
         for registration in registrations where !Task.isCancelled {
             // Read at its turn: a dispatcher released meanwhile is awaited through the schedule its release kept.
-            guard let found = self.registered([registration]).first else { continue }
-            await found.entry.awaitCancelledTrackedTasks(of: found.dispatcher)
+            guard let found = self.registered([registration]).first,
+                let storage = found.dispatcher?.storage ?? found.entry.release?.trackedTasks
+            else { continue }
+            await storage.awaitCancelledTrackedTasks(within: storage.waitLimit)
         }
         let reported = reported as? ManualDispatcherError
         return self.registered(registrations).compactMap { $0.entry.idleFailure(of: $0.dispatcher, besides: reported) }
@@ -102,8 +104,8 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// Records what happened to a registered dispatcher.
-    fileprivate func handle(_ event: Registration.Event, from registration: Registration) {
-        self.entries.withLock { $0.handle(event, from: registration) }
+    fileprivate func update(_ change: (inout Entries) -> Void) {
+        self.entries.withLock(change)
     }
 
     /// The entries of `registrations` (all, in creation order, by default), each with its dispatcher if it is
@@ -135,12 +137,6 @@ extension ManualDispatcherRegistry {
 
     /// A dispatcher's link to the registry it registered with, which it tells of its creation and its release.
     final class Registration: Sendable {
-        /// What a registration tells its registry.
-        enum Event {
-            case created(ManualDispatcher)
-            case released(Release)
-        }
-
         let createdAt: CallSite
         /// Whether the registry's check reports the release of a dispatcher with work left, so that the dispatcher
         /// need not write it to standard error too.
@@ -155,14 +151,14 @@ extension ManualDispatcherRegistry {
 
         /// Registers the dispatcher, weakly, in creation order; called once, at the end of its `init`.
         func attach(_ dispatcher: ManualDispatcher) {
-            self.registry?.handle(.created(dispatcher), from: self)
+            self.registry?.update { $0.add(dispatcher, from: self) }
         }
 
         /// Records the release of the dispatcher, its report (`nil` when it was idle), the pending tasks when they
         /// were all it left, and the schedule of the tracked tasks it left running, if any, to look at when the check
         /// comes.
         func dispatcherReleased(_ release: Release) {
-            self.registry?.handle(.released(release), from: self)
+            self.registry?.update { $0.byRegistration[ObjectIdentifier(self)]?.release = release }
         }
     }
 
@@ -181,8 +177,6 @@ extension ManualDispatcherRegistry {
         let registration: Registration
         let order: Int
         weak var dispatcher: ManualDispatcher?
-        /// The dispatcher's ``ManualDispatcher/waitLimit``, for waits at the check after its release.
-        let waitLimit: Duration
         /// Once the dispatcher is released, what it left; the tracked tasks' schedule is kept to see at the check how
         /// they ended.
         var release: Release?
@@ -190,13 +184,6 @@ extension ManualDispatcherRegistry {
         /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
         var isSettled: Bool {
             self.release.map { $0.report == nil && $0.trackedTasks == nil } ?? false
-        }
-
-        /// Waits, within the dispatcher's wait limit, until its tracked tasks that were cancelled have ended, whether
-        /// the dispatcher is alive or was released while they ran.
-        func awaitCancelledTrackedTasks(of dispatcher: ManualDispatcher?) async {
-            guard let storage = dispatcher?.storage ?? self.release?.trackedTasks else { return }
-            await storage.awaitCancelledTrackedTasks(within: self.waitLimit)
         }
 
         /// The entry's failure, given its `dispatcher` if it is alive, unless it is idle or its leftover is what
@@ -235,25 +222,18 @@ extension ManualDispatcherRegistry {
     /// The entries of one registry. Entries of dispatchers released idle are dropped as they grow, so a scope that
     /// creates many dispatchers holds memory in proportion to the ones that matter.
     struct Entries: Sendable {
-        private var byRegistration: [ObjectIdentifier: Entry] = [:]
+        fileprivate var byRegistration: [ObjectIdentifier: Entry] = [:]
         private(set) var createdCount = 0
         private var compactionThreshold = 64
 
-        mutating func handle(_ event: Registration.Event, from registration: Registration) {
-            let key = ObjectIdentifier(registration)
-            switch event {
-            case .created(let dispatcher):
-                if self.byRegistration.count >= self.compactionThreshold {
-                    self.byRegistration = self.byRegistration.filter { !$0.value.isSettled }
-                    self.compactionThreshold = Swift.max(64, self.byRegistration.count * 2)
-                }
-                self.byRegistration[key] = Entry(
-                    registration: registration, order: self.createdCount, dispatcher: dispatcher,
-                    waitLimit: dispatcher.waitLimit)
-                self.createdCount += 1
-            case .released(let release):
-                self.byRegistration[key]?.release = release
+        mutating func add(_ dispatcher: ManualDispatcher, from registration: Registration) {
+            if self.byRegistration.count >= self.compactionThreshold {
+                self.byRegistration = self.byRegistration.filter { !$0.value.isSettled }
+                self.compactionThreshold = Swift.max(64, self.byRegistration.count * 2)
             }
+            self.byRegistration[ObjectIdentifier(registration)] = Entry(
+                registration: registration, order: self.createdCount, dispatcher: dispatcher)
+            self.createdCount += 1
         }
 
         /// The entries of `registrations` still held, in that order; all of them, in creation order, for `nil`.
