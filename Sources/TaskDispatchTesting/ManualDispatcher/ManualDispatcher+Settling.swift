@@ -55,13 +55,9 @@ extension ManualDispatcher {
             if woke == .conditionMet || (woke == .timedOut && ranForIt > 0) { continue }
             self.storage.send(.autoAdvanceRetried)
             guard woke == .timedOut else { throw CancellationError() }
-            let failure = self.storage.failure { schedule -> Failure? in
-                let unsettled = schedule.tracked.unsettled
-                guard !unsettled.isEmpty else { return nil }  // settled as the timer fired
-                return schedule.failure(
-                    .tasksNotSettled(
-                        method: method, limit: limit, tasks: unsettled,
-                        since: limitStartedAt == first.startTime ? nil : limitStartedAt))
+            let since = limitStartedAt == first.startTime ? nil : limitStartedAt
+            let failure = self.storage.failure {
+                $0.notSettled(method, limit: limit, $0.tracked.unsettled, since: since)
             }
             if let failure { throw ManualDispatcherError(failure) }
         }

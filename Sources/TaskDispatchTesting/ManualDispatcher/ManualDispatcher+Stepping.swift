@@ -134,11 +134,7 @@ extension ManualDispatcher {
     ) async throws {
         guard self.storage.hasUnsettledCancelledTasks else { return }
         try await self.wait(until: .cancelledTasksSettled, id: id, deadline: deadline) {
-            self.storage.failure { schedule in
-                let tasks = schedule.tracked.unsettledCancelled
-                guard !tasks.isEmpty else { return nil }  // settled as the timer fired
-                return schedule.failure(.tasksNotSettled(method: method, limit: limit, tasks: tasks))
-            }
+            self.storage.failure { $0.notSettled(method, limit: limit, $0.tracked.unsettledCancelled) }
         }
     }
 }

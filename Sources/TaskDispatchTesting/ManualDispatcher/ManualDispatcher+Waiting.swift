@@ -122,4 +122,12 @@ extension Schedule {
         defer { self.cancelledAwaits.removeAll() }
         return self.failure(.awaitsCancelled(method: method, whats: self.cancelledAwaits, limit: limit))
     }
+
+    /// The failure of `method`, whose wait of `limit` ended with `tasks` unsettled (since the clock moved to `since`),
+    /// or `nil` when none is: they settled as the timer fired.
+    func notSettled(_ method: String, limit: Duration, _ tasks: [TrackedTasks.UnsettledTask], since: Int64? = nil)
+        -> Failure?
+    {
+        tasks.isEmpty ? nil : self.failure(.tasksNotSettled(method: method, limit: limit, tasks: tasks, since: since))
+    }
 }
