@@ -46,9 +46,8 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
-        let nanoseconds = duration.nanosecondsRoundedDown
-        return try self.drain("advance(by: \(formatDuration(duration)))", movesClock: true) { now in
-            Self.time(now, movedBy: nanoseconds)
+        try self.drain("advance(by: \(formatDuration(duration)))", movesClock: true) {
+            [nanoseconds = duration.nanosecondsRoundedDown] in Self.time($0, movedBy: nanoseconds)
         }
     }
 
@@ -61,8 +60,9 @@ extension ManualDispatcher {
     /// - Throws: What ``advance(by:)`` throws.
     @discardableResult
     public func advance(to time: Duration) throws(ManualDispatcherError) -> Int {
-        let nanoseconds = time.nanosecondsRoundedDown
-        return try self.drain("advance(to: \(formatDuration(time)))", movesClock: true) { _ in nanoseconds }
+        try self.drain("advance(to: \(formatDuration(time)))", movesClock: true) {
+            [nanoseconds = time.nanosecondsRoundedDown] _ in nanoseconds
+        }
     }
 
     /// Runs the synchronous drain `method` to its end, holding the clock on the main actor (see ``advance(by:)``).
@@ -179,9 +179,8 @@ extension ManualDispatcher {
     nonisolated(nonsending) public func advance(by duration: Duration, waitingUpTo limit: Duration? = nil) async throws
         -> Int
     {
-        let nanoseconds = duration.nanosecondsRoundedDown
-        return try await self.settle("advance", "by: \(formatDuration(duration))", limit: limit, movesClock: true) {
-            Self.time($0, movedBy: nanoseconds)
+        try await self.settle("advance", "by: \(formatDuration(duration))", limit: limit, movesClock: true) {
+            [nanoseconds = duration.nanosecondsRoundedDown] in Self.time($0, movedBy: nanoseconds)
         }
     }
 
@@ -197,9 +196,8 @@ extension ManualDispatcher {
     nonisolated(nonsending) public func advance(to time: Duration, waitingUpTo limit: Duration? = nil) async throws
         -> Int
     {
-        let nanoseconds = time.nanosecondsRoundedDown
-        return try await self.settle("advance", "to: \(formatDuration(time))", limit: limit, movesClock: true) { _ in
-            nanoseconds
+        try await self.settle("advance", "to: \(formatDuration(time))", limit: limit, movesClock: true) {
+            [nanoseconds = time.nanosecondsRoundedDown] _ in nanoseconds
         }
     }
 
