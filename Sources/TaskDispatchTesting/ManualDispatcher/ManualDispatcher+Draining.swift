@@ -120,9 +120,8 @@ extension ManualDispatcher {
         ).ran
     }
 
-    /// Runs tasks as ``runUntilIdle()`` does until `stop`, given the last task run, holds: checked under the claim,
-    /// before the first task and after each one, so a run that `stop` makes is refused the same way each time. When
-    /// the tasks run out first, throws the misuse `notFound` makes from the run and the unsettled tasks.
+    /// Runs tasks as ``runUntilIdle()`` does until `stop`, given the last task run, holds (checked under the claim,
+    /// before the first task and after each); when the tasks run out first, throws the misuse `notFound` makes.
     private func runPausing(
         _ method: String,
         until stop: (_ last: RunRecord?) -> Bool,

@@ -102,7 +102,6 @@ extension ManualDispatcher {
         let id = self.storage.makeWaiterID()
         var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
         while true {
-            // A cancelled tracked task ends on its own: the step chooses its task, and returns, once none is on its way.
             try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
             try await self.storage.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: errors)
             errors = .none
@@ -120,12 +119,9 @@ extension ManualDispatcher {
         }
     }
 
-    /// Waits, until `deadline`, for every tracked task that was cancelled to settle: to end, or to wait on the
-    /// dispatcher's work. Such a task runs on its own, so a step that returned before it ended would leave
-    /// ``verifyIdle()`` racing it.
-    ///
-    /// - Throws: ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the cancelled tasks still running at
-    ///   `deadline`; `CancellationError` when the calling task is cancelled while it waits.
+    /// Waits, until `deadline`, for every tracked task that was cancelled to settle, so that ``verifyIdle()`` after
+    /// the step does not race it; throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming those that did
+    /// not, or `CancellationError`.
     nonisolated(nonsending) private func awaitCancelledTasksSettled(
         _ method: String,
         waiter id: DispatchWaiters<WaitResumer>.ID,

@@ -37,9 +37,6 @@ public final class ManualDispatcher: TaskDispatcher {
     /// The engine and its lock, which every operation takes through it.
     let storage: Storage
 
-    /// The engine's lock, for the package's tests.
-    var monitor: Monitor<Schedule> { self.storage.monitor }
-
     /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
     let registration: ManualDispatcherRegistry.Registration?
 
