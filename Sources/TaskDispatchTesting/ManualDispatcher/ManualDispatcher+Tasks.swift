@@ -23,7 +23,7 @@ extension ManualDispatcher {
         callSite: CallSite,
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
-        let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
+        let onMainActor = operation.isolation === MainActor.shared
         let childJobs = Self.childJobs(isolated: operation.isolation != nil)
         // The task's record and its start, in the one critical section of the start's dispatch.
         let (scope, prefersExecutor, immediate) = self.storage.startTrackedTask(
@@ -31,8 +31,7 @@ extension ManualDispatcher {
             beginsImmediately: Self.beginsTasksImmediately)
         // Bound around the task's creation, which copies it in: inside the body, the async `withValue` would hop.
         let task = TaskTracking.$scope.withValue(scope) {
-            self.makeTrackedTask(
-                scope, operation, onMainActor: onMainActor, immediate: immediate, prefersExecutor: prefersExecutor)
+            self.makeTrackedTask(scope, operation, immediate: immediate, prefersExecutor: prefersExecutor)
         }
         // The task is known by its key from here; a body held on this thread (now off it) may go on.
         self.storage.send(.registered(TrackedTaskKey(task), scope))
@@ -44,7 +43,6 @@ extension ManualDispatcher {
     private func makeTrackedTask<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
-        onMainActor: Bool,
         immediate: Bool,
         prefersExecutor: Bool
     ) -> Task<Success, any Error> {
@@ -57,7 +55,7 @@ extension ManualDispatcher {
         }
         // When `immediate`, the body runs at once on this thread up to the gate, so its first trip through an executor
         // is the one its start sends it on; it is held there until `Task.immediate` has returned.
-        if onMainActor {
+        if isolation === MainActor.shared {
             if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
                 return Task.immediate { @MainActor in
                     try await Self.runTracked(scope, operation, isolation: MainActor.shared)
