@@ -63,10 +63,8 @@ enum WaitOutcome: Sendable {
     case cancelled
 }
 
-/// What a registered waiter is resumed through: its continuation.
-///
-/// Its timer is not cancelled when a dispatch or a cancellation resumes it first: when it fires, it finds the
-/// waiter gone and does nothing.
+/// What a registered waiter is resumed through: its continuation. Its timer, when a dispatch or a cancellation
+/// resumed it first, finds the waiter gone and does nothing.
 struct WaitResumer: Sendable {
     private let continuation: CheckedContinuation<WaitOutcome, Never>
 

@@ -149,8 +149,7 @@ extension ManualDispatcherRegistry {
         private weak let registry: ManualDispatcherRegistry?
         /// The dispatcher, held weakly.
         fileprivate weak var dispatcher: ManualDispatcher?
-        /// Once the dispatcher is released, what it left; the tracked tasks' schedule is kept to see at the check how
-        /// they ended.
+        /// Once the dispatcher is released, what it left.
         fileprivate var release: Release?
 
         init(createdAt: CallSite, registry: ManualDispatcherRegistry) {
@@ -164,9 +163,7 @@ extension ManualDispatcherRegistry {
             self.registry?.update { $0.add(self, dispatcher) }
         }
 
-        /// Records the release of the dispatcher, its report (`nil` when it was idle), the pending tasks when they
-        /// were all it left, and the schedule of the tracked tasks it left running, if any, to look at when the check
-        /// comes.
+        /// Records what the dispatcher left at its release, to look at when the check comes.
         func dispatcherReleased(_ release: Release) {
             self.registry?.update { _ in self.release = release }
         }
