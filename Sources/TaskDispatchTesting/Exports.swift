@@ -1,4 +1,3 @@
-// Tests import `TaskDispatchTesting` alone: the dispatch verbs, handles and contexts they call on a
-// `ManualDispatcher` come from `TaskDispatch`, which this re-exports, so they resolve even with the
-// `MemberImportVisibility` upcoming feature on (the default in a future language mode).
+// Tests import `TaskDispatchTesting` alone: the dispatch verbs they call on a `ManualDispatcher` come from
+// `TaskDispatch`, re-exported so that they resolve with the `MemberImportVisibility` upcoming feature on.
 @_exported public import TaskDispatch

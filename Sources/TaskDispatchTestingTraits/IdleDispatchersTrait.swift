@@ -52,30 +52,22 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
     }
 
     /// Runs `function` while tracking the `ManualDispatcher`s it creates, then records an issue for each one that
-    /// still holds work, at the line that created it, or at `location` when swift-testing cannot show that line.
-    /// The trait's scope, callable without a `Test` (the package's own tests call it in an exit test's process).
+    /// still holds work (once cancelled tracked tasks have ended, except work the error `function` threw listed), at
+    /// the line that created it, or at `location` when swift-testing cannot show that line. In a cancelled test
+    /// (`Test.cancel()`, a time limit) each is a warning where Swift Testing has warnings (Swift 6.3 and later): the
+    /// cancellation is what the test reports. The trait's scope, callable without a `Test` (the package's own tests
+    /// call it in an exit test's process).
     package static func verifyingIdleDispatchers(
-        elseAt location: SourceLocation,
+        elseAt fallback: SourceLocation,
         _ function: @Sendable () async throws -> Void
     ) async throws {
         let registry = ManualDispatcherRegistry(recordsEveryFailure: true)
+        var thrown: (any Error)?
         do {
             try await registry.track { try await function() }
         } catch {
-            await Self.recordIssues(of: registry, elseAt: location, besides: error)
-            throw error
+            thrown = error
         }
-        await Self.recordIssues(of: registry, elseAt: location, besides: nil)
-    }
-
-    /// Records an issue for each dispatcher that holds work, once cancelled tracked tasks have ended, except work
-    /// that `thrown` already listed. In a cancelled test (`Test.cancel()`, a time limit) the work is a warning where
-    /// Swift Testing has warnings (Swift 6.3 and later): the cancellation is what the test reports.
-    private static func recordIssues(
-        of registry: ManualDispatcherRegistry,
-        elseAt fallback: SourceLocation,
-        besides thrown: (any Error)?
-    ) async {
         #if compiler(>=6.3)
             let cancelled = Task.isCancelled
         #endif
@@ -89,6 +81,7 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
             #endif
             Issue.record(failure, sourceLocation: location)
         }
+        if let thrown { throw thrown }
     }
 
     /// Where the dispatcher was created, as swift-testing shows it; `nil` for a call site it cannot show (a file ID

@@ -36,6 +36,26 @@ import Testing
         try registry.verifyIdle()
     }
 
+    @Test func dropsDispatchersReleasedIdleAndKeepsTheOthersInCreationOrder() {
+        let registry = ManualDispatcherRegistry()
+        let (first, kept) = registry.track {
+            let first = ManualDispatcher()
+            first.background(label: "first") {}
+            for _ in 0..<200 { _ = ManualDispatcher() }  // released idle: dropped as the entries grow
+            let kept = ManualDispatcher()
+            kept.background(label: "kept") {}
+            ManualDispatcher().background(label: "released") {}  // released with work left: reported
+            return (first, kept)
+        }
+        #expect(registry.createdCount == 203)
+        let failures = registry.idleFailures()
+        #expect(failures.map(\.wasReleased) == [false, false, true])
+        #expect(failures.map { $0.description.contains("\"first\"") } == [true, false, false])
+        #expect(failures.map { $0.description.contains("\"kept\"") } == [false, true, false])
+        first.cancelAllPendingTasks()
+        kept.cancelAllPendingTasks()
+    }
+
     @Test func neverKeepsADispatcherAlive() {
         let registry = ManualDispatcherRegistry()
         weak var released: ManualDispatcher?

@@ -118,7 +118,7 @@ extension ManualDispatcher {
     /// rescheduling itself on purpose. Its pending instance holds the dispatcher through its closure; left pending,
     /// the two would keep each other alive (LeakSanitizer reports the cycle).
     func cancelAllPendingTasks() {
-        let released = self.monitor.withLock { schedule in
+        let released = self.storage.monitor.withLock { schedule in
             schedule.allPendingTasks.compactMap { schedule.cancel($0) }
         }
         _ = consume released

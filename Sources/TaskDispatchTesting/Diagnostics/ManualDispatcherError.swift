@@ -98,7 +98,7 @@ extension ManualDispatcherError {
     private static func summary(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> String {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
-            Self.unobserved(method, errors)
+            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(errors.map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" }.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
         case .tasksNotSettled(let method, let limit?, let tasks, let since):
             "\(method) waited \(formatRealTimeLimit(limit)) of real time\(since.map { " after it moved the clock to \(formatTime($0))" } ?? ""), and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
         case .tasksNotSettled(let method, nil, let tasks, _):
@@ -142,8 +142,6 @@ extension ManualDispatcherError {
         case .clockMovedBackwards(let method, let from, let to):
             "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
         case .runawayTasks(let method, _, let ran, _):
-            // The bound is every task pending at the start plus the limit, so the window holds a task dispatched
-            // during the call: one that keeps coming back.
             "\(method) ran \(count(ran, "task")) and tasks keep falling due; \(Self.recurringTasks(last: ran, snapshot))"
         case .autoDrainRunaway(let ran, nil):
             "auto-drain ran \(count(ran, "task")) in one go and tasks kept falling due; \(Self.recurringTasks(last: ran, snapshot))"
@@ -240,13 +238,10 @@ extension ManualDispatcherError {
         .joined(separator: "; ")
     }
 
-    /// What to do about tracked tasks that did not settle within a wait limit: a task that loops on sleeps or
-    /// awaitable dispatches that end at once (cancelled, or sleeping for no time) is told so; the others await
-    /// something the dispatcher does not control.
+    /// What to do about tracked tasks that did not settle within a wait limit: those that loop on waits that end at
+    /// once, and those that await something the dispatcher does not control.
     private static func unsettledAdvice(_ tasks: [TrackedTasks.UnsettledTask], delayedTasksPending: Bool) -> String {
         let looping = tasks.filter(\.keepsRunning)
-        // A callback API wrapped in a continuation, resumed by a delayed task of this dispatcher: the work is on the
-        // dispatcher, but the wait is not, so no drain moves the clock to it (a probe).
         let delayedCallback =
             ". A continuation resumed by one of this dispatcher's delayed tasks (a callback API wrapped in withCheckedContinuation) counts as such work too: the dispatcher cannot see that wait, so no drain moves the clock to the callback. Await the work with runInBackground(after:) or a sleep on dispatcher.clock instead, which it sees"
         let cancelledNote =
@@ -286,13 +281,6 @@ extension ManualDispatcherError {
             "\(drive). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
     }
 
-    /// The summary of the unobserved-error failure: each task, its call site and what it threw.
-    private static func unobserved(_ method: String, _ errors: [TrackedTasks.UnobservedError]) -> String {
-        let listing = errors.map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" }
-        return
-            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(listing.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
-    }
-
     /// `, among them the next tick of 1 live repeating series ("poll" every 1 s, started at Feed.swift:12), which runs
     /// until its handle or scope cancels it`, or nothing when no listed task is a tick.
     private static func seriesNote(_ snapshot: Snapshot) -> String {
@@ -305,11 +293,8 @@ extension ManualDispatcherError {
             ", among them the next tick of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : "")), which runs until its handle or its DispatchScope cancels it"
     }
 
-    /// Names the call sites that ran most often in the last `runs` runs: the tasks that keep coming back.
-    ///
-    /// Runs are grouped by call site, not by label: a task that reschedules itself from one line under a label
-    /// that changes each time (a timer loop's `timer: clock sleep until 7 s`, then `8 s`) is one task coming
-    /// back. A group whose labels differ shows its first and last label in the window.
+    /// Names the call sites that ran most often in the last `runs` runs, grouped by call site (a timer loop's label
+    /// changes each time), each with its first and last label in the window.
     private static func recurringTasks(last runs: Int, _ snapshot: Snapshot) -> String {
         let window = snapshot.recentRuns.suffix(runs)
         guard !window.isEmpty else {

@@ -46,9 +46,8 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
-        let nanoseconds = duration.nanosecondsRoundedDown
-        return try self.drain("advance(by: \(formatDuration(duration)))", movesClock: true) { now in
-            Self.time(now, movedBy: nanoseconds)
+        try self.drain("advance(by: \(formatDuration(duration)))", movesClock: true) {
+            [nanoseconds = duration.nanosecondsRoundedDown] in Self.time($0, movedBy: nanoseconds)
         }
     }
 
@@ -61,8 +60,9 @@ extension ManualDispatcher {
     /// - Throws: What ``advance(by:)`` throws.
     @discardableResult
     public func advance(to time: Duration) throws(ManualDispatcherError) -> Int {
-        let nanoseconds = time.nanosecondsRoundedDown
-        return try self.drain("advance(to: \(formatDuration(time)))", movesClock: true) { _ in nanoseconds }
+        try self.drain("advance(to: \(formatDuration(time)))", movesClock: true) {
+            [nanoseconds = time.nanosecondsRoundedDown] _ in nanoseconds
+        }
     }
 
     /// Runs the synchronous drain `method` to its end, holding the clock on the main actor (see ``advance(by:)``).
@@ -120,9 +120,8 @@ extension ManualDispatcher {
         ).ran
     }
 
-    /// Runs tasks as ``runUntilIdle()`` does until `stop`, given the last task run, holds: checked under the claim,
-    /// before the first task and after each one, so a run that `stop` makes is refused the same way each time. When
-    /// the tasks run out first, throws the misuse `notFound` makes from the run and the unsettled tasks.
+    /// Runs tasks as ``runUntilIdle()`` does until `stop`, given the last task run, holds (checked under the claim,
+    /// before the first task and after each); when the tasks run out first, throws the misuse `notFound` makes.
     private func runPausing(
         _ method: String,
         until stop: (_ last: RunRecord?) -> Bool,
@@ -179,9 +178,8 @@ extension ManualDispatcher {
     nonisolated(nonsending) public func advance(by duration: Duration, waitingUpTo limit: Duration? = nil) async throws
         -> Int
     {
-        let nanoseconds = duration.nanosecondsRoundedDown
-        return try await self.settle("advance", "by: \(formatDuration(duration))", limit: limit, movesClock: true) {
-            Self.time($0, movedBy: nanoseconds)
+        try await self.settle("advance", "by: \(formatDuration(duration))", limit: limit, movesClock: true) {
+            [nanoseconds = duration.nanosecondsRoundedDown] in Self.time($0, movedBy: nanoseconds)
         }
     }
 
@@ -197,9 +195,8 @@ extension ManualDispatcher {
     nonisolated(nonsending) public func advance(to time: Duration, waitingUpTo limit: Duration? = nil) async throws
         -> Int
     {
-        let nanoseconds = time.nanosecondsRoundedDown
-        return try await self.settle("advance", "to: \(formatDuration(time))", limit: limit, movesClock: true) { _ in
-            nanoseconds
+        try await self.settle("advance", "to: \(formatDuration(time))", limit: limit, movesClock: true) {
+            [nanoseconds = time.nanosecondsRoundedDown] _ in nanoseconds
         }
     }
 

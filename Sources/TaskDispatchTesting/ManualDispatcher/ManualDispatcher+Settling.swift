@@ -2,8 +2,6 @@ import Dispatch
 import TaskDispatch
 
 extension ManualDispatcher {
-    // MARK: - Machinery
-
     /// Runs and waits, pass after pass, until nothing is due up to the target and every tracked task is settled.
     ///
     /// The waits of one call share one limit of real time, which starts again only when the clock moves: at each time
@@ -50,18 +48,13 @@ extension ManualDispatcher {
             // The tasks a tracked task ran for this drain while it waited count against its runaway bound.
             let ranForIt = self.storage.drainResumed(id)
             run.ran += ranForIt
-            // Woken, or tasks ran for it: one more pass, which may find the tasks settled before the limit ends the
-            // call.
+            // Woken, or tasks ran for it: one more pass.
             if woke == .conditionMet || (woke == .timedOut && ranForIt > 0) { continue }
             self.storage.send(.autoAdvanceRetried)
             guard woke == .timedOut else { throw CancellationError() }
-            let failure = self.storage.failure { schedule -> Failure? in
-                let unsettled = schedule.tracked.unsettled
-                guard !unsettled.isEmpty else { return nil }  // settled as the timer fired
-                return schedule.failure(
-                    .tasksNotSettled(
-                        method: method, limit: limit, tasks: unsettled,
-                        since: limitStartedAt == first.startTime ? nil : limitStartedAt))
+            let since = limitStartedAt == first.startTime ? nil : limitStartedAt
+            let failure = self.storage.failure {
+                $0.notSettled(method, limit: limit, $0.tracked.unsettled, since: since)
             }
             if let failure { throw ManualDispatcherError(failure) }
         }

@@ -90,20 +90,18 @@ extension ManualDispatcher {
     /// - Throws: What ``runNextBackground(waitingUpTo:)`` throws.
     @discardableResult
     nonisolated(nonsending) public func runNext(waitingUpTo limit: Duration? = nil) async throws -> TaskRun {
-        try await self.waitingStep(self.method("runNext", limit: limit), nil, limit)
+        try await self.waitingStep(self.method("runNext", limit: limit), .any, limit)
     }
 
     /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
-    nonisolated(nonsending) func waitingStep(_ method: String, _ context: TaskContext?, _ limit: Duration?) async throws
+    nonisolated(nonsending) func waitingStep(_ method: String, _ scope: Schedule.Scope, _ limit: Duration?) async throws
         -> TaskRun
     {
         let limit = limit ?? self.waitLimit
-        let scope: Schedule.Scope = context.map { $0 == .foreground ? .foreground : .background } ?? .any
         let deadline = limit.dispatchDeadline
         let id = self.storage.makeWaiterID()
         var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
         while true {
-            // A cancelled tracked task ends on its own: the step chooses its task, and returns, once none is on its way.
             try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
             try await self.storage.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: errors)
             errors = .none
@@ -115,18 +113,15 @@ extension ManualDispatcher {
             }
             self.storage.endRun()
             // Woken: claim the run again and take the task, unless another run took it first.
-            try await self.wait(until: .dueTask(context), id: id, deadline: deadline) {
+            try await self.wait(until: .dueTask(scope.context), id: id, deadline: deadline) {
                 self.storage.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
             }
         }
     }
 
-    /// Waits, until `deadline`, for every tracked task that was cancelled to settle: to end, or to wait on the
-    /// dispatcher's work. Such a task runs on its own, so a step that returned before it ended would leave
-    /// ``verifyIdle()`` racing it.
-    ///
-    /// - Throws: ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming the cancelled tasks still running at
-    ///   `deadline`; `CancellationError` when the calling task is cancelled while it waits.
+    /// Waits, until `deadline`, for every tracked task that was cancelled to settle, so that ``verifyIdle()`` after
+    /// the step does not race it; throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming those that did
+    /// not, or `CancellationError`.
     nonisolated(nonsending) private func awaitCancelledTasksSettled(
         _ method: String,
         waiter id: DispatchWaiters<WaitResumer>.ID,
@@ -135,11 +130,7 @@ extension ManualDispatcher {
     ) async throws {
         guard self.storage.hasUnsettledCancelledTasks else { return }
         try await self.wait(until: .cancelledTasksSettled, id: id, deadline: deadline) {
-            self.storage.failure { schedule in
-                let tasks = schedule.tracked.unsettledCancelled
-                guard !tasks.isEmpty else { return nil }  // settled as the timer fired
-                return schedule.failure(.tasksNotSettled(method: method, limit: limit, tasks: tasks))
-            }
+            self.storage.failure { $0.notSettled(method, limit: limit, $0.tracked.unsettledCancelled) }
         }
     }
 }

@@ -23,17 +23,15 @@ extension ManualDispatcher {
         callSite: CallSite,
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
-        let onMainActor = operation.isolation.map { $0 === MainActor.shared } ?? false
+        let onMainActor = operation.isolation === MainActor.shared
         let childJobs = Self.childJobs(isolated: operation.isolation != nil)
         // The task's record and its start, in the one critical section of the start's dispatch.
         let (scope, prefersExecutor, immediate) = self.storage.startTrackedTask(
             label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs,
             beginsImmediately: Self.beginsTasksImmediately)
-        // The scope is bound around the task's creation, which copies it into the task: bound inside the body, it
-        // would cost the body the executor switches of the async `withValue`, on entry and on return.
+        // Bound around the task's creation, which copies it in: inside the body, the async `withValue` would hop.
         let task = TaskTracking.$scope.withValue(scope) {
-            self.makeTrackedTask(
-                scope, operation, onMainActor: onMainActor, immediate: immediate, prefersExecutor: prefersExecutor)
+            self.makeTrackedTask(scope, operation, immediate: immediate, prefersExecutor: prefersExecutor)
         }
         // The task is known by its key from here; a body held on this thread (now off it) may go on.
         self.storage.send(.registered(TrackedTaskKey(task), scope))
@@ -45,7 +43,6 @@ extension ManualDispatcher {
     private func makeTrackedTask<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
-        onMainActor: Bool,
         immediate: Bool,
         prefersExecutor: Bool
     ) -> Task<Success, any Error> {
@@ -56,28 +53,21 @@ extension ManualDispatcher {
                 try await Self.runTracked(scope, operation, isolation: nil)
             }
         }
-        // When `immediate`, the start is pending: the body runs at once on this thread up to the gate and suspends
-        // there, so the task's first trip through an executor is the one its start sends it on (with `Task { }` it
-        // would run, suspend on the gate, and run again); it is held there until `Task.immediate` has returned, even
-        // if another thread runs the start meanwhile.
-        if onMainActor {
-            // A main-actor operation begins here only when this thread is on the main actor; otherwise it is
-            // enqueued there.
+        // When `immediate`, the body runs at once on this thread up to the gate, so its first trip through an executor
+        // is the one its start sends it on; it is held there until `Task.immediate` has returned.
+        if isolation === MainActor.shared {
             if immediate, #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
                 return Task.immediate { @MainActor in
                     try await Self.runTracked(scope, operation, isolation: MainActor.shared)
                 }
             }
-            // Enqueued on the main actor itself: from the start to the record of its end, nothing of this task
-            // waits for a thread of the global executor, which other work in the process may be holding.
+            // Enqueued on the main actor itself: no part of the task waits for a thread of the global executor.
             return Task { @MainActor in try await Self.runTracked(scope, operation, isolation: MainActor.shared) }
         }
         // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
-        // that counts them, so the task settles only when no part of it runs (where the runtime has task
-        // executors). A task isolated to an actor has none (a `nil` preference): with one, the runtime sends it
-        // through its actor's executor again at each call that takes an isolation, so a main-actor task would give up
-        // the main actor there, which it does not do in production. The task's closure keeps the executor alive: a
-        // runtime may not.
+        // that counts them, so the task settles only when no part of it runs. A task isolated to an actor has none:
+        // with one, a main-actor task would give up the main actor at each call that takes an isolation. The task's
+        // closure keeps the executor alive: a runtime may not.
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let counting = isolation == nil ? TrackedTaskExecutor(scope: scope) : nil
             let body: @Sendable () async throws -> Success = {
@@ -174,10 +164,8 @@ extension ManualDispatcher {
         }
         let key = TrackedTaskKey(task)
         self.storage.send(.claimed(key, true))
-        // A task this dispatcher did not start: nothing to wait for but its value, within the limit, since nothing
-        // here can make it finish. One of its own that finished (its record gone) gives its value at once. A limit
-        // of zero or less cannot check once whether a task has finished (its value would race the limit), so it
-        // waits.
+        // A task this dispatcher did not start: its value, within the limit. One of its own that finished gives its
+        // value at once; a limit of zero or less cannot check once whether a task has finished, so it waits.
         let (tracked, finished) = self.storage.trackedTask(key)
         let limit = self.waitLimit
         guard let id = tracked else {
@@ -204,8 +192,6 @@ extension ManualDispatcher {
                 self.storage.send(.claimed(key, false))  // an error it throws later is still reported
                 throw CancellationError()
             }
-            // Finished, or a runaway auto-advance stopped the clock (the condition holds at once if it already had),
-            // or the limit passed.
             switch self.storage.valueWaitEnded(id, key: key, timedOutAfter: outcome == .timedOut ? limit : nil) {
             case .finished: return try await task.value  // it has finished: this returns at once
             case .failed(let failure): throw ManualDispatcherError(failure)

@@ -1,8 +1,27 @@
 import TaskDispatch
 
-// The package's own hooks into a ManualDispatcher, gathered in one place: tests use them to know that a wait has
-// begun, to read what changes as tracked tasks run, and to turn on the task executor for tracked tasks.
+// The package's own hooks into a ManualDispatcher, gathered in one place: tests use them to check the schedule's
+// invariants, to know that a wait has begun, to read what changes as tracked tasks run, and to turn on the task
+// executor for tracked tasks.
 extension ManualDispatcher {
+    /// Stops the process with a message naming the broken invariant if the schedule (or its tracked-task records)
+    /// is inconsistent: the hook the package's tests call after every operation.
+    ///
+    /// Takes the lock, so call it between operations, never from inside a task.
+    ///
+    /// - Complexity: O(n log n) in the tasks the schedule holds.
+    package func checkInvariants() {
+        self.storage.checkInvariants()
+    }
+
+    /// The schedule's broken invariants, each as a message; empty when it is consistent. The model-based test
+    /// reads them instead of stopping, so that it can shrink the sequence that broke one.
+    ///
+    /// - Complexity: As ``checkInvariants()``.
+    package func invariantViolations() -> [String] {
+        self.storage.invariantViolations()
+    }
+
     /// The number of calls suspended in a wait; for the package's own tests.
     package var waiterCount: Int {
         self.storage.waiterCount

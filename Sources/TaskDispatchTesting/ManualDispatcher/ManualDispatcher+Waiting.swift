@@ -63,10 +63,8 @@ enum WaitOutcome: Sendable {
     case cancelled
 }
 
-/// What a registered waiter is resumed through: its continuation.
-///
-/// Its timer is not cancelled when a dispatch or a cancellation resumes it first: when it fires, it finds the
-/// waiter gone and does nothing.
+/// What a registered waiter is resumed through: its continuation. Its timer, when a dispatch or a cancellation
+/// resumed it first, finds the waiter gone and does nothing.
 struct WaitResumer: Sendable {
     private let continuation: CheckedContinuation<WaitOutcome, Never>
 
@@ -121,5 +119,13 @@ extension Schedule {
         guard !self.cancelledAwaits.isEmpty else { return nil }
         defer { self.cancelledAwaits.removeAll() }
         return self.failure(.awaitsCancelled(method: method, whats: self.cancelledAwaits, limit: limit))
+    }
+
+    /// The failure of `method`, whose wait of `limit` ended with `tasks` unsettled (since the clock moved to `since`),
+    /// or `nil` when none is: they settled as the timer fired.
+    func notSettled(_ method: String, limit: Duration, _ tasks: [TrackedTasks.UnsettledTask], since: Int64? = nil)
+        -> Failure?
+    {
+        tasks.isEmpty ? nil : self.failure(.tasksNotSettled(method: method, limit: limit, tasks: tasks, since: since))
     }
 }

@@ -49,8 +49,7 @@ extension ManualDispatcher {
                 try Task.checkCancellation()
                 return
             }
-            let dispatcher = self.dispatcher
-            let deadline = "clock sleep until \(formatTime(due > TaskKey.latestTime ? TaskKey.never : due))"
+            let deadline = "clock sleep until \(formatTime(due))"
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
             let wait = sleeper?.makeWait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
             let awaited = AwaitedDispatch<Void>(reporting: wait)
@@ -62,7 +61,7 @@ extension ManualDispatcher {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     awaited.start(continuation) {
-                        dispatcher.storage.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: awaited)
+                        self.dispatcher.storage.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: awaited)
                     }
                 }
             } onCancel: {

@@ -2,14 +2,11 @@ import TaskDispatch
 
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 extension ManualDispatcher {
-    /// A task executor whose jobs are background tasks on the dispatcher; package API, for the package's own tests.
+    /// A task executor whose jobs are background tasks on the dispatcher, for the package's own tests.
     ///
     /// Every job the runtime enqueues on it (a task's first run, and each resumption after an `await`) becomes a
-    /// background task labeled `task executor job`, and running that task runs the job on the thread of the run
-    /// method. 0.2 gave it to nonisolated tracked tasks as their executor preference; 1.0 does not, and no longer
-    /// makes it public: a default actor entered from a task that prefers it runs its job here too, so a held job holds
-    /// the actor, and code outside the task that awaits the actor waits for the test to run the job (issue 17). The
-    /// async drains drive tracked tasks from the dispatcher's own records instead, on every platform.
+    /// background task labeled `task executor job`, run on the thread of the run method. Tracked tasks do not prefer
+    /// it (a held job would hold a default actor the task enters; see `Docs/Design.md`).
     package final class Executor: TaskExecutor {
         /// The dispatcher that holds the jobs; weak, since the dispatcher keeps this executor.
         private weak let dispatcher: ManualDispatcher?
@@ -36,9 +33,7 @@ extension ManualDispatcher {
         }
     }
 
-    /// The task executor whose jobs are background tasks on this dispatcher; one per dispatcher.
-    ///
-    /// See ``Executor``.
+    /// The task executor whose jobs are background tasks on this dispatcher; one per dispatcher (see ``Executor``).
     package var taskExecutor: Executor {
         self.storage.taskExecutor { Executor(dispatcher: self) }
     }

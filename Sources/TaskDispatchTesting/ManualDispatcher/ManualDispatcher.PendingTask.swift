@@ -45,9 +45,8 @@ extension ManualDispatcher {
 
         /// `#4 background "parse" at FeedExample/FeedService.swift:31, <when>`, then the series it is a tick of.
         func describe(when: String) -> String {
-            let name = self.label.map { "\"\($0)\"" } ?? "(no label)"
             let series = self.repeatInterval.map { " (a tick of a series every \(formatDuration($0)))" } ?? ""
-            return "#\(self.sequence) \(self.context) \(name) at \(self.callSite), \(when)\(series)"
+            return "#\(self.sequence) \(self.context) \(quoted(self.label)) at \(self.callSite), \(when)\(series)"
         }
     }
 }

@@ -37,9 +37,6 @@ public final class ManualDispatcher: TaskDispatcher {
     /// The engine and its lock, which every operation takes through it.
     let storage: Storage
 
-    /// The engine's lock, for the package's tests.
-    var monitor: Monitor<Schedule> { self.storage.monitor }
-
     /// This dispatcher's entry in the ``ManualDispatcherRegistry`` that was tracking when it was created, if any.
     let registration: ManualDispatcherRegistry.Registration?
 
@@ -97,13 +94,12 @@ public final class ManualDispatcher: TaskDispatcher {
     deinit {
         // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
         let left = self.storage.leftovers(releasing: self.storage.trackedCaller?.id)
-        let (snapshot, errors, awaits, running) = (left.snapshot, left.errors, left.awaits, left.running)
         // A registry checks the running tasks when its check comes, through the schedule they keep alive: by
         // then they have usually finished, and an error one threw after the release is reported.
-        let checkedLater = running != nil && self.registration != nil
+        let checkedLater = left.running != nil && self.registration != nil
         var report = ""
         var onlyPendingTasks: (listed: [PendingTask], count: Int)?
-        if let snapshot {
+        if let snapshot = left.snapshot {
             let pending = snapshot.pending.map { PendingTask($0, callSites: snapshot.callSites) }
             let seed = snapshot.seed.map { " (random order seed \($0))" } ?? ""
             let listing = pending.map { "  \($0)\n" }.joined()
@@ -111,12 +107,12 @@ public final class ManualDispatcher: TaskDispatcher {
             let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
             report +=
                 "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); \(snapshot.pendingCount == 1 ? "it never ran. Run it" : "they never ran. Run them") with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
-            if errors == nil && awaits == nil { onlyPendingTasks = (pending, snapshot.pendingCount) }
+            if left.errors == nil && left.awaits == nil { onlyPendingTasks = (pending, snapshot.pendingCount) }
         }
-        for failure in [errors, awaits].compactMap({ $0 }) {
+        for failure in [left.errors, left.awaits].compactMap({ $0 }) {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(failure).summary)\n"
         }
-        if let running, !checkedLater {
+        if let running = left.running, !checkedLater {
             report +=
                 "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(running).summary)\n"
         }

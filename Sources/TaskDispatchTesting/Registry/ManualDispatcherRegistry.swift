@@ -13,7 +13,7 @@ public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
 
-    /// The registered dispatchers; their ``Registration``s write to it.
+    /// The registrations of the dispatchers, in creation order; their ``Registration``s write to it.
     private let entries = LockedValue(Entries())
 
     /// Whether whoever checks this registry records every failure it finds (the `.verifiesIdleDispatchers` trait):
@@ -69,7 +69,7 @@ public final class ManualDispatcherRegistry: Sendable {
     /// - Returns: The failures, empty when every dispatcher is idle.
     /// - Complexity: O(n) in the number of registered dispatchers, plus their pending tasks.
     public func idleFailures() -> [IdleFailure] {
-        self.registered().compactMap { $0.entry.idleFailure(of: $0.dispatcher) }
+        self.registered().compactMap { $0.idleFailure() }
     }
 
     /// ``idleFailures()``, once the tracked tasks that were cancelled have ended (within each dispatcher's
@@ -83,14 +83,15 @@ public final class ManualDispatcherRegistry: Sendable {
     ///   listed gets no failure, so the work is reported once.
     /// - Returns: The failures, in creation order.
     package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)? = nil) async -> [IdleFailure] {
-        let registrations = self.registered().map(\.entry.registration)
+        let registrations = self.registered().map(\.registration)
         for registration in registrations where !Task.isCancelled {
             // Read at its turn: a dispatcher released meanwhile is awaited through the schedule its release kept.
-            guard let found = self.registered([registration]).first else { continue }
-            await found.entry.awaitCancelledTrackedTasks(of: found.dispatcher)
+            let found = self.registered([registration])[0]
+            guard let storage = found.dispatcher?.storage ?? found.release?.trackedTasks else { continue }
+            await storage.awaitCancelledTrackedTasks(within: storage.waitLimit)
         }
         let reported = reported as? ManualDispatcherError
-        return self.registered(registrations).compactMap { $0.entry.idleFailure(of: $0.dispatcher, besides: reported) }
+        return self.registered(registrations).compactMap { $0.idleFailure(besides: reported) }
     }
 
     /// Throws the first of ``idleFailures()``, if any; in an XCTest `tearDown`, prefer one failure for each at its
@@ -102,14 +103,18 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// Records what happened to a registered dispatcher.
-    fileprivate func handle(_ event: Registration.Event, from registration: Registration) {
-        self.entries.withLock { $0.handle(event, from: registration) }
+    fileprivate func update(_ change: (inout Entries) -> Void) {
+        self.entries.withLock(change)
     }
 
-    /// The entries of `registrations` (all, in creation order, by default), each with its dispatcher if it is
-    /// alive; read in one section, so that an entry shows its dispatcher alive or its release recorded.
-    private func registered(_ registrations: [Registration]? = nil) -> [(entry: Entry, dispatcher: ManualDispatcher?)] {
-        self.entries.withLock { $0.entries(registrations).map { ($0, $0.dispatcher) } }
+    /// The entries of `registrations` (all those held, by default), each with its dispatcher if it is alive; read in
+    /// one section, so that an entry shows its dispatcher alive or its release recorded.
+    private func registered(_ registrations: [Registration]? = nil) -> [Entry] {
+        self.entries.withLock { entries in
+            (registrations ?? entries.registrations).map {
+                Entry(registration: $0, dispatcher: $0.dispatcher, release: $0.release)
+            }
+        }
     }
 }
 
@@ -133,19 +138,19 @@ extension ManualDispatcherRegistry {
         public let description: String
     }
 
-    /// A dispatcher's link to the registry it registered with, which it tells of its creation and its release.
-    final class Registration: Sendable {
-        /// What a registration tells its registry.
-        enum Event {
-            case created(ManualDispatcher)
-            case released(Release)
-        }
-
+    /// A dispatcher's entry in the registry it registered with, which it tells of its creation and its release.
+    ///
+    /// `@unchecked Sendable`: ``dispatcher`` and ``release`` are read and written only under the registry's lock.
+    final class Registration: @unchecked Sendable {
         let createdAt: CallSite
         /// Whether the registry's check reports the release of a dispatcher with work left, so that the dispatcher
         /// need not write it to standard error too.
         let reportsReleases: Bool
         private weak let registry: ManualDispatcherRegistry?
+        /// The dispatcher, held weakly.
+        fileprivate weak var dispatcher: ManualDispatcher?
+        /// Once the dispatcher is released, what it left.
+        fileprivate var release: Release?
 
         init(createdAt: CallSite, registry: ManualDispatcherRegistry) {
             self.createdAt = createdAt
@@ -155,14 +160,17 @@ extension ManualDispatcherRegistry {
 
         /// Registers the dispatcher, weakly, in creation order; called once, at the end of its `init`.
         func attach(_ dispatcher: ManualDispatcher) {
-            self.registry?.handle(.created(dispatcher), from: self)
+            self.registry?.update { $0.add(self, dispatcher) }
         }
 
-        /// Records the release of the dispatcher, its report (`nil` when it was idle), the pending tasks when they
-        /// were all it left, and the schedule of the tracked tasks it left running, if any, to look at when the check
-        /// comes.
+        /// Records what the dispatcher left at its release, to look at when the check comes.
         func dispatcherReleased(_ release: Release) {
-            self.registry?.handle(.released(release), from: self)
+            self.registry?.update { _ in self.release = release }
+        }
+
+        /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
+        fileprivate var isSettled: Bool {
+            self.release.map { $0.report == nil && $0.trackedTasks == nil } ?? false
         }
     }
 
@@ -174,36 +182,15 @@ extension ManualDispatcherRegistry {
         var trackedTasks: Storage?
     }
 
-    /// One dispatcher's entry: where it was created, a weak reference to it, and its report if it was released
-    /// with work left.
-    struct Entry: Sendable {
-        /// Held, so that no other registration has its identity while the entry exists.
+    /// One registration as read under the registry's lock: its dispatcher if alive, and what it left at its release.
+    struct Entry {
         let registration: Registration
-        let order: Int
-        weak var dispatcher: ManualDispatcher?
-        /// The dispatcher's ``ManualDispatcher/waitLimit``, for waits at the check after its release.
-        let waitLimit: Duration
-        /// Once the dispatcher is released, what it left; the tracked tasks' schedule is kept to see at the check how
-        /// they ended.
-        var release: Release?
+        let dispatcher: ManualDispatcher?
+        let release: Release?
 
-        /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
-        var isSettled: Bool {
-            self.release.map { $0.report == nil && $0.trackedTasks == nil } ?? false
-        }
-
-        /// Waits, within the dispatcher's wait limit, until its tracked tasks that were cancelled have ended, whether
-        /// the dispatcher is alive or was released while they ran.
-        func awaitCancelledTrackedTasks(of dispatcher: ManualDispatcher?) async {
-            guard let storage = dispatcher?.storage ?? self.release?.trackedTasks else { return }
-            await storage.awaitCancelledTrackedTasks(within: self.waitLimit)
-        }
-
-        /// The entry's failure, given its `dispatcher` if it is alive, unless it is idle or its leftover is what
-        /// `reported`, an error the test threw, already listed.
-        func idleFailure(of dispatcher: ManualDispatcher?, besides reported: ManualDispatcherError? = nil)
-            -> IdleFailure?
-        {
+        /// The entry's failure, unless it is idle or its leftover is what `reported`, an error the test threw, already
+        /// listed.
+        func idleFailure(besides reported: ManualDispatcherError? = nil) -> IdleFailure? {
             let createdAt = self.registration.createdAt
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = self.release?.trackedTasks?.failureAfterRelease()
@@ -221,7 +208,8 @@ extension ManualDispatcherRegistry {
                     "ManualDispatcher created at \(createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
                 return IdleFailure(createdAt: createdAt, wasReleased: true, description: description)
             }
-            guard let dispatcher, case .failure(let error) = Result(catching: dispatcher.verifyIdle) else { return nil }
+            guard let dispatcher = self.dispatcher, case .failure(let error) = Result(catching: dispatcher.verifyIdle)
+            else { return nil }
             if let reported, reported.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount)
             {
                 return nil
@@ -232,34 +220,21 @@ extension ManualDispatcherRegistry {
         }
     }
 
-    /// The entries of one registry. Entries of dispatchers released idle are dropped as they grow, so a scope that
-    /// creates many dispatchers holds memory in proportion to the ones that matter.
+    /// The registrations of one registry, in creation order. Those of dispatchers released idle are dropped as they
+    /// grow, so a scope that creates many dispatchers holds memory in proportion to the ones that matter.
     struct Entries: Sendable {
-        private var byRegistration: [ObjectIdentifier: Entry] = [:]
+        private(set) var registrations: [Registration] = []
         private(set) var createdCount = 0
         private var compactionThreshold = 64
 
-        mutating func handle(_ event: Registration.Event, from registration: Registration) {
-            let key = ObjectIdentifier(registration)
-            switch event {
-            case .created(let dispatcher):
-                if self.byRegistration.count >= self.compactionThreshold {
-                    self.byRegistration = self.byRegistration.filter { !$0.value.isSettled }
-                    self.compactionThreshold = Swift.max(64, self.byRegistration.count * 2)
-                }
-                self.byRegistration[key] = Entry(
-                    registration: registration, order: self.createdCount, dispatcher: dispatcher,
-                    waitLimit: dispatcher.waitLimit)
-                self.createdCount += 1
-            case .released(let release):
-                self.byRegistration[key]?.release = release
+        mutating func add(_ registration: Registration, _ dispatcher: ManualDispatcher) {
+            if self.registrations.count >= self.compactionThreshold {
+                self.registrations.removeAll { $0.isSettled }
+                self.compactionThreshold = Swift.max(64, self.registrations.count * 2)
             }
-        }
-
-        /// The entries of `registrations` still held, in that order; all of them, in creation order, for `nil`.
-        func entries(_ registrations: [Registration]?) -> [Entry] {
-            guard let registrations else { return self.byRegistration.values.sorted { $0.order < $1.order } }
-            return registrations.compactMap { self.byRegistration[ObjectIdentifier($0)] }
+            registration.dispatcher = dispatcher
+            self.registrations.append(registration)
+            self.createdCount += 1
         }
     }
 }

@@ -2,11 +2,8 @@ import TaskDispatch
 
 extension AwaitableCall {
     /// The awaitable call that awaits `task`, as the dispatcher accepts it: the call in progress
-    /// (``TaskTracking/dispatchingCall``) whose identity `task` carries, with the call's site and context. That is
-    /// the calling task's dispatch, through any decorator that forwards, copies or rebuilds the task synchronously
-    /// (and so may add a note of the same site, which is then bounded with it), or a copy forwarded later from a
-    /// `Task` that inherits the call. A long-lived `Task` that inherits an earlier call does not carry a later
-    /// call's await: their identities differ.
+    /// (``TaskTracking/dispatchingCall``) whose identity `task` carries, with the call's site and context: through
+    /// any decorator that forwards, copies or rebuilds the task, or from a `Task` that inherits the call.
     static func awaiting(_ task: DispatchedTask) -> AwaitableCall? {
         guard task.awaitIdentity != 0, let call = TaskTracking.dispatchingCall, call.identity == task.awaitIdentity,
             call.callSite == task.callSite, call.context == task.context

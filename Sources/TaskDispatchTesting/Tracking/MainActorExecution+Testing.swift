@@ -1,10 +1,8 @@
 import Dispatch
 import TaskDispatch
 
-/// `Thread.isMainThread` is not a reliable test on Linux: under `swift test` the main queue (and with it the main
-/// actor) is drained by a thread that is not the process's main thread. A specific key set on the main queue is:
-/// `DispatchQueue.getSpecific` finds it exactly when the caller runs on the main queue, which is what main-actor
-/// isolation means here.
+/// `Thread.isMainThread` is not a reliable test on Linux (under `swift test` another thread drains the main queue):
+/// a specific key set on the main queue is found exactly when the caller runs on the main queue, the main actor.
 extension MainActorExecution {
     private static let key: DispatchSpecificKey<UInt8> = {
         let key = DispatchSpecificKey<UInt8>()
@@ -17,10 +15,7 @@ extension MainActorExecution {
         DispatchQueue.getSpecific(key: self.key) != nil
     }
 
-    /// Runs `work` on the main actor and returns when it has finished.
-    ///
-    /// Inline when the caller is already on the main actor; otherwise with `DispatchQueue.main.sync`, which
-    /// blocks the caller until the main queue has run `work`.
+    /// Runs `work` on the main actor, inline or through `DispatchQueue.main.sync`, and returns when it has finished.
     static func runAndWait(_ work: @MainActor @Sendable () -> Void) {
         guard !self.isOnMainActor else { return MainActor.assumeIsolated(work) }
         DispatchQueue.main.sync { MainActor.assumeIsolated(work) }

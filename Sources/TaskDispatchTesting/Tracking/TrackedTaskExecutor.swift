@@ -4,14 +4,8 @@ import TaskDispatch
 /// The task executor a nonisolated tracked task prefers, and with it its `async let` children, its task groups'
 /// children and the default actors they enter: it runs each job at once on a global dispatch queue of the job's
 /// priority, as the global concurrent executor would, and holds nothing. It counts, in the task's record, the jobs
-/// enqueued and not yet run, so that the task is settled only when no part of it runs.
-///
-/// Without it, a task whose children run at the same time would count as settled as soon as one of them waited on
-/// the dispatcher, and a drain would move the clock before a sibling that had not reached its first sleep started
-/// it: a timeout raced against work in a task group would end with the wrong winner.
-///
-/// A task isolated to an actor does not prefer it (see `makeTrackedTask`), and code on an actor with an executor of
-/// its own (the main actor) does not pass through it: a child task waiting to run on the main actor is not counted.
+/// enqueued and not yet run, so that the task is settled only when no part of it runs (not before a sibling reached
+/// its first sleep). Code on an actor with an executor of its own (the main actor) does not pass through it.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class TrackedTaskExecutor: TaskExecutor {
     /// The tracked task whose jobs it counts.

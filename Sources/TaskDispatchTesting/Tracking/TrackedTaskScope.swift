@@ -1,19 +1,12 @@
 import TaskDispatch
 
 /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)``, as its own code sees it: bound in
-/// `TaskTracking.scope` around the task's operation, it makes the waits that the awaitable dispatches and the
-/// virtual clock's sleep report, and it owns them on behalf of its dispatcher. It is also the task's start gate:
-/// the task's body waits in ``waitForStart(isolation:)`` until the start task runs ``startRan(in:)``.
-/// One object a task, under the dispatcher's one lock: no lock, closure context or continuation box of its own.
+/// `TaskTracking.scope` around the task's operation, it makes the waits its awaitable dispatches and clock sleeps
+/// report, and it is the task's start gate (the body waits in ``waitForStart(isolation:)`` until ``startRan(in:)``).
+/// The dispatcher records a wait in the critical section that accepts the awaited task, so the records never say
+/// "settled" while the work is not yet pending; ``OwnedWait/end(cancelled:)`` ends it before the waiter resumes.
 ///
-/// The whole life of a wait is in this module, under the dispatcher's lock: the dispatcher records it when it
-/// accepts the awaited task inside the awaitable's `dispatch(_:)` call (`ManualDispatcher.record`), in the same
-/// critical section, so the records never say "settled" while the work is not yet pending; ``OwnedWait/end()``
-/// ends it just before the awaiting task is resumed. `TaskDispatch` only carries the wait from the one to the
-/// other (see `TaskTracking`).
-///
-/// `@unchecked Sendable`: ``outcome``, ``waiting``, ``heldForCaller``, ``startTask`` and ``taskIdentity`` are read and
-/// written only under the lock of ``storage``; the rest is immutable.
+/// `@unchecked Sendable`: its mutable fields are read and written only under the lock of ``storage``.
 final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     #if DEBUG
         /// The body's wait at the gate: checked in debug builds (the tests), so a double resume traps.
@@ -41,18 +34,14 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The body, suspended at the gate. Taken, under the lock of ``storage``, by whichever resumes it: exactly one
     /// of ``startRan(in:)``, ``cancelStart(in:)`` and ``releaseFromCaller()``.
     private var waiting: StartContinuation?
-    /// Whether the body may still run on its creator's stack: set when `startTask` begins it with `Task.immediate`
-    /// (in the critical section that accepts the start), cleared by ``releaseFromCaller()`` once `Task.immediate`
-    /// has returned. While it is set, only ``releaseFromCaller()`` resumes the body: a continuation resumed before
-    /// its task suspends does not suspend it at all, so a start run by another thread meanwhile would otherwise run
-    /// the operation on the creator's stack, inside `startTask`.
+    /// Whether the body may still run on its creator's stack (begun with `Task.immediate`, until
+    /// ``releaseFromCaller()``): only that resumes it meanwhile, or a start run by another thread would run the
+    /// operation inside `startTask`.
     var heldForCaller = false
-    /// The start task in the dispatcher's schedule, to cancel it with the task. Set under the lock of ``storage``,
-    /// in the critical section that accepts it, before the task exists.
+    /// The start task in the dispatcher's schedule, to cancel it with the task; set before the task exists.
     var startTask: ScheduledTask?
-    /// The tracked task itself (``currentTaskIdentity()``), noted when its body reaches the gate, before its operation
-    /// begins: a wait made in another task (a child task, or a `Task { }` it created) is told from the task's own.
-    /// Under the lock of ``storage``.
+    /// The tracked task itself (``currentTaskIdentity()``), noted at the gate: a wait made in another task (a child
+    /// task, or a `Task { }` it created) is told from the task's own.
     private(set) var taskIdentity: UInt = 0
 
     init(storage: Storage, id: UInt64, label: String?, callSite: CallSite, countsChildJobs: Bool) {
@@ -91,7 +80,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
         guard self.outcome == nil else { return nil }
         self.outcome = .success(())
-        return self.heldForCaller ? nil : self.takeWaiting()
+        return self.heldForCaller ? nil : self.waiting.take()
     }
 
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first,
@@ -135,7 +124,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
         self.outcome = .failure(CancellationError())
         schedule.tracked.markStartCancelled(self.id)
-        return (released, self.heldForCaller ? nil : self.takeWaiting())
+        return (released, self.heldForCaller ? nil : self.waiting.take())
     }
 
     /// `Task.immediate` has returned, so the body is off its creator's stack: lets it go on if its start ran or the
@@ -143,14 +132,8 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     func releaseFromCaller() -> (continuation: StartContinuation, outcome: Result<Void, any Error>)? {
         self.heldForCaller = false
         // Still pending: `startRan(in:)` or `cancelStart(in:)` resumes it.
-        guard let outcome = self.outcome, let continuation = self.takeWaiting() else { return nil }
+        guard let outcome = self.outcome, let continuation = self.waiting.take() else { return nil }
         return (continuation, outcome)
-    }
-
-    /// The waiting body's continuation, taken so that nothing else resumes it. Under the lock of ``storage``.
-    private func takeWaiting() -> StartContinuation? {
-        defer { self.waiting = nil }
-        return self.waiting
     }
 }
 
