@@ -144,10 +144,12 @@ final class Storage: Sendable {
             self.perform(effects, observing: observing)
         case .drain(let effects):
             self.perform(effects, observing: false)
-            self.drainAutomatically()
-            if observing, let observe = effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+            self.drainUnbound(Run("auto-drain", .autoDrain))
+            if observing, let observe = effects.rare?.observe { TaskTracking.$scope.withValue(nil) { observe() } }
         case .assist:
-            self.runForWaitingSettle()
+            // The due tasks of the one waiting async drain, inside a tracked task's awaited dispatch on the main
+            // actor: two main-actor jobs fewer per await (see `WaitingSettles`).
+            self.drainUnbound(Run("assist", .assist))
         case .run(let step):
             self.execute(step.work)
         case .fail, .paused:
@@ -158,19 +160,24 @@ final class Storage: Sendable {
     @inline(__always)
     private func perform(_ effects: Schedule.Effects, observing: Bool) {
         guard !effects.isEmpty else { return }
-        _ = effects.released  // a cancelled task's closure, and what it captured, go here: outside the lock
+        let rare = effects.rare  // a cancelled task's closure, and what it captured, go with it: outside the lock
         if let woken = effects.woken { WaitResumer.resumeAll(woken) }
-        if let (continuation, outcome) = effects.gate { continuation.resume(with: outcome) }
-        if let (resumers, outcome) = effects.ended { for resumer in resumers { resumer.resume(outcome) } }
+        if let (continuation, outcome) = rare?.gate { continuation.resume(with: outcome) }
+        if let (resumers, outcome) = rare?.ended { for resumer in resumers { resumer.resume(outcome) } }
         // The closure is released outside the lock, before the await resumes.
-        if let (awaiting, failure, work) = effects.failedAwait {
+        if let (awaiting, failure, work) = rare?.failedAwait {
             awaiting.fail(with: ManualDispatcherError(failure), releasing: work)
         }
         if effects.broadcast { self.monitor.broadcast() }
-        if let deadline = effects.arm { self.setWaitTimer(for: deadline) }
-        if let report = effects.report { writeToStandardError(report) }
+        if let deadline = effects.arm {
+            // The one timer of the waits (see `DispatchWaiters.timerDeadline`); it holds the storage weakly.
+            DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+                self?.send(.waitTimerFired(deadline))
+            }
+        }
+        if let report = rare?.report { writeToStandardError(report) }
         // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
-        if observing, let observe = effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+        if observing, let observe = rare?.observe { TaskTracking.$scope.withValue(nil) { observe() } }
     }
 }
 
@@ -208,9 +215,19 @@ extension Storage {
     ) -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool) {
         var made: (TrackedTaskScope, Bool, Bool)?
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
-            let (scope, scheduled, prefersExecutor, immediate) = schedule.acceptTrackedStart(
-                storage: self, label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs,
-                beginsImmediately: beginsImmediately)
+            let id = schedule.tracked.begin(
+                label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs)
+            let scope = TrackedTaskScope(
+                storage: self, id: id, label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
+            let start: @Sendable () -> Void = { self.send(.startRan(scope)) }
+            let scheduled = schedule.accept(
+                DispatchedTask(
+                    unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
+            scope.startTask = scheduled
+            let prefersExecutor = schedule.tracked.prefersTaskExecutor
+            // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once).
+            let immediate = beginsImmediately && !prefersExecutor && !schedule.autoDrain
+            scope.heldForCaller = immediate
             made = (scope, prefersExecutor, immediate)
             return scheduled
         }
@@ -416,17 +433,15 @@ extension Storage {
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let outcome = self.monitor.withLock {
-                $0.beginRun(
-                    method, thread: thread, blocksMainActor: false, reporting: errors, target: target,
-                    holdsMainActor: false)
+                $0.claim(method, thread: thread, blocksMainActor: false, reporting: errors, target: target)
             }
             switch outcome {
-            case .started(let start)?:
+            case .claimed(let start):
                 return start
-            case .refused(let failure)?:
+            case .refused(let failure):
                 self.monitor.broadcast()
                 throw ManualDispatcherError(failure)
-            case nil:
+            case .mustWait:
                 break
             }
             switch await self.suspend(until: .runReleased, id: id, deadline: deadline) {
@@ -456,10 +471,9 @@ extension Storage {
             })
     }
 
-    /// Releases the run, moving the clock to `time` first if given, and wakes the waiters the runs and the release
-    /// concern; drains at once if auto-drain is on.
-    func endRun(movingClockTo time: Int64? = nil) {
-        self.send(.runEnded(movingClockTo: time))
+    /// Releases the run and wakes the waiters the runs and the release concern; drains at once if auto-drain is on.
+    func endRun() {
+        self.send(.runEnded)
     }
 
     /// The next task to run under the caller's claim (see ``Schedule/next(in:jumpingClockTo:before:)``), with the
@@ -485,36 +499,17 @@ extension Storage {
         }
     }
 
-    /// The auto-drain, for a caller that holds the claim: runs due tasks until none is left, then releases the claim
-    /// in the section that found nothing to run.
-    func drainAutomatically() {
-        self.drainUnbound(Run("auto-drain", .autoDrain))
-    }
-
-    /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
-    /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases it and wakes waiters.
-    ///
-    /// Called by a dispatch of a tracked task on the main actor that awaits the work while the drain waits: the work
-    /// runs inside that dispatch, saving two main-actor jobs per await. Only a main-actor drain is helped, and the
-    /// tasks count against its runaway bound.
-    private func runForWaitingSettle() {
-        self.drainUnbound(Run("assist", .assist))
-    }
-
-    /// Drains `run` (an auto-drain or an assist, which never fail) off the tracked task's task-locals: the work runs
-    /// for other code, and what it dispatches is not the tracked task's.
-    private func drainUnbound(_ run: @autoclosure () -> Run) {
-        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
-            TaskTracking.$dispatchingCall.withValue(nil) {
-                TaskTracking.$scope.withValue(nil) { self.drainHere(run()) }
-            }
-        } else {
-            self.drainHere(run())
+    /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's
+    /// task-locals: the work runs for other code, and what it dispatches is not the tracked task's.
+    private func drainUnbound(_ run: Run) {
+        var run = run
+        guard TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil else {
+            _ = try? self.drain(&run, from: nil)
+            return
         }
-    }
-
-    private func drainHere(_ run: consuming Run) {
-        _ = try? self.drain(&run, from: nil)
+        TaskTracking.$dispatchingCall.withValue(nil) {
+            TaskTracking.$scope.withValue(nil) { _ = try? self.drain(&run, from: nil) }
+        }
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
@@ -522,7 +517,10 @@ extension Storage {
     /// for the test; a note on standard error says so, and what to await instead.
     func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
         let thread = currentThreadIdentity()
-        let (next, action) = self.monitor.withLock { $0.clockHoldTimerFired(for: generation, thread: thread) }
+        let (next, action) = self.monitor.withLock { schedule -> (Int64?, Schedule.Action) in
+            guard let next = schedule.clockHoldTimerFired(for: generation) else { return (nil, .none) }
+            return (next, schedule.claimForAutoDrain(thread: thread) ? .drain(Schedule.Effects()) : .none)
+        }
         guard let next else { return }
         writeToStandardError(
             """
@@ -578,28 +576,14 @@ extension Storage {
                 // The cancellation handler runs at once if the task was cancelled before it was installed, or
                 // concurrently with this closure: one of the two sees the waiter registered (if it registered).
                 if Task.isCancelled {
-                    self.cancelWait(id)
+                    self.send(.waitCancelled(id))
                     return
                 }
                 // The test's seam runs as the test would, from outside the tracked task.
-                if let observe = action.effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+                if let observe = action.effects.rare?.observe { TaskTracking.$scope.withValue(nil) { observe() } }
             }
         } onCancel: {
-            self.cancelWait(id)
-        }
-    }
-
-    /// Removes waiter `id`, if still registered, and resumes it as cancelled.
-    private func cancelWait(_ id: DispatchWaiters<WaitResumer>.ID) {
-        self.send(.waitCancelled(id))
-    }
-
-    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`, and the next
-    /// one when it fires. It holds the storage weakly: a wait that ended keeps nothing alive until the deadline.
-    fileprivate func setWaitTimer(for deadline: DispatchTime) {
-        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
-            guard let self else { return }
-            self.send(.waitTimerFired(deadline))
+            self.send(.waitCancelled(id))
         }
     }
 
@@ -609,7 +593,9 @@ extension Storage {
     /// check that follows reports it.
     func awaitCancelledTrackedTasks(within limit: Duration) async {
         let deadline = limit.dispatchDeadline
-        while let (id, waiter) = self.monitor.withLock({ $0.firstCancelledUnfinishedWait() }) {
+        while let (id, waiter) = self.monitor.withLock({ schedule in
+            schedule.tracked.firstCancelledUnfinished.map { ($0, schedule.waiters.makeID()) }
+        }) {
             let outcome = await self.suspend(
                 until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: false)
             guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) })
@@ -681,31 +667,22 @@ extension Storage {
     /// so that the check does not report the task that just woke the test (or reports the next one that run began).
     func idleFailure(thread: UInt, onMainActor: Bool) -> Failure? {
         var awaited: (sequence: UInt64, deadline: DispatchTime)?
-        while true {
-            let outcome = self.monitor.withLock { schedule -> IdleCheck in
-                if let sequence = schedule.executingElsewhere(thread: thread, onMainActor: onMainActor),
-                    awaited.map({ $0.sequence == sequence && DispatchTime.now() < $0.deadline }) ?? true
-                {
-                    let check = DispatchSemaphore(value: 0)
-                    schedule.idleChecks.append(check)
-                    schedule.idleCheckObserver?()
-                    if awaited == nil { awaited = (sequence, self.waitLimit.dispatchDeadline) }
-                    return .wait(check)
-                }
-                return .done(schedule.idleFailure(thread: thread, onMainActor: onMainActor, limit: self.waitLimit))
+        var failure: Failure?
+        while let check = self.monitor.withLock({ schedule -> DispatchSemaphore? in
+            if let sequence = schedule.executingElsewhere(thread: thread, onMainActor: onMainActor),
+                awaited.map({ $0.sequence == sequence && DispatchTime.now() < $0.deadline }) ?? true
+            {
+                let check = DispatchSemaphore(value: 0)
+                schedule.idleChecks.append(check)
+                schedule.idleCheckObserver?()
+                if awaited == nil { awaited = (sequence, self.waitLimit.dispatchDeadline) }
+                return check
             }
-            switch outcome {
-            case .done(let failure):
-                return failure
-            case .wait(let check):
-                _ = check.wait(timeout: awaited?.deadline ?? .now())
-            }
+            failure = schedule.idleFailure(thread: thread, onMainActor: onMainActor, limit: self.waitLimit)
+            return nil
+        }) {
+            _ = check.wait(timeout: awaited?.deadline ?? .now())
         }
+        return failure
     }
-}
-
-/// `verifyIdle()`'s check: its outcome, or a wait for a task another thread runs.
-private enum IdleCheck {
-    case done(Failure?)
-    case wait(DispatchSemaphore)
 }

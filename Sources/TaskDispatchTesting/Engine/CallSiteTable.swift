@@ -29,10 +29,6 @@ struct CallSiteTable: Sendable {
         return index
     }
 
-    subscript(index: UInt32) -> CallSite {
-        self.sites[Int(index)]
-    }
-
     private mutating func add(_ site: CallSite, _ key: Key) -> UInt32 {
         let index = UInt32(truncatingIfNeeded: self.sites.count)
         self.sites.append(site)

@@ -182,12 +182,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// Removes the waiters that `isDone` picks and returns their resumers, oldest first.
     private mutating func removeAll(where isDone: (Waiter) -> Bool) -> [Resumer] {
-        var removed: [Resumer] = []
-        var waiting: [Waiter] = []
-        for waiter in self.waiters {
-            if isDone(waiter) { removed.append(waiter.resumer) } else { waiting.append(waiter) }
-        }
-        self.waiters = waiting
+        let removed = self.waiters.filter(isDone).map(\.resumer)
+        if !removed.isEmpty { self.waiters.removeAll(where: isDone) }
         return removed
     }
 }

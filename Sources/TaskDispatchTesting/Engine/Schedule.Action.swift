@@ -41,11 +41,17 @@ extension Schedule {
         private var box: RareBox?
 
         struct Rare: Sendable {
+            /// A tracked task's body to let through its start gate, or to fail there.
             var gate: (continuation: TrackedTaskScope.StartContinuation, outcome: Result<Void, any Error>)?
+            /// A closure released by the event (a cancelled task's), dropped outside the lock.
             var released: DispatchedTask.Work?
+            /// A note for standard error.
             var report: String?
+            /// A package test's observer, called as the test would call it: outside the tracked task.
             var observe: (@Sendable () -> Void)?
+            /// Waiters that end otherwise than woken by their condition: timed out, or cancelled.
             var ended: (resumers: [WaitResumer], outcome: WaitOutcome)?
+            /// An await to end with the failure, releasing the awaited task's closure (see ``TaskAwaiter``).
             var failedAwait: (awaiter: any TaskAwaiter, failure: Failure, work: DispatchedTask.Work)?
         }
 
@@ -73,40 +79,12 @@ extension Schedule {
             self.woken == nil && self.arm == nil && !self.broadcast && self.box == nil
         }
 
-        private var rare: Rare? { self.box?.value }
+        var rare: Rare? { self.box?.value }
 
-        private mutating func changeRare(_ change: (inout Rare) -> Void) {
+        mutating func setRare(_ change: (inout Rare) -> Void) {
             var rare = self.rare ?? Rare()
             change(&rare)
             self.box = RareBox(rare)
-        }
-
-        /// A tracked task's body to let through its start gate, or to fail there.
-        var gate: (continuation: TrackedTaskScope.StartContinuation, outcome: Result<Void, any Error>)? {
-            get { self.rare?.gate }
-            set { self.changeRare { $0.gate = newValue } }
-        }
-        /// A closure released by the event (a cancelled task's), dropped outside the lock.
-        var released: DispatchedTask.Work? {
-            get { self.rare?.released }
-            set { self.changeRare { $0.released = newValue } }
-        }
-        /// A note for standard error.
-        var report: String? { self.rare?.report }
-        /// Waiters that end otherwise than woken by their condition: timed out, or cancelled.
-        var ended: (resumers: [WaitResumer], outcome: WaitOutcome)? {
-            get { self.rare?.ended }
-            set { self.changeRare { $0.ended = newValue } }
-        }
-        /// An await to end with the failure, releasing the awaited task's closure (see ``TaskAwaiter``).
-        var failedAwait: (awaiter: any TaskAwaiter, failure: Failure, work: DispatchedTask.Work)? {
-            get { self.rare?.failedAwait }
-            set { self.changeRare { $0.failedAwait = newValue } }
-        }
-        /// A package test's observer, called as the test would call it: outside the tracked task.
-        var observe: (@Sendable () -> Void)? {
-            get { self.rare?.observe }
-            set { self.changeRare { $0.observe = newValue } }
         }
     }
 }

@@ -52,24 +52,24 @@ struct Run {
 }
 
 extension Schedule {
-    /// Claims the run for `run` (or `nil`: another thread holds it, wait), reads the clock and checks the target
-    /// (see ``beginRun(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``), then takes the first step in
-    /// the same section, unless the run pauses first. A refusal is a `.fail` without the claim.
+    /// Claims the run for `run` (or `nil`: another thread holds it, wait) and checks the target (see
+    /// ``claim(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``), then takes the first step in the same
+    /// section, unless the run pauses first. A refusal is a `.fail` without the claim.
     mutating func begin(
         _ run: inout Run,
         thread: UInt,
         blocksMainActor: Bool,
         target: (_ now: Int64) -> Int64
     ) -> Action? {
-        let begun = self.beginRun(
+        let outcome = self.claim(
             run.method, thread: thread, blocksMainActor: blocksMainActor, target: target,
             holdsMainActor: run.holdsClock && run.movesClock)
-        switch begun {
-        case nil:
+        switch outcome {
+        case .mustWait:
             return nil
-        case .refused(let failure)?:
+        case .refused(let failure):
             return .fail(failure)
-        case .started(let start)?:
+        case .claimed(let start):
             run.start = start
             run.isClaimed = true
             return run.pauses ? .paused : self.next(&run)

@@ -129,7 +129,8 @@ struct Schedule: Sendable {
     /// - Complexity: O(1) amortized for a task due now, O(log n) for a later one.
     @inline(__always)
     mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
-        let sequence = self.takeSequence()
+        let sequence = self.nextSequence
+        self.nextSequence += 1
         let callSite = self.callSites.index(of: task.callSite)
         guard due > self.now else {
             let key = TaskKey(due: self.now, sequence: sequence)
@@ -199,12 +200,6 @@ struct Schedule: Sendable {
         }
     }
 
-    /// Hands out the next sequence number: the dispatch order of the task being accepted.
-    private mutating func takeSequence() -> UInt64 {
-        defer { self.nextSequence += 1 }
-        return self.nextSequence
-    }
-
     // MARK: - Order
 
     /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
@@ -224,7 +219,7 @@ struct Schedule: Sendable {
         self.compact()
     }
 
-    private static func backgroundQueues(for order: ManualDispatcher.Order) -> [RingBuffer<ScheduledTask>] {
+    static func backgroundQueues(for order: ManualDispatcher.Order) -> [RingBuffer<ScheduledTask>] {
         switch order {
         case .dispatch: [RingBuffer()]
         case .priority: Array(repeating: RingBuffer(), count: BackgroundPriority.allCases.count)

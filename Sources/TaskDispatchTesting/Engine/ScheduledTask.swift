@@ -57,7 +57,7 @@ class ScheduledTask: @unchecked Sendable {
 
     /// `"parse"` with its quotes, or `(no label)`.
     var quotedLabel: String {
-        self.label.map { "\"\($0)\"" } ?? "(no label)"
+        quoted(self.label)
     }
 
     /// The repeating series this task is the next tick of, if it is one.

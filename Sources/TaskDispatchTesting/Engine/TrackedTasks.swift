@@ -449,15 +449,11 @@ struct TrackedTasks: Sendable {
     }
 
     /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
-    func standing(of id: UInt64) -> UnsettledTask? { self.describe([id]).first }
+    func standing(of id: UInt64) -> UnsettledTask? { self.describe { $0 == id }.first }
 
     /// The records `include` picks, oldest first, as an error shows them.
     private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter(include))
-    }
-
-    private func describe(_ ids: [UInt64]) -> [UnsettledTask] {
-        ids.compactMap { id in
+        self.records.keys.sorted().filter(include).compactMap { id in
             guard let record = self.records[id] else { return nil }
             return UnsettledTask(
                 label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
@@ -478,7 +474,7 @@ struct TrackedTasks: Sendable {
     /// `tracked task "load" (Feed.swift:12)`, or `a tracked task that has finished`.
     func name(_ id: UInt64) -> String {
         guard let record = self.records[id] else { return "a tracked task that has finished" }
-        return "tracked task \(record.label.map { "\"\($0)\"" } ?? "(no label)") (\(record.callSite))"
+        return "tracked task \(quoted(record.label)) (\(record.callSite))"
     }
 
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.

@@ -10,7 +10,6 @@ struct DelayHeap: Sendable {
 
     private(set) var elements: ContiguousArray<Element> = []
 
-    var isEmpty: Bool { self.elements.isEmpty }
     var count: Int { self.elements.count }
 
     /// The earliest element, without removing it.

@@ -14,10 +14,6 @@ struct RandomPool: Sendable {
         currentOnly ? self.boundary : self.tasks.count
     }
 
-    subscript(index: Int) -> ScheduledTask {
-        self.tasks[index]
-    }
-
     mutating func append(_ task: ScheduledTask) {
         self.tasks.append(task)
     }

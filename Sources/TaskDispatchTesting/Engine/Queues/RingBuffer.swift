@@ -7,17 +7,10 @@ struct RingBuffer<Element> {
     private(set) var head = 0
     private(set) var count = 0
 
-    var isEmpty: Bool { self.count == 0 }
-
     /// The oldest element, or `nil` when empty.
     @inline(__always)
     var first: Element? {
         self.count == 0 ? nil : self.slots[self.head]
-    }
-
-    /// The newest element, or `nil` when empty.
-    var last: Element? {
-        self.count == 0 ? nil : self.slots[self.slot(self.count - 1)]
     }
 
     @inline(__always)
@@ -94,21 +87,9 @@ struct RingBuffer<Element> {
     }
 }
 
-extension RingBuffer: Sequence {
-    struct Iterator: IteratorProtocol {
-        let buffer: RingBuffer
-        var offset = 0
-
-        mutating func next() -> Element? {
-            guard self.offset < self.buffer.count else { return nil }
-            defer { self.offset += 1 }
-            return self.buffer[self.offset]
-        }
-    }
-
-    func makeIterator() -> Iterator {
-        Iterator(buffer: self)
-    }
+extension RingBuffer: RandomAccessCollection {
+    var startIndex: Int { 0 }
+    var endIndex: Int { self.count }
 }
 
 extension RingBuffer: Sendable where Element: Sendable {}
