@@ -371,7 +371,7 @@ extension Storage {
 extension Storage {
     /// Runs the synchronous run method `run` from its claim (blocked on the condition, never spinning, while another
     /// thread runs tasks) to its end, or to its next pause (`true`): then the caller checks its condition, and goes
-    /// on with ``resume(_:)`` or ends with ``endRun(movingClockTo:)``. `target` gives the clock's target from the time
+    /// on with ``resume(_:from:)`` or ends with ``endRun()``. `target` gives the clock's target from the time
     /// the run starts at.
     @discardableResult
     func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
@@ -383,18 +383,13 @@ extension Storage {
         let first = self.monitor.waitForResult {
             $0.begin(&run, thread: thread, blocksMainActor: blocksMainActor, target: target)
         }
-        return try self.drain(&run, from: first)
+        return try self.resume(&run, from: first)
     }
 
-    /// Goes on with `run` after a pause.
+    /// The one drain loop: goes on with `run` (after its beginning, or a pause), one critical section a task (see
+    /// ``Schedule/next(_:)``), from `first` if the run's beginning gave an action.
     @discardableResult
-    func resume(_ run: inout Run) throws(ManualDispatcherError) -> Bool {
-        try self.drain(&run, from: nil)
-    }
-
-    /// The one drain loop of the synchronous run methods: one critical section a task (see ``Schedule/next(_:)``),
-    /// from `first` if the run's beginning gave an action.
-    private func drain(_ run: inout Run, from first: Schedule.Action?) throws(ManualDispatcherError) -> Bool {
+    func resume(_ run: inout Run, from first: Schedule.Action? = nil) throws(ManualDispatcherError) -> Bool {
         var next = first
         while true {
             let action = next ?? self.monitor.withLock { $0.next(&run) }
@@ -504,11 +499,11 @@ extension Storage {
     private func drainUnbound(_ run: Run) {
         var run = run
         guard TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil else {
-            _ = try? self.drain(&run, from: nil)
+            _ = try? self.resume(&run)
             return
         }
         TaskTracking.$dispatchingCall.withValue(nil) {
-            TaskTracking.$scope.withValue(nil) { _ = try? self.drain(&run, from: nil) }
+            TaskTracking.$scope.withValue(nil) { _ = try? self.resume(&run) }
         }
     }
 

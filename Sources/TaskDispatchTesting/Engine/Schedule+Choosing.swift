@@ -39,9 +39,7 @@ extension Schedule {
 
     /// Whether a drain would run another task, jumping the clock no further than `clockLimit`.
     mutating func hasRunnableTask(jumpingClockTo clockLimit: Int64) -> Bool {
-        if self.hasDueTask { return true }
-        guard let due = self.nextWaitingDueTime() else { return false }
-        return due <= clockLimit
+        self.hasDueTask || self.nextWaitingDueTime().map { $0 <= clockLimit } ?? false
     }
 
     /// Moves the clock to `time` (never backwards, never past ``TaskKey/latestTime``) and makes due every task

@@ -189,14 +189,11 @@ extension RingBuffer {
                 "\(name)'s ring buffer has count \(self.count) and head \(self.head) in \(capacity) slots")
             return
         }
-        for index in 0..<capacity {
-            let offset = index >= self.head ? index - self.head : index + capacity - self.head
-            let occupied = offset < self.count
-            violations.append(
-                if: occupied != (self.slots[index] != nil),
-                "\(name)'s ring buffer slot \(index) is \(occupied ? "empty inside" : "filled outside") its \(self.count) elements from slot \(self.head)"
-            )
-        }
+        let filled = self.slots.count { $0 != nil }
+        let occupied = (0..<self.count).lazy.map { (self.head + $0) % capacity }
+        violations.append(
+            if: filled != self.count || occupied.contains { self.slots[$0] == nil },
+            "\(name)'s ring buffer fills \(filled) slots, not the \(self.count) from slot \(self.head)")
     }
 }
 
