@@ -11,13 +11,11 @@ import TaskDispatch
     import Bionic
 #endif
 
-/// A value guarded by a mutex, with a condition variable to wait on for changes to it: the lock of ``Storage``.
+/// A value guarded by a mutex, with a condition variable to wait on for changes to it: the lock of ``Storage``
+/// (`Mutex` needs macOS 15 and has no condition).
 ///
-/// (`Mutex` from Synchronization needs macOS 15 and has no condition; `os_unfair_lock` has none either.)
-///
-/// `@unchecked Sendable`: the value is read and written only between `pthread_mutex_lock` and
-/// `pthread_mutex_unlock` on `mutex`; the three pointers are allocated in `init`, before the monitor is shared,
-/// and freed in `deinit`, when no other reference exists.
+/// `@unchecked Sendable`: the value is read and written only while `mutex` is held; the pointers are allocated in
+/// `init`, before the monitor is shared, and freed in `deinit`.
 final class Monitor<Value: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -32,9 +30,8 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
         self.mutex.initialize(to: pthread_mutex_t())
         self.condition.initialize(to: pthread_cond_t())
         #if canImport(Glibc)
-            // Adaptive: a contended lock spins briefly before it sleeps, as Darwin's does. The dispatcher's lock is
-            // held for a few hundred nanoseconds at a time, and a thread that finishes a tracked task often meets the
-            // test's thread in it; sleeping and waking in the kernel would cost each of them microseconds.
+            // Adaptive: a contended lock spins briefly before it sleeps, as Darwin's does; it is held for a few
+            // hundred nanoseconds at a time, and a kernel sleep and wake would cost microseconds.
             var attributes = pthread_mutexattr_t()
             pthread_mutexattr_init(&attributes)
             pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
@@ -236,13 +233,10 @@ extension Storage {
     }
 
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
-    /// tracked task of this dispatcher on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``); then
-    /// performs the action and hands out the task's handle.
+    /// tracked task on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``), then performs the action.
     ///
-    /// The wait is `ownedWait` (a sleep passes its own), else the one an awaitable dispatch binds in
-    /// `TaskTracking.dispatchingWait`, read only while this dispatcher has unfinished tracked tasks; a tracked task's
-    /// start (`readingTheBoundWait: false`) does not read it. `awaiter` is bounded in real time unless its wait is
-    /// one of this dispatcher's tracked tasks, which the async drains watch (see `bound(_:of:describedAs:)`).
+    /// The wait is `ownedWait` (a sleep's), else the one an awaitable dispatch binds in `TaskTracking.dispatchingWait`
+    /// (not read for a tracked task's start). `awaiter` is bounded in real time unless a tracked task waits.
     @inline(__always)
     private func record(
         _ ownedWait: OwnedWait?,
@@ -272,11 +266,9 @@ extension Storage {
         return TaskHandle(canceller: ManualCanceller(storage: self, task: scheduled))
     }
 
-    /// Bounds an await of `task` by code that is not one of this dispatcher's tracked tasks: if `task` has neither
-    /// run nor been cancelled ``waitLimit`` after its dispatch, this cancels it and ends the await with
-    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, naming `what` was awaited; ``ManualDispatcher/verifyIdle()``
-    /// and the release report it again, since code in a plain `Task` may swallow the error. The timer holds nothing
-    /// strongly.
+    /// Bounds an await of `task` from outside the tracked tasks: if `task` is still pending ``waitLimit`` after its
+    /// dispatch, the dispatcher cancels it and fails the await, naming `what` was awaited (``ManualDispatcher/verifyIdle()``
+    /// and the release report it again). The timer holds nothing strongly.
     private func bound(_ awaiting: any TaskAwaiter, of task: ScheduledTask, describedAs what: String) {
         // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
         guard self.read({ _ in task.isPending }) else { return }
@@ -369,10 +361,9 @@ extension Storage {
 // MARK: - Running
 
 extension Storage {
-    /// Runs the synchronous run method `run` from its claim (blocked on the condition, never spinning, while another
-    /// thread runs tasks) to its end, or to its next pause (`true`): then the caller checks its condition, and goes
-    /// on with ``resume(_:from:)`` or ends with ``endRun()``. `target` gives the clock's target from the time
-    /// the run starts at.
+    /// Runs the synchronous run method `run` from its claim (blocked, never spinning, while another thread runs tasks)
+    /// to its end, or to its next pause (`true`: the caller checks its condition, then goes on with
+    /// ``resume(_:from:)`` or ends with ``endRun()``). `target` gives the clock's target from the start's time.
     @discardableResult
     func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
         throws(ManualDispatcherError) -> Bool
@@ -456,8 +447,7 @@ extension Storage {
     }
 
     /// Refuses run method `method` from one of this dispatcher's tracked tasks: an async drain there would wait for
-    /// that task to settle, that is for itself, and a synchronous one would move the clock under the other tracked
-    /// tasks without waiting for them.
+    /// itself, and a synchronous one would move the clock under the other tracked tasks.
     private func refuseTrackedCaller(_ method: String, isAsync: Bool) throws(ManualDispatcherError) {
         guard let scope = self.trackedCaller else { return }
         throw ManualDispatcherError(
@@ -542,14 +532,11 @@ extension Storage {
         self.monitor.withLock { $0.waiters.makeID() }
     }
 
-    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled, bounded by the one
-    /// wait timer (which works without the dispatcher, which may be gone).
+    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled.
     ///
-    /// The condition is checked and the waiter registered in one critical section, the one a dispatch takes to
-    /// record its task, so a dispatch is either seen by the check or wakes the waiter. Whoever removes the waiter (a
-    /// dispatch, the timer, the cancellation handler, or this method when the task was cancelled before it
-    /// registered) resumes it, exactly once. A wait for a tracked task to finish is the test's `value(of:)`
-    /// (`asTheTestsAwaitOfATask`): in auto-advance, a jump of the clock held for it (see `ClockHold`) is made now.
+    /// The condition is checked and the waiter registered in one critical section, so a dispatch is either seen by
+    /// the check or wakes the waiter; whoever removes the waiter resumes it, exactly once. The test's `value(of:)`
+    /// (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
     func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
@@ -582,10 +569,8 @@ extension Storage {
         }
     }
 
-    /// Waits, within `limit`, until every tracked task that was cancelled has finished (a loop cancelled as its owner
-    /// went away ends on its own), unless the calling task is cancelled; works for a released dispatcher's tasks too.
-    /// It runs nothing: a cancelled task that waits for a step of the test is still running at the end, and the
-    /// check that follows reports it.
+    /// Waits, within `limit`, until every cancelled tracked task has finished, unless the calling task is cancelled;
+    /// works for a released dispatcher too. It runs nothing: the check that follows reports a task still running.
     func awaitCancelledTrackedTasks(within limit: Duration) async {
         let deadline = limit.dispatchDeadline
         while let (id, waiter) = self.monitor.withLock({ schedule in
@@ -604,7 +589,7 @@ extension Storage {
     }
 
     /// The async drain `id` suspends until its tracked tasks settle, with `budget` tasks left: tasks may run for it
-    /// meanwhile (see `runForWaitingSettle()`). Returns the clock's time.
+    /// meanwhile (the assist, see `WaitingSettles`). Returns the clock's time.
     func drainWaits(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) -> Int64 {
         self.monitor.withLock {
             $0.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
@@ -657,9 +642,8 @@ extension Storage {
 // MARK: - Verifying
 
 extension Storage {
-    /// `verifyIdle()`'s failure, if any (see ``Schedule/idleFailure(thread:onMainActor:limit:)``), checked in the
-    /// critical section that finds no other thread running a task: while one does, it waits, within the wait limit,
-    /// so that the check does not report the task that just woke the test (or reports the next one that run began).
+    /// `verifyIdle()`'s failure, if any, checked in a critical section that finds no other thread running a task:
+    /// while one does, it waits within the wait limit, so the check does not report the task that just woke the test.
     func idleFailure(thread: UInt, onMainActor: Bool) -> Failure? {
         var awaited: (sequence: UInt64, deadline: DispatchTime)?
         var failure: Failure?

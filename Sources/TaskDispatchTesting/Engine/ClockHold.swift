@@ -6,9 +6,8 @@
 ///   task while it is pending (``allowances``); a switch to auto-advance lets it reach every task pending then.
 /// - **A tracked task**, settling on its own thread, moves the clock only while the test waits.
 ///
-/// The test is told from a tracked task by the tracked-task task-local. An await the dispatcher cannot see
-/// (`task.value`, an XCTest expectation, a preview) would wait for good, so a hold lasts at most the wait limit;
-/// then the clock moves, with a note on standard error. Why: `Docs/Design.md`, "Modes".
+/// An await the dispatcher cannot see would wait for good, so a hold lasts at most the wait limit; then the clock
+/// moves, with a note on standard error. Why: `Docs/Design.md`, "Modes".
 struct ClockHold: Sendable {
     /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance):
     /// while one is pending, the clock may move. Each is a pending delayed task, so the next jump (to the earliest
