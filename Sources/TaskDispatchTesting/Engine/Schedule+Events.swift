@@ -43,12 +43,16 @@ extension Schedule {
         return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
     }
 
-    /// The runaway failure of a drain that has run `ran` tasks while tasks can still run up to `clockLimit`; `nil`
-    /// when none can.
-    mutating func runawayFailure(_ method: String, ran: Int, from start: RunStart, clockLimit: Int64) -> Failure? {
-        guard self.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
+    /// The runaway failure of a drain that has run its bound of tasks while tasks can still run up to its target;
+    /// `nil` otherwise.
+    @inline(__always)
+    mutating func runawayFailure(_ run: Run) -> Failure? {
+        guard run.ran >= run.start.bound(runawayLimit: self.runawayLimit),
+            self.hasRunnableTask(jumpingClockTo: run.start.target)
+        else { return nil }
         return self.failure(
-            .runawayTasks(method: method, maxTasks: self.runawayLimit, ran: ran, firstSequence: start.firstSequence))
+            .runawayTasks(
+                method: run.method, maxTasks: self.runawayLimit, ran: run.ran, firstSequence: run.start.firstSequence))
     }
 
     /// A task was just accepted, `scheduled`, with `wait` if a tracked task's await of it is recorded (`awaitGoesOn`:
