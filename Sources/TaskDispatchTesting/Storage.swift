@@ -112,7 +112,7 @@ final class Storage: Sendable {
 
     /// A query of the engine that changes nothing, in one critical section.
     @inline(__always)
-    private func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
+    fileprivate func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
         self.monitor.withLock { query($0) }
     }
 
@@ -280,15 +280,6 @@ extension Storage {
         }
     }
 
-    /// Cancels `task` if it is pending; its closure is released here, outside the lock.
-    func cancel(_ task: ScheduledTask) -> Bool {
-        let released: DispatchedTask.Work? = self.monitor.withLock { $0.cancel(task) }
-        return released != nil  // the closure, and what it captured, go here: outside the lock
-    }
-
-    func isCancelled(_ task: ScheduledTask) -> Bool {
-        self.read { _ in task.state == .cancelled }
-    }
 }
 
 /// The canceller behind a ``ManualDispatcher``'s handles: the storage and the task.
@@ -298,12 +289,14 @@ struct ManualCanceller: TaskCancelling {
     let storage: Storage
     let task: ScheduledTask
 
+    /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
-        self.storage.cancel(self.task)
+        let released: DispatchedTask.Work? = self.storage.monitor.withLock { $0.cancel(self.task) }
+        return released != nil
     }
 
     var isTaskCancelled: Bool {
-        self.storage.isCancelled(self.task)
+        self.storage.read { [task] _ in task.state == .cancelled }
     }
 }
 
