@@ -454,17 +454,11 @@ extension Storage {
         self.send(.runEnded)
     }
 
-    /// The next task to run under the caller's claim (see ``Schedule/next(in:jumpingClockTo:before:)``), with the
-    /// call sites to describe it; `nil` when none is due.
-    func next(
-        in scope: Schedule.Scope,
-        jumpingClockTo clockLimit: Int64? = nil,
-        before sequenceLimit: UInt64 = .max
-    ) -> (step: Schedule.Step, callSites: [CallSite])? {
+    /// The next due task in `scope` to run under the caller's claim, with the call sites to describe it; `nil` when
+    /// none is due.
+    func next(in scope: Schedule.Scope) -> (step: Schedule.Step, callSites: [CallSite])? {
         self.monitor.withLock { schedule in
-            schedule.next(in: scope, jumpingClockTo: clockLimit, before: sequenceLimit).map {
-                ($0, schedule.callSites.sites)
-            }
+            schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
         }
     }
 
@@ -615,8 +609,11 @@ extension Storage {
         let awaitingTask = scope.currentTask
         let thread = currentThreadIdentity()
         let (awaited, action) = self.monitor.withLock { schedule in
-            let awaited = schedule.tracked.beginValueAwait(
-                key, by: caller, byAnotherTask: awaitingTask != scope.taskIdentity)
+            schedule.tracked.claim(key)
+            let awaited = schedule.tracked.id(of: key)
+            if let awaited {
+                schedule.tracked.beginAwaiting(caller, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
+            }
             return (awaited, schedule.trackedTasksChanged(Schedule.Effects(), thread: thread))
         }
         self.perform(action)

@@ -216,14 +216,3 @@ extension Schedule {
         return nil
     }
 }
-
-extension TrackedTasks {
-    /// Tracked task `caller` (or, `byAnotherTask`, a task inside it) awaits the task `key` through `value(of:)`:
-    /// claims its error, and records the await if the dispatcher tracks it (its identity, to end the await).
-    mutating func beginValueAwait(_ key: TrackedTaskKey, by caller: UInt64, byAnotherTask: Bool) -> UInt64? {
-        self.claim(key)
-        guard let awaited = self.id(of: key) else { return nil }
-        self.beginAwaiting(caller, awaited, byAnotherTask: byAnotherTask)
-        return awaited
-    }
-}

@@ -198,7 +198,8 @@ struct Schedule: Sendable {
     mutating func setOrder(_ order: ManualDispatcher.Order) {
         var due: [ScheduledTask] = []
         for queue in self.background { due.append(contentsOf: queue.lazy.filter(\.isPending)) }
-        due.append(contentsOf: self.pool.removeAll().lazy.filter(\.isPending))
+        due.append(contentsOf: self.pool.tasks.lazy.filter(\.isPending))
+        self.pool = RandomPool()
         due.sort { $0.key < $1.key }
         self.order = order
         self.random = SplitMix64(seed: order.seed ?? 0)

@@ -48,13 +48,4 @@ struct RandomPool: Sendable {
         self.tasks = ContiguousArray(current + later)
         self.boundary = current.count
     }
-
-    /// Empties the pool and returns its tasks.
-    mutating func removeAll() -> ContiguousArray<ScheduledTask> {
-        defer {
-            self.tasks = []
-            self.boundary = 0
-        }
-        return self.tasks
-    }
 }
