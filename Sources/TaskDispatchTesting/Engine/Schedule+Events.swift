@@ -44,12 +44,9 @@ extension Schedule {
     }
 
     /// The runaway failure of a drain that has run its bound of tasks while tasks can still run up to its target;
-    /// `nil` otherwise.
-    @inline(__always)
+    /// `nil` when none can.
     mutating func runawayFailure(_ run: Run) -> Failure? {
-        guard run.ran >= run.start.bound(runawayLimit: self.runawayLimit),
-            self.hasRunnableTask(jumpingClockTo: run.start.target)
-        else { return nil }
+        guard self.hasRunnableTask(jumpingClockTo: run.start.target) else { return nil }
         return self.failure(
             .runawayTasks(
                 method: run.method, maxTasks: self.runawayLimit, ran: run.ran, firstSequence: run.start.firstSequence))

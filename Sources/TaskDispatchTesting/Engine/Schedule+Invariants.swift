@@ -110,12 +110,10 @@ extension Schedule {
         _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout Census, _ violations: inout [String],
         placement: (ScheduledTask) -> String?
     ) {
-        var previous: TaskKey?
+        for (previous, task) in zip(queue, queue.dropFirst()) where !(previous.key < task.key) {
+            violations.append("\(name) is out of key order: \(previous.key) before \(task.key)")
+        }
         for task in queue {
-            if let previous, !(previous < task.key) {
-                violations.append("\(name) is out of key order: \(previous) before \(task.key)")
-            }
-            previous = task.key
             if let misplaced = placement(task) { violations.append("\(name) \(misplaced)") }
             self.checkEntry(task, name: name, inHeap: false, &census, &violations)
         }
@@ -161,18 +159,16 @@ extension Schedule {
         violations.append(
             if: self.history.count > self.historyLimit,
             "the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
-        var previous: RunRecord?
         for run in self.history {
             let sequence = run.task.key.sequence
             violations.append(
                 if: run.task.state != .started, "the history holds task #\(sequence) in state \(run.task.state)")
             violations.append(
                 if: run.start > self.now, "task #\(sequence) started at \(run.start), after now (\(self.now))")
-            if let previous, previous.start > run.start {
-                violations.append(
-                    "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
-            }
-            previous = run
+        }
+        for (previous, run) in zip(self.history, self.history.dropFirst()) where previous.start > run.start {
+            violations.append(
+                "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
         }
         self.history.checkInvariants(name: "the history", &violations)
     }

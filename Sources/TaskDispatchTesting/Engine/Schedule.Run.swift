@@ -98,9 +98,10 @@ extension Schedule {
         case .current:
             step = self.next(in: .any, jumpingClockTo: nil, before: run.start.firstSequence)
         case .drain:
-            // Past the bound with nothing left to run, the checks below pass and the run finishes.
             let target = run.start.target
-            if let runaway = self.runawayFailure(run) { return .fail(runaway) }
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit) {
+                return self.runawayFailure(run).map { .fail($0) } ?? self.finish(&run)
+            }
             if run.holdsClock, self.tracked.wakeups != run.start.wakeups, !self.hasDueTask,
                 self.hasRunnableTask(jumpingClockTo: target), let failure = self.clockHeld(run.method, since: run.start)
             {
@@ -112,7 +113,9 @@ extension Schedule {
             step = self.next(in: .any, jumpingClockTo: target)
         case .settle:
             let target = run.start.target
-            if let runaway = self.runawayFailure(run) { return .fail(runaway) }
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit), let runaway = self.runawayFailure(run) {
+                return .fail(runaway)
+            }
             if let due = self.next(in: .any, jumpingClockTo: nil) {
                 step = due
             } else if self.tracked.unsettledCount > 0 {
