@@ -30,11 +30,8 @@ extension Schedule {
     /// it to) in the same section: not backwards, and not forward while a main-actor tracked task waits to run and
     /// the caller `holdsMainActor` (moving the clock now would pass the sleep that task is about to start).
     ///
-    /// `blocksMainActor`: the caller would block the main actor while it waits, as a synchronous run method called on
-    /// the main actor does. Such a call is refused rather than wait, since the other run may need the main actor, and
-    /// during another run's foreground task it can only come from inside that task. An async run method suspends
-    /// instead, blocks nothing, and passes `false` on any actor. `reporting`: which errors of tracked tasks that
-    /// nobody claimed refuse the call.
+    /// `blocksMainActor` (a synchronous call on the main actor): refused rather than wait, since the other run may
+    /// need the main actor. `reporting`: which errors of tracked tasks that nobody claimed refuse the call.
     mutating func claim(
         _ method: String,
         thread: UInt,
@@ -88,9 +85,7 @@ extension Schedule {
     }
 
     /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
-    /// delayed task can fall due, and the test waits on the dispatcher or let the clock reach that task (see
-    /// ``ClockHold``). The jumps since the test's last call are counted against the runaway limit where they are
-    /// made.
+    /// delayed task can fall due, and ``ClockHold`` allows the jump.
     mutating func canAutoAdvance() -> Bool {
         self.autoAdvanceTarget() != nil
             && self.clockHold.allowsJump(testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
@@ -116,9 +111,7 @@ extension Schedule {
         return self.clockHold.timerFired(for: generation, stillHeld: stillHeld) ? target : nil
     }
 
-    /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
-    ///
-    /// - Returns: Whether the caller must now drain automatically.
+    /// Releases the claim, or hands it to an auto-drain on the same thread (`true`: the caller must now drain).
     mutating func release() -> Bool {
         self.endExecution()
         let drains = self.autoDrain && (self.hasDueTask || self.canAutoAdvance())

@@ -1,9 +1,7 @@
 import TaskDispatch
 
-/// What the schedule looked like when something went wrong, taken under the lock and turned into text outside it.
-///
-/// The task objects it holds are read only through their `let` fields, which never change, so reading them
-/// outside the lock is safe.
+/// What the schedule looked like when something went wrong, taken under the lock and turned into text outside it
+/// (through the tasks' `let` fields only).
 struct Snapshot {
     /// How many pending tasks a snapshot lists, earliest first; the counts cover the rest.
     static let listingLimit = 50
@@ -67,9 +65,7 @@ struct Failure {
             holding: [TrackedTasks.UnsettledTask])
         /// `value(of:)`, given a task this dispatcher did not start, waited `limit` of real time for it in vain.
         case untrackedTaskNotFinished(limit: Duration)
-        /// A run method was called from inside `task`, one of this dispatcher's tracked tasks: an async drain waits
-        /// for that task to settle, so it would wait for itself; a synchronous one would move the clock under the
-        /// other tracked tasks, and could not wait for them.
+        /// A run method was called from inside `task`, one of this dispatcher's tracked tasks.
         case runFromTrackedTask(method: String, task: String, isAsync: Bool)
         /// `verifyIdle()` found `task` still running inside `runner` (a run method, or auto-drain), as seen from
         /// `caller`.
@@ -131,9 +127,7 @@ extension Schedule {
         )
     }
 
-    /// Every pending task, in key order.
-    ///
-    /// - Complexity: O(n log n).
+    /// Every pending task, in key order, in O(n log n).
     var allPendingTasks: [ScheduledTask] {
         var tasks = self.foreground.filter(\.isPending)
         for queue in self.background { tasks += queue.filter(\.isPending) }

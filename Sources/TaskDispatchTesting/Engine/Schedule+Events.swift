@@ -33,11 +33,7 @@ extension Schedule {
     }
 
     /// The failure of a synchronous drain on the main actor that would move the clock on after waking tracked tasks
-    /// (running a start, or ending a wait on the dispatcher's own work) since `start`; `nil` if it woke none.
-    ///
-    /// A woken task runs on its own until it waits on the dispatcher again, and a synchronous call cannot wait for
-    /// that: the rule looks only at what the call did, never at how far the tasks got, so it holds in every run or
-    /// in none.
+    /// since `start`; `nil` if it woke none. It cannot wait for a woken task, so the rule looks only at what it did.
     func clockHeld(_ method: String, since start: RunStart) -> Failure? {
         guard self.tracked.wakeups != start.wakeups else { return nil }
         return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
@@ -52,10 +48,8 @@ extension Schedule {
                 method: run.method, maxTasks: self.runawayLimit, ran: run.ran, firstSequence: run.start.firstSequence))
     }
 
-    /// A task was just accepted, `scheduled`, with `wait` if a tracked task's await of it is recorded (`awaitGoesOn`:
-    /// not cancelled already): records the wait if it is one of `storage`'s tracked tasks (`byTrackedTask`), wakes
-    /// the waiters, lets auto-advance reach the task if the test dispatched it, and claims an auto-drain, or an assist
-    /// of the waiting async drain for an awaited dispatch (`awaited`) of a tracked task on the main actor.
+    /// `scheduled` was just accepted, with `wait` if a tracked task awaits it: records the wait, wakes the waiters, lets
+    /// auto-advance reach the task if the test dispatched it, and claims an auto-drain or the waiting drain's assist.
     mutating func accepted(
         _ scheduled: ScheduledTask,
         wait: OwnedWait?,
@@ -94,9 +88,8 @@ extension Schedule {
         case failed(Failure)
     }
 
-    /// The test's `value(of:)` of tracked task `id` was woken, or (`timedOutAfter`) reached its limit. Unless the
-    /// task finished, a runaway auto-advance's failure comes first; at the limit, the task's description; either way
-    /// the claim of `key` is given back, so an error the task throws later is still reported.
+    /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, a runaway's
+    /// failure or (at the limit) the task's description, and the claim of `key` given back.
     mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
         guard !self.tracked.hasFinished(id) else { return .finished }
         if let runaway = self.takeDeferredFailure() {

@@ -150,9 +150,8 @@ extension Schedule {
         return .proceed(effects)
     }
 
-    /// After a change to the tracked tasks: the waiters it woke, and in auto-advance the drain the caller, on
-    /// `thread`, claims (waits the change ends are ended first, so the clock does not run past the point where the
-    /// test resumes).
+    /// After a change to the tracked tasks: the waiters it woke (first, so the clock does not run past the test's
+    /// resumption), and in auto-advance the drain the caller claims.
     mutating func trackedTasksChanged(_ effects: Effects, thread: UInt) -> Action {
         var effects = effects
         effects.woken = self.wokenWaiters()

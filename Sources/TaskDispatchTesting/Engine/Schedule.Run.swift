@@ -76,10 +76,8 @@ extension Schedule {
         }
     }
 
-    /// The one stop rule of a synchronous run: ends the previous task; pauses after it if the run pauses; runs the
-    /// next task of the run's kind; or finishes: fails if tracked tasks must have settled, or the last stretch of the
-    /// clock passes a tracked task the run woke; otherwise moves the clock and releases the claim. A failure leaves
-    /// the claim to the caller to release.
+    /// The one stop rule of a run: ends the previous task, then pauses, runs the next task of the run's kind, or
+    /// finishes (see `finish`). A failure leaves the claim to the caller to release.
     mutating func next(_ run: inout Run) -> Action {
         self.endExecution()
         if run.justRan && run.pauses {

@@ -301,9 +301,7 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any.
-    ///
-    /// - Complexity: O(n) in the tracked tasks that have not finished; read at the end-of-test check.
+    /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any, in O(n).
     var firstCancelledUnfinished: UInt64? {
         self.records.lazy.filter { $0.value.phase != .failed && $0.value.key?.isCancelled == true }.map(\.key).min()
     }
@@ -312,9 +310,7 @@ struct TrackedTasks: Sendable {
     func hasFinished(_ id: UInt64) -> Bool { self.records[id].map { $0.phase == .failed } ?? true }
 
     /// The identity of the tracked task `key`, if this dispatcher tracks it and it has not finished (or failed with an
-    /// error nobody claimed). Indexes the tasks registered since the last look-up first.
-    ///
-    /// - Complexity: O(1) amortized: each registered task is indexed at most once.
+    /// error nobody claimed), indexing the tasks registered since the last look-up first: O(1) amortized.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
         for id in self.unindexed {
             guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
@@ -331,11 +327,7 @@ struct TrackedTasks: Sendable {
 
     /// Whether task `id` is settled: finished, failed, waiting for its start and not cancelled, or, with no job of it
     /// running on its executor, suspended on the dispatcher's own work or awaiting (through `value(of:)`) a tracked
-    /// task that is settled and not finished.
-    ///
-    /// A task whose awaited task has finished is about to resume, so it is not settled until it waits again. A task
-    /// cancelled before its start ran ends on its own: its body cancels the start as it reaches its gate (at once, if
-    /// it waits there) and throws.
+    /// task that is settled and not finished (one that finished is about to resume it).
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
         guard let record = self.records[id] else { return true }  // finished: forgotten
         switch record.phase {
@@ -399,9 +391,7 @@ struct TrackedTasks: Sendable {
     /// on the main actor holds it.
     var unsettledOnMainActor: [UnsettledTask] { self.describe { self.needsMainActor($0) } }
 
-    /// Whether any tracked task is unsettled and isolated to the main actor (see ``unsettledOnMainActor``).
-    ///
-    /// - Complexity: O(1) with no unfinished tracked task, O(n) in them otherwise.
+    /// Whether any tracked task is unsettled and isolated to the main actor; O(1) with no unfinished tracked task.
     var hasUnsettledOnMainActor: Bool {
         self.unfinishedCount > 0 && self.records.keys.contains { self.needsMainActor($0) }
     }
@@ -535,9 +525,8 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// Whether the task of `key` is one of this dispatcher's that finished lately (one of the last
-    /// ``RecentlyFinished/capacity``), its record gone. By address only: a foreign task at the address of a freed
-    /// one reads as finished here, and `value(of:)` then awaits it without its bound, as 0.2 did.
+    /// Whether the task of `key` is one of this dispatcher's that finished lately, its record gone (by address only:
+    /// a foreign task at a freed one's address reads as finished, and `value(of:)` awaits it without its bound).
     func finishedRecently(_ key: TrackedTaskKey) -> Bool { self.recentlyFinished.contains(key.address) }
 
     /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
@@ -594,10 +583,8 @@ extension Schedule {
     }
 }
 
-/// The addresses of the last tasks that finished, in a ring; not retained.
-///
-/// A class, so that noting one writes one slot in place, with no copy-on-write check of the value that holds it.
-/// `@unchecked Sendable`: read and written only under the lock of the dispatcher whose ``TrackedTasks`` holds it.
+/// The addresses of the last tasks that finished, in a ring; not retained. A class, so that noting one writes in
+/// place; `@unchecked Sendable`: used only under the lock of the dispatcher whose ``TrackedTasks`` holds it.
 final class RecentlyFinished: @unchecked Sendable {
     /// How many finished tasks it remembers.
     static let capacity = 64
