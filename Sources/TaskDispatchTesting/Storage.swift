@@ -12,10 +12,7 @@ import TaskDispatch
 #endif
 
 /// A value guarded by a mutex, with a condition variable to wait on for changes to it: the lock of ``Storage``
-/// (`Mutex` needs macOS 15 and has no condition).
-///
-/// `@unchecked Sendable`: the value is read and written only while `mutex` is held; the pointers are allocated in
-/// `init`, before the monitor is shared, and freed in `deinit`.
+/// (`Mutex` needs macOS 15 and has no condition). `@unchecked Sendable`: the value is used only under `mutex`.
 final class Monitor<Value: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -54,9 +51,7 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
         self.mutex.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the value.
-    ///
-    /// - Complexity: O(1) beyond `body`. Not recursive: `body` must not lock again.
+    /// Runs `body` with exclusive access to the value; not recursive.
     @inline(__always)
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(self.mutex)
@@ -96,8 +91,7 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// The only owner of a ``ManualDispatcher``'s lock: the public face, the tracked tasks and the registry call its
-/// methods; each takes the lock once (a blocked claim waits on its condition), calls the engine (``Schedule``) and
+/// The only owner of a ``ManualDispatcher``'s lock: each method takes it once, calls the engine (``Schedule``) and
 /// does the rest after unlocking: resume waiters, run work, drain, set timers.
 final class Storage: Sendable {
     /// The engine, behind the lock. Read directly only by the package's tests.
@@ -394,11 +388,8 @@ extension Storage {
     }
 
     /// Claims the run for async run method `method`, as the synchronous claim does, except that while another
-    /// thread runs tasks it suspends (as waiter `id`, until `deadline`, the end of `limit`) instead of blocking or,
-    /// on the main actor, refusing. `errors`: which unclaimed errors of tracked tasks refuse the call.
-    ///
-    /// - Throws: What the synchronous claim throws, except ``ManualDispatcherError/Kind/concurrentRun`` while
-    ///   waiting; that kind when the other run still holds the claim at `deadline`; `CancellationError`.
+    /// thread runs tasks it suspends (as waiter `id`, until `deadline`) instead of blocking or refusing; it throws
+    /// ``ManualDispatcherError/Kind/concurrentRun`` if the other run still holds the claim at `deadline`.
     @discardableResult
     nonisolated(nonsending) func claimRun(
         _ method: String,
@@ -484,9 +475,8 @@ extension Storage {
         }
     }
 
-    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
-    /// test awaited something the dispatcher cannot see, so the clock moves now, and from now on without waiting
-    /// for the test; a note on standard error says so, and what to await instead.
+    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, it moves
+    /// now and from now on without waiting for the test, with a note on standard error.
     func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
         let thread = currentThreadIdentity()
         let (next, action) = self.monitor.withLock { schedule -> (Int64?, Schedule.Action) in

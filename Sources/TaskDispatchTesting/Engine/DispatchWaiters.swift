@@ -135,9 +135,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return self.setTimer(for: deadline)
     }
 
-    /// The timer set for `deadline` fired at `now`: removes the waiters whose deadline has passed and returns them,
-    /// with the deadline to set the next timer for, if a waiter with a deadline is left and no pending timer covers
-    /// it.
+    /// The timer set for `deadline` fired at `now`: removes and returns the waiters whose deadline has passed, with
+    /// the deadline to set the next timer for, if one is needed.
     package mutating func timerFired(
         for deadline: DispatchTime, now: DispatchTime
     ) -> (expired: [Resumer], next: DispatchTime?) {
@@ -160,8 +159,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return self.waiters.remove(at: index).resumer
     }
 
-    /// A dispatch happened (or a tracked task settled) and the dispatcher now holds `counts`: removes the waiters whose condition holds and
-    /// returns their resumers, oldest first, for the caller to resume once the lock is released.
+    /// The dispatcher now holds `counts`: removes and returns the resumers of the waiters whose condition holds.
     package mutating func dispatchHappened(
         _ counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }
     ) -> [Resumer] {

@@ -2,22 +2,14 @@ import TaskDispatch
 
 extension Schedule {
     /// Stops the process with a message naming the first broken invariant, if any (see ``invariantViolations()``).
-    ///
-    /// Tests call it after every operation; it is not called from the dispatcher's own paths, because it walks
-    /// every queue (see the complexity note), which would make a drain of n tasks quadratic.
-    ///
-    /// - Complexity: O(n log n) in the entries the queues, the pool and the heap hold, plus the history and the
-    ///   tracked tasks.
+    /// Tests call it after every operation; the dispatcher does not, since it walks every queue.
     func checkInvariants() {
         let violations = self.invariantViolations()
         precondition(violations.isEmpty, "Schedule invariant broken: \(violations.joined(separator: "; "))")
     }
 
     /// Every invariant of ``Schedule`` that does not hold now, each as a message naming it and the values that break
-    /// it; empty when the schedule is consistent. It derives each counter from the queues, the pool and the heap, and
-    /// checks the parts it holds through their own `invariantViolations()` (the list is in `Docs/Design.md`).
-    ///
-    /// - Complexity: As ``checkInvariants()``.
+    /// it; each counter is derived from the queues, the pool and the heap (the list is in `Docs/Design.md`).
     func invariantViolations() -> [String] {
         var violations: [String] = []
         violations.append(
@@ -175,9 +167,8 @@ extension Schedule {
 }
 
 extension RingBuffer {
-    /// Adds a message for each broken invariant of the buffer: the count fits the storage, the occupied slots
-    /// (`count` of them from `head`, wrapping) hold an element, and the free ones hold none, so a removed element
-    /// is released at once.
+    /// Adds a message if the count does not fit the storage, or the slots holding an element are not exactly the
+    /// `count` from `head` (a removed element is released at once).
     func checkInvariants(name: String, _ violations: inout [String]) {
         let capacity = self.slots.count
         guard self.count >= 0, self.count <= capacity, capacity == 0 || (0..<capacity).contains(self.head) else {

@@ -103,9 +103,7 @@ struct Schedule: Sendable {
 
     // MARK: - Accepting and cancelling
 
-    /// Takes `task` in: due at once, or into the delay heap until the clock reaches its due time.
-    ///
-    /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
+    /// Takes `task` in: due at once (O(1) amortized), or into the delay heap (O(log n)) until the clock reaches it.
     mutating func accept(_ task: DispatchedTask) -> ScheduledTask {
         // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
         guard task.delay > .zero else { return self.accept(task, dueAt: self.now) }
@@ -115,8 +113,6 @@ struct Schedule: Sendable {
 
     /// Takes `task` in to fall due at the absolute time `due` (a clock sleep's deadline); one past
     /// ``TaskKey/latestTime`` never falls due.
-    ///
-    /// - Complexity: O(1) amortized for a task due now, O(log n) for a later one.
     @inline(__always)
     mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
         let sequence = self.nextSequence
@@ -156,9 +152,7 @@ struct Schedule: Sendable {
         return work
     }
 
-    /// Drops every reference to a cancelled task from the queues and the heap.
-    ///
-    /// - Complexity: O(n log n) in the tasks the queues and the heap hold.
+    /// Drops every reference to a cancelled task from the queues and the heap, in O(n log n).
     mutating func compact() {
         let isStale = { (task: ScheduledTask) in task.state == .cancelled }
         self.foreground.removeAll(where: isStale)
@@ -193,8 +187,6 @@ struct Schedule: Sendable {
 
     /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
     /// generator from its seed.
-    ///
-    /// - Complexity: O(n log n) in the due background tasks.
     mutating func setOrder(_ order: ManualDispatcher.Order) {
         var due: [ScheduledTask] = []
         for queue in self.background { due.append(contentsOf: queue.lazy.filter(\.isPending)) }
@@ -232,9 +224,7 @@ extension ManualDispatcher.Order {
 }
 
 extension Schedule {
-    /// The task the run in progress was executing has ended (the run chooses its next step, checks a condition
-    /// between tasks, or releases the claim): no task is executing, and the ``idleChecks`` waiting for that end are
-    /// woken; each looks again once the lock is free.
+    /// The task the run in progress was executing has ended: the ``idleChecks`` waiting for that end are woken.
     @inline(__always)
     mutating func endExecution() {
         self.claim?.executing = nil

@@ -23,9 +23,7 @@ struct RandomPool: Sendable {
         self.boundary = self.tasks.count
     }
 
-    /// Removes and returns the task at `index`.
-    ///
-    /// - Complexity: O(1).
+    /// Removes and returns the task at `index`, in O(1).
     mutating func remove(at index: Int) -> ScheduledTask {
         let last = self.tasks.count - 1
         if index < self.boundary {
@@ -40,8 +38,6 @@ struct RandomPool: Sendable {
     }
 
     /// Removes the tasks for which `shouldBeRemoved` is true, keeping the current ones before the boundary.
-    ///
-    /// - Complexity: O(n).
     mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
         let current = self.tasks[..<self.boundary].filter { !shouldBeRemoved($0) }
         let later = self.tasks[self.boundary...].filter { !shouldBeRemoved($0) }
