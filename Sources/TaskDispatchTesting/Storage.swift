@@ -135,12 +135,12 @@ final class Storage: Sendable {
             self.perform(effects, observing: observing)
         case .drain(let effects):
             self.perform(effects, observing: false)
-            self.drainUnbound(Run("auto-drain", .autoDrain))
+            self.drainUnbound("auto-drain", .autoDrain)
             if observing, let observe = effects.rare?.observe { TaskTracking.$scope.withValue(nil) { observe() } }
         case .assist:
             // The due tasks of the one waiting async drain, inside a tracked task's awaited dispatch on the main
             // actor: two main-actor jobs fewer per await (see `WaitingSettles`).
-            self.drainUnbound(Run("assist", .assist))
+            self.drainUnbound("assist", .assist)
         case .run(let step):
             self.execute(step.work)
         case .fail, .paused:
@@ -464,15 +464,13 @@ extension Storage {
 
     /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's
     /// task-locals: the work runs for other code, and what it dispatches is not the tracked task's.
-    private func drainUnbound(_ run: Run) {
-        var run = run
-        guard TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil else {
+    private func drainUnbound(_ method: String, _ kind: Run.Kind) {
+        func drain() {
+            var run = Run(method, kind)  // made here, not copied in: a run is a large value
             _ = try? self.resume(&run)
-            return
         }
-        TaskTracking.$dispatchingCall.withValue(nil) {
-            TaskTracking.$scope.withValue(nil) { _ = try? self.resume(&run) }
-        }
+        guard TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil else { return drain() }
+        TaskTracking.$dispatchingCall.withValue(nil) { TaskTracking.$scope.withValue(nil) { drain() } }
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, it moves
