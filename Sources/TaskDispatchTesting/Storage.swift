@@ -135,12 +135,12 @@ final class Storage: Sendable {
             self.perform(effects, observing: observing)
         case .drain(let effects):
             self.perform(effects, observing: false)
-            self.drainUnbound("auto-drain", .autoDrain)
-            if observing, let observe = effects.rare?.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+            self.drainUnbound(Run("auto-drain", .autoDrain))
+            if observing, let observe = effects.rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
         case .assist:
             // The due tasks of the one waiting async drain, inside a tracked task's awaited dispatch on the main
             // actor: two main-actor jobs fewer per await (see `WaitingSettles`).
-            self.drainUnbound("assist", .assist)
+            self.drainUnbound(Run("assist", .assist))
         case .run(let step):
             self.execute(step.work)
         case .fail, .paused:
@@ -153,10 +153,10 @@ final class Storage: Sendable {
         guard !effects.isEmpty else { return }
         let rare = effects.rare  // a cancelled task's closure, and what it captured, go with it: outside the lock
         if let woken = effects.woken { WaitResumer.resumeAll(woken) }
-        if let (continuation, outcome) = rare?.gate { continuation.resume(with: outcome) }
-        if let (resumers, outcome) = rare?.ended { for resumer in resumers { resumer.resume(outcome) } }
+        if let (continuation, outcome) = rare?.value.gate { continuation.resume(with: outcome) }
+        if let (resumers, outcome) = rare?.value.ended { for resumer in resumers { resumer.resume(outcome) } }
         // The closure is released outside the lock, before the await resumes.
-        if let (awaiting, failure, work) = rare?.failedAwait {
+        if let (awaiting, failure, work) = rare?.value.failedAwait {
             awaiting.fail(with: ManualDispatcherError(failure), releasing: work)
         }
         if effects.broadcast { self.monitor.broadcast() }
@@ -166,9 +166,9 @@ final class Storage: Sendable {
                 self?.send(.waitTimerFired(deadline))
             }
         }
-        if let report = rare?.report { writeToStandardError(report) }
+        if let report = rare?.value.report { writeToStandardError(report) }
         // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
-        if observing, let observe = rare?.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+        if observing, let observe = rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
     }
 }
 
@@ -464,13 +464,19 @@ extension Storage {
 
     /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's
     /// task-locals: the work runs for other code, and what it dispatches is not the tracked task's.
-    private func drainUnbound(_ method: String, _ kind: Run.Kind) {
-        func drain() {
-            var run = Run(method, kind)  // made here, not copied in: a run is a large value
-            _ = try? self.resume(&run)
+    private func drainUnbound(_ run: @autoclosure () -> Run) {
+        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
+            TaskTracking.$dispatchingCall.withValue(nil) {
+                TaskTracking.$scope.withValue(nil) { self.drainHere(run()) }
+            }
+        } else {
+            self.drainHere(run())
         }
-        guard TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil else { return drain() }
-        TaskTracking.$dispatchingCall.withValue(nil) { TaskTracking.$scope.withValue(nil) { drain() } }
+    }
+
+    /// Made by the caller and consumed here: a run is a large value, and a copy of it costs the auto-drain.
+    private func drainHere(_ run: consuming Run) {
+        _ = try? self.resume(&run)
     }
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, it moves
@@ -537,7 +543,7 @@ extension Storage {
                     return
                 }
                 // The test's seam runs as the test would, from outside the tracked task.
-                if let observe = action.effects.rare?.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+                if let observe = action.effects.rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
             }
         } onCancel: {
             self.send(.waitCancelled(id))

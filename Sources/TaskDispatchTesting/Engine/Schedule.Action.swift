@@ -38,7 +38,8 @@ extension Schedule {
         var arm: DispatchTime?
         /// Wake the synchronous run methods blocked until the claim is released.
         var broadcast = false
-        private var box: RareBox?
+        /// The rare fields, read through the box (a copy of them would cost the hot paths) and set by ``setRare(_:)``.
+        private(set) var rare: RareBox?
 
         struct Rare: Sendable {
             /// A tracked task's body to let through its start gate, or to fail there.
@@ -71,20 +72,18 @@ extension Schedule {
             self.woken = woken
             self.broadcast = broadcast
             self.arm = arm
-            if report != nil || observe != nil { self.box = RareBox(Rare(report: report, observe: observe)) }
+            if report != nil || observe != nil { self.rare = RareBox(Rare(report: report, observe: observe)) }
         }
 
         /// Whether there is nothing to do: the hot paths' case.
         var isEmpty: Bool {
-            self.woken == nil && self.arm == nil && !self.broadcast && self.box == nil
+            self.woken == nil && self.arm == nil && !self.broadcast && self.rare == nil
         }
 
-        var rare: Rare? { self.box?.value }
-
         mutating func setRare(_ change: (inout Rare) -> Void) {
-            var rare = self.rare ?? Rare()
+            var rare = self.rare?.value ?? Rare()
             change(&rare)
-            self.box = RareBox(rare)
+            self.rare = RareBox(rare)
         }
     }
 }
