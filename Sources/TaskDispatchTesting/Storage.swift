@@ -11,13 +11,8 @@ import TaskDispatch
     import Bionic
 #endif
 
-/// A value guarded by a mutex, with a condition variable to wait on for changes to it: the lock of ``Storage``.
-///
-/// (`Mutex` from Synchronization needs macOS 15 and has no condition; `os_unfair_lock` has none either.)
-///
-/// `@unchecked Sendable`: the value is read and written only between `pthread_mutex_lock` and
-/// `pthread_mutex_unlock` on `mutex`; the three pointers are allocated in `init`, before the monitor is shared,
-/// and freed in `deinit`, when no other reference exists.
+/// A value guarded by a mutex, with a condition variable to wait on for changes to it: the lock of ``Storage``
+/// (`Mutex` needs macOS 15 and has no condition). `@unchecked Sendable`: the value is used only under `mutex`.
 final class Monitor<Value: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -32,9 +27,8 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
         self.mutex.initialize(to: pthread_mutex_t())
         self.condition.initialize(to: pthread_cond_t())
         #if canImport(Glibc)
-            // Adaptive: a contended lock spins briefly before it sleeps, as Darwin's does. The dispatcher's lock is
-            // held for a few hundred nanoseconds at a time, and a thread that finishes a tracked task often meets the
-            // test's thread in it; sleeping and waking in the kernel would cost each of them microseconds.
+            // Adaptive: a contended lock spins briefly before it sleeps, as Darwin's does; it is held for a few
+            // hundred nanoseconds at a time, and a kernel sleep and wake would cost microseconds.
             var attributes = pthread_mutexattr_t()
             pthread_mutexattr_init(&attributes)
             pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
@@ -57,9 +51,7 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
         self.mutex.deallocate()
     }
 
-    /// Runs `body` with exclusive access to the value.
-    ///
-    /// - Complexity: O(1) beyond `body`. Not recursive: `body` must not lock again.
+    /// Runs `body` with exclusive access to the value; not recursive.
     @inline(__always)
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(self.mutex)
@@ -99,8 +91,7 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// The only owner of a ``ManualDispatcher``'s lock: the public face, the tracked tasks and the registry call its
-/// methods; each takes the lock once (a blocked claim waits on its condition), calls the engine (``Schedule``) and
+/// The only owner of a ``ManualDispatcher``'s lock: each method takes it once, calls the engine (``Schedule``) and
 /// does the rest after unlocking: resume waiters, run work, drain, set timers.
 final class Storage: Sendable {
     /// The engine, behind the lock. Read directly only by the package's tests.
@@ -115,7 +106,7 @@ final class Storage: Sendable {
 
     /// A query of the engine that changes nothing, in one critical section.
     @inline(__always)
-    private func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
+    fileprivate func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
         self.monitor.withLock { query($0) }
     }
 
@@ -144,10 +135,12 @@ final class Storage: Sendable {
             self.perform(effects, observing: observing)
         case .drain(let effects):
             self.perform(effects, observing: false)
-            self.drainAutomatically()
-            if observing, let observe = effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+            self.drainUnbound(Run("auto-drain", .autoDrain))
+            if observing, let observe = effects.rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
         case .assist:
-            self.runForWaitingSettle()
+            // The due tasks of the one waiting async drain, inside a tracked task's awaited dispatch on the main
+            // actor: two main-actor jobs fewer per await (see `WaitingSettles`).
+            self.drainUnbound(Run("assist", .assist))
         case .run(let step):
             self.execute(step.work)
         case .fail, .paused:
@@ -158,19 +151,24 @@ final class Storage: Sendable {
     @inline(__always)
     private func perform(_ effects: Schedule.Effects, observing: Bool) {
         guard !effects.isEmpty else { return }
-        _ = effects.released  // a cancelled task's closure, and what it captured, go here: outside the lock
+        let rare = effects.rare  // a cancelled task's closure, and what it captured, go with it: outside the lock
         if let woken = effects.woken { WaitResumer.resumeAll(woken) }
-        if let (continuation, outcome) = effects.gate { continuation.resume(with: outcome) }
-        if let (resumers, outcome) = effects.ended { for resumer in resumers { resumer.resume(outcome) } }
+        if let (continuation, outcome) = rare?.value.gate { continuation.resume(with: outcome) }
+        if let (resumers, outcome) = rare?.value.ended { for resumer in resumers { resumer.resume(outcome) } }
         // The closure is released outside the lock, before the await resumes.
-        if let (awaiting, failure, work) = effects.failedAwait {
+        if let (awaiting, failure, work) = rare?.value.failedAwait {
             awaiting.fail(with: ManualDispatcherError(failure), releasing: work)
         }
         if effects.broadcast { self.monitor.broadcast() }
-        if let deadline = effects.arm { self.setWaitTimer(for: deadline) }
-        if let report = effects.report { writeToStandardError(report) }
+        if let deadline = effects.arm {
+            // The one timer of the waits (see `DispatchWaiters.timerDeadline`); it holds the storage weakly.
+            DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+                self?.send(.waitTimerFired(deadline))
+            }
+        }
+        if let report = rare?.value.report { writeToStandardError(report) }
         // The test's seam runs as the test would, from outside the tracked task: a run method is refused inside it.
-        if observing, let observe = effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+        if observing, let observe = rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
     }
 }
 
@@ -208,9 +206,19 @@ extension Storage {
     ) -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool) {
         var made: (TrackedTaskScope, Bool, Bool)?
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
-            let (scope, scheduled, prefersExecutor, immediate) = schedule.acceptTrackedStart(
-                storage: self, label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs,
-                beginsImmediately: beginsImmediately)
+            let id = schedule.tracked.begin(
+                label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs)
+            let scope = TrackedTaskScope(
+                storage: self, id: id, label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
+            let start: @Sendable () -> Void = { self.send(.startRan(scope)) }
+            let scheduled = schedule.accept(
+                DispatchedTask(
+                    unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
+            scope.startTask = scheduled
+            let prefersExecutor = schedule.tracked.prefersTaskExecutor
+            // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once).
+            let immediate = beginsImmediately && !prefersExecutor && !schedule.autoDrain
+            scope.heldForCaller = immediate
             made = (scope, prefersExecutor, immediate)
             return scheduled
         }
@@ -219,13 +227,10 @@ extension Storage {
     }
 
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
-    /// tracked task of this dispatcher on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``); then
-    /// performs the action and hands out the task's handle.
+    /// tracked task on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``), then performs the action.
     ///
-    /// The wait is `ownedWait` (a sleep passes its own), else the one an awaitable dispatch binds in
-    /// `TaskTracking.dispatchingWait`, read only while this dispatcher has unfinished tracked tasks; a tracked task's
-    /// start (`readingTheBoundWait: false`) does not read it. `awaiter` is bounded in real time unless its wait is
-    /// one of this dispatcher's tracked tasks, which the async drains watch (see `bound(_:of:describedAs:)`).
+    /// The wait is `ownedWait` (a sleep's), else the one an awaitable dispatch binds in `TaskTracking.dispatchingWait`
+    /// (not read for a tracked task's start). `awaiter` is bounded in real time unless a tracked task waits.
     @inline(__always)
     private func record(
         _ ownedWait: OwnedWait?,
@@ -255,11 +260,9 @@ extension Storage {
         return TaskHandle(canceller: ManualCanceller(storage: self, task: scheduled))
     }
 
-    /// Bounds an await of `task` by code that is not one of this dispatcher's tracked tasks: if `task` has neither
-    /// run nor been cancelled ``waitLimit`` after its dispatch, this cancels it and ends the await with
-    /// ``ManualDispatcherError/Kind/waitTimedOut(after:)``, naming `what` was awaited; ``ManualDispatcher/verifyIdle()``
-    /// and the release report it again, since code in a plain `Task` may swallow the error. The timer holds nothing
-    /// strongly.
+    /// Bounds an await of `task` from outside the tracked tasks: if `task` is still pending ``waitLimit`` after its
+    /// dispatch, the dispatcher cancels it and fails the await, naming `what` was awaited (``ManualDispatcher/verifyIdle()``
+    /// and the release report it again). The timer holds nothing strongly.
     private func bound(_ awaiting: any TaskAwaiter, of task: ScheduledTask, describedAs what: String) {
         // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
         guard self.read({ _ in task.isPending }) else { return }
@@ -271,15 +274,6 @@ extension Storage {
         }
     }
 
-    /// Cancels `task` if it is pending; its closure is released here, outside the lock.
-    func cancel(_ task: ScheduledTask) -> Bool {
-        let released: DispatchedTask.Work? = self.monitor.withLock { $0.cancel(task) }
-        return released != nil  // the closure, and what it captured, go here: outside the lock
-    }
-
-    func isCancelled(_ task: ScheduledTask) -> Bool {
-        self.read { _ in task.state == .cancelled }
-    }
 }
 
 /// The canceller behind a ``ManualDispatcher``'s handles: the storage and the task.
@@ -289,12 +283,14 @@ struct ManualCanceller: TaskCancelling {
     let storage: Storage
     let task: ScheduledTask
 
+    /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
-        self.storage.cancel(self.task)
+        let released: DispatchedTask.Work? = self.storage.monitor.withLock { $0.cancel(self.task) }
+        return released != nil
     }
 
     var isTaskCancelled: Bool {
-        self.storage.isCancelled(self.task)
+        self.storage.read { [task] _ in task.state == .cancelled }
     }
 }
 
@@ -352,10 +348,9 @@ extension Storage {
 // MARK: - Running
 
 extension Storage {
-    /// Runs the synchronous run method `run` from its claim (blocked on the condition, never spinning, while another
-    /// thread runs tasks) to its end, or to its next pause (`true`): then the caller checks its condition, and goes
-    /// on with ``resume(_:)`` or ends with ``endRun(movingClockTo:)``. `target` gives the clock's target from the time
-    /// the run starts at.
+    /// Runs the synchronous run method `run` from its claim (blocked, never spinning, while another thread runs tasks)
+    /// to its end, or to its next pause (`true`: the caller checks its condition, then goes on with
+    /// ``resume(_:from:)`` or ends with ``endRun()``). `target` gives the clock's target from the start's time.
     @discardableResult
     func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
         throws(ManualDispatcherError) -> Bool
@@ -366,18 +361,13 @@ extension Storage {
         let first = self.monitor.waitForResult {
             $0.begin(&run, thread: thread, blocksMainActor: blocksMainActor, target: target)
         }
-        return try self.drain(&run, from: first)
+        return try self.resume(&run, from: first)
     }
 
-    /// Goes on with `run` after a pause.
+    /// The one drain loop: goes on with `run` (after its beginning, or a pause), one critical section a task (see
+    /// ``Schedule/next(_:)``), from `first` if the run's beginning gave an action.
     @discardableResult
-    func resume(_ run: inout Run) throws(ManualDispatcherError) -> Bool {
-        try self.drain(&run, from: nil)
-    }
-
-    /// The one drain loop of the synchronous run methods: one critical section a task (see ``Schedule/next(_:)``),
-    /// from `first` if the run's beginning gave an action.
-    private func drain(_ run: inout Run, from first: Schedule.Action?) throws(ManualDispatcherError) -> Bool {
+    func resume(_ run: inout Run, from first: Schedule.Action? = nil) throws(ManualDispatcherError) -> Bool {
         var next = first
         while true {
             let action = next ?? self.monitor.withLock { $0.next(&run) }
@@ -398,11 +388,8 @@ extension Storage {
     }
 
     /// Claims the run for async run method `method`, as the synchronous claim does, except that while another
-    /// thread runs tasks it suspends (as waiter `id`, until `deadline`, the end of `limit`) instead of blocking or,
-    /// on the main actor, refusing. `errors`: which unclaimed errors of tracked tasks refuse the call.
-    ///
-    /// - Throws: What the synchronous claim throws, except ``ManualDispatcherError/Kind/concurrentRun`` while
-    ///   waiting; that kind when the other run still holds the claim at `deadline`; `CancellationError`.
+    /// thread runs tasks it suspends (as waiter `id`, until `deadline`) instead of blocking or refusing; it throws
+    /// ``ManualDispatcherError/Kind/concurrentRun`` if the other run still holds the claim at `deadline`.
     @discardableResult
     nonisolated(nonsending) func claimRun(
         _ method: String,
@@ -416,17 +403,15 @@ extension Storage {
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let outcome = self.monitor.withLock {
-                $0.beginRun(
-                    method, thread: thread, blocksMainActor: false, reporting: errors, target: target,
-                    holdsMainActor: false)
+                $0.claim(method, thread: thread, blocksMainActor: false, reporting: errors, target: target)
             }
             switch outcome {
-            case .started(let start)?:
+            case .claimed(let start):
                 return start
-            case .refused(let failure)?:
+            case .refused(let failure):
                 self.monitor.broadcast()
                 throw ManualDispatcherError(failure)
-            case nil:
+            case .mustWait:
                 break
             }
             switch await self.suspend(until: .runReleased, id: id, deadline: deadline) {
@@ -446,8 +431,7 @@ extension Storage {
     }
 
     /// Refuses run method `method` from one of this dispatcher's tracked tasks: an async drain there would wait for
-    /// that task to settle, that is for itself, and a synchronous one would move the clock under the other tracked
-    /// tasks without waiting for them.
+    /// itself, and a synchronous one would move the clock under the other tracked tasks.
     private func refuseTrackedCaller(_ method: String, isAsync: Bool) throws(ManualDispatcherError) {
         guard let scope = self.trackedCaller else { return }
         throw ManualDispatcherError(
@@ -456,23 +440,16 @@ extension Storage {
             })
     }
 
-    /// Releases the run, moving the clock to `time` first if given, and wakes the waiters the runs and the release
-    /// concern; drains at once if auto-drain is on.
-    func endRun(movingClockTo time: Int64? = nil) {
-        self.send(.runEnded(movingClockTo: time))
+    /// Releases the run and wakes the waiters the runs and the release concern; drains at once if auto-drain is on.
+    func endRun() {
+        self.send(.runEnded)
     }
 
-    /// The next task to run under the caller's claim (see ``Schedule/next(in:jumpingClockTo:before:)``), with the
-    /// call sites to describe it; `nil` when none is due.
-    func next(
-        in scope: Schedule.Scope,
-        jumpingClockTo clockLimit: Int64? = nil,
-        before sequenceLimit: UInt64 = .max
-    ) -> (step: Schedule.Step, callSites: [CallSite])? {
+    /// The next due task in `scope` to run under the caller's claim, with the call sites to describe it; `nil` when
+    /// none is due.
+    func next(in scope: Schedule.Scope) -> (step: Schedule.Step, callSites: [CallSite])? {
         self.monitor.withLock { schedule in
-            schedule.next(in: scope, jumpingClockTo: clockLimit, before: sequenceLimit).map {
-                ($0, schedule.callSites.sites)
-            }
+            schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
         }
     }
 
@@ -485,24 +462,8 @@ extension Storage {
         }
     }
 
-    /// The auto-drain, for a caller that holds the claim: runs due tasks until none is left, then releases the claim
-    /// in the section that found nothing to run.
-    func drainAutomatically() {
-        self.drainUnbound(Run("auto-drain", .autoDrain))
-    }
-
-    /// Runs, for the one async drain suspended until its tracked tasks settle, the due tasks it would wake up to
-    /// run, holding the claim ``Schedule/claimForWaitingSettle(thread:)`` took; then releases it and wakes waiters.
-    ///
-    /// Called by a dispatch of a tracked task on the main actor that awaits the work while the drain waits: the work
-    /// runs inside that dispatch, saving two main-actor jobs per await. Only a main-actor drain is helped, and the
-    /// tasks count against its runaway bound.
-    private func runForWaitingSettle() {
-        self.drainUnbound(Run("assist", .assist))
-    }
-
-    /// Drains `run` (an auto-drain or an assist, which never fail) off the tracked task's task-locals: the work runs
-    /// for other code, and what it dispatches is not the tracked task's.
+    /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's
+    /// task-locals: the work runs for other code, and what it dispatches is not the tracked task's.
     private func drainUnbound(_ run: @autoclosure () -> Run) {
         if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
             TaskTracking.$dispatchingCall.withValue(nil) {
@@ -513,16 +474,19 @@ extension Storage {
         }
     }
 
+    /// Made by the caller and consumed here: a run is a large value, and a copy of it costs the auto-drain.
     private func drainHere(_ run: consuming Run) {
-        _ = try? self.drain(&run, from: nil)
+        _ = try? self.resume(&run)
     }
 
-    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, the
-    /// test awaited something the dispatcher cannot see, so the clock moves now, and from now on without waiting
-    /// for the test; a note on standard error says so, and what to await instead.
+    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, it moves
+    /// now and from now on without waiting for the test, with a note on standard error.
     func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
         let thread = currentThreadIdentity()
-        let (next, action) = self.monitor.withLock { $0.clockHoldTimerFired(for: generation, thread: thread) }
+        let (next, action) = self.monitor.withLock { schedule -> (Int64?, Schedule.Action) in
+            guard let next = schedule.clockHoldTimerFired(for: generation) else { return (nil, .none) }
+            return (next, schedule.claimForAutoDrain(thread: thread) ? .drain(Schedule.Effects()) : .none)
+        }
         guard let next else { return }
         writeToStandardError(
             """
@@ -549,14 +513,11 @@ extension Storage {
         self.monitor.withLock { $0.waiters.makeID() }
     }
 
-    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled, bounded by the one
-    /// wait timer (which works without the dispatcher, which may be gone).
+    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled.
     ///
-    /// The condition is checked and the waiter registered in one critical section, the one a dispatch takes to
-    /// record its task, so a dispatch is either seen by the check or wakes the waiter. Whoever removes the waiter (a
-    /// dispatch, the timer, the cancellation handler, or this method when the task was cancelled before it
-    /// registered) resumes it, exactly once. A wait for a tracked task to finish is the test's `value(of:)`
-    /// (`asTheTestsAwaitOfATask`): in auto-advance, a jump of the clock held for it (see `ClockHold`) is made now.
+    /// The condition is checked and the waiter registered in one critical section, so a dispatch is either seen by
+    /// the check or wakes the waiter; whoever removes the waiter resumes it, exactly once. The test's `value(of:)`
+    /// (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
     func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
@@ -578,38 +539,24 @@ extension Storage {
                 // The cancellation handler runs at once if the task was cancelled before it was installed, or
                 // concurrently with this closure: one of the two sees the waiter registered (if it registered).
                 if Task.isCancelled {
-                    self.cancelWait(id)
+                    self.send(.waitCancelled(id))
                     return
                 }
                 // The test's seam runs as the test would, from outside the tracked task.
-                if let observe = action.effects.observe { TaskTracking.$scope.withValue(nil) { observe() } }
+                if let observe = action.effects.rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
             }
         } onCancel: {
-            self.cancelWait(id)
+            self.send(.waitCancelled(id))
         }
     }
 
-    /// Removes waiter `id`, if still registered, and resumes it as cancelled.
-    private func cancelWait(_ id: DispatchWaiters<WaitResumer>.ID) {
-        self.send(.waitCancelled(id))
-    }
-
-    /// Sets the one timer that bounds the waits (see `DispatchWaiters.timerDeadline`) for `deadline`, and the next
-    /// one when it fires. It holds the storage weakly: a wait that ended keeps nothing alive until the deadline.
-    fileprivate func setWaitTimer(for deadline: DispatchTime) {
-        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
-            guard let self else { return }
-            self.send(.waitTimerFired(deadline))
-        }
-    }
-
-    /// Waits, within `limit`, until every tracked task that was cancelled has finished (a loop cancelled as its owner
-    /// went away ends on its own), unless the calling task is cancelled; works for a released dispatcher's tasks too.
-    /// It runs nothing: a cancelled task that waits for a step of the test is still running at the end, and the
-    /// check that follows reports it.
+    /// Waits, within `limit`, until every cancelled tracked task has finished, unless the calling task is cancelled;
+    /// works for a released dispatcher too. It runs nothing: the check that follows reports a task still running.
     func awaitCancelledTrackedTasks(within limit: Duration) async {
         let deadline = limit.dispatchDeadline
-        while let (id, waiter) = self.monitor.withLock({ $0.firstCancelledUnfinishedWait() }) {
+        while let (id, waiter) = self.monitor.withLock({ schedule in
+            schedule.tracked.firstCancelledUnfinished.map { ($0, schedule.waiters.makeID()) }
+        }) {
             let outcome = await self.suspend(
                 until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: false)
             guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) })
@@ -623,7 +570,7 @@ extension Storage {
     }
 
     /// The async drain `id` suspends until its tracked tasks settle, with `budget` tasks left: tasks may run for it
-    /// meanwhile (see `runForWaitingSettle()`). Returns the clock's time.
+    /// meanwhile (the assist, see `WaitingSettles`). Returns the clock's time.
     func drainWaits(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) -> Int64 {
         self.monitor.withLock {
             $0.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
@@ -656,8 +603,11 @@ extension Storage {
         let awaitingTask = scope.currentTask
         let thread = currentThreadIdentity()
         let (awaited, action) = self.monitor.withLock { schedule in
-            let awaited = schedule.tracked.beginValueAwait(
-                key, by: caller, byAnotherTask: awaitingTask != scope.taskIdentity)
+            schedule.tracked.claim(key)
+            let awaited = schedule.tracked.id(of: key)
+            if let awaited {
+                schedule.tracked.beginAwaiting(caller, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
+            }
             return (awaited, schedule.trackedTasksChanged(Schedule.Effects(), thread: thread))
         }
         self.perform(action)
@@ -676,36 +626,26 @@ extension Storage {
 // MARK: - Verifying
 
 extension Storage {
-    /// `verifyIdle()`'s failure, if any (see ``Schedule/idleFailure(thread:onMainActor:limit:)``), checked in the
-    /// critical section that finds no other thread running a task: while one does, it waits, within the wait limit,
-    /// so that the check does not report the task that just woke the test (or reports the next one that run began).
+    /// `verifyIdle()`'s failure, if any, checked in a critical section that finds no other thread running a task:
+    /// while one does, it waits within the wait limit, so the check does not report the task that just woke the test.
     func idleFailure(thread: UInt, onMainActor: Bool) -> Failure? {
         var awaited: (sequence: UInt64, deadline: DispatchTime)?
-        while true {
-            let outcome = self.monitor.withLock { schedule -> IdleCheck in
-                if let sequence = schedule.executingElsewhere(thread: thread, onMainActor: onMainActor),
-                    awaited.map({ $0.sequence == sequence && DispatchTime.now() < $0.deadline }) ?? true
-                {
-                    let check = DispatchSemaphore(value: 0)
-                    schedule.idleChecks.append(check)
-                    schedule.idleCheckObserver?()
-                    if awaited == nil { awaited = (sequence, self.waitLimit.dispatchDeadline) }
-                    return .wait(check)
-                }
-                return .done(schedule.idleFailure(thread: thread, onMainActor: onMainActor, limit: self.waitLimit))
+        var failure: Failure?
+        while let check = self.monitor.withLock({ schedule -> DispatchSemaphore? in
+            if let sequence = schedule.executingElsewhere(thread: thread, onMainActor: onMainActor),
+                awaited.map({ $0.sequence == sequence && DispatchTime.now() < $0.deadline }) ?? true
+            {
+                let check = DispatchSemaphore(value: 0)
+                schedule.idleChecks.append(check)
+                schedule.idleCheckObserver?()
+                if awaited == nil { awaited = (sequence, self.waitLimit.dispatchDeadline) }
+                return check
             }
-            switch outcome {
-            case .done(let failure):
-                return failure
-            case .wait(let check):
-                _ = check.wait(timeout: awaited?.deadline ?? .now())
-            }
+            failure = schedule.idleFailure(thread: thread, onMainActor: onMainActor, limit: self.waitLimit)
+            return nil
+        }) {
+            _ = check.wait(timeout: awaited?.deadline ?? .now())
         }
+        return failure
     }
-}
-
-/// `verifyIdle()`'s check: its outcome, or a wait for a task another thread runs.
-private enum IdleCheck {
-    case done(Failure?)
-    case wait(DispatchSemaphore)
 }

@@ -1,10 +1,7 @@
 import TaskDispatch
 
 /// The call sites a schedule has seen, each stored once, so a pending task carries a 4-byte index instead of a
-/// 32-byte ``CallSite``.
-///
-/// A program has a fixed number of dispatch sites, so the table stays small however many tasks go through it.
-/// The last site looked up is cached: code that dispatches in a loop hits it every time.
+/// 32-byte ``CallSite``; the last site looked up is cached for code that dispatches in a loop.
 struct CallSiteTable: Sendable {
     private struct Key: Hashable {
         var file: UInt
@@ -16,9 +13,7 @@ struct CallSiteTable: Sendable {
     private var lastKey = Key(file: 0, line: 0)
     private var lastIndex: UInt32 = .max
 
-    /// The index of `site`, adding it on first sight.
-    ///
-    /// - Complexity: O(1) amortized.
+    /// The index of `site`, adding it on first sight; O(1) amortized.
     @inline(__always)
     mutating func index(of site: CallSite) -> UInt32 {
         let key = Key(file: Self.identity(of: site.fileID), line: site.line)
@@ -27,10 +22,6 @@ struct CallSiteTable: Sendable {
         self.lastKey = key
         self.lastIndex = index
         return index
-    }
-
-    subscript(index: UInt32) -> CallSite {
-        self.sites[Int(index)]
     }
 
     private mutating func add(_ site: CallSite, _ key: Key) -> UInt32 {

@@ -6,14 +6,11 @@
 ///   task while it is pending (``allowances``); a switch to auto-advance lets it reach every task pending then.
 /// - **A tracked task**, settling on its own thread, moves the clock only while the test waits.
 ///
-/// The test is told from a tracked task by the tracked-task task-local. An await the dispatcher cannot see
-/// (`task.value`, an XCTest expectation, a preview) would wait for good, so a hold lasts at most the wait limit;
-/// then the clock moves, with a note on standard error. Why: `Docs/Design.md`, "Modes".
+/// An await the dispatcher cannot see would wait for good, so a hold lasts at most the wait limit; then the clock
+/// moves, with a note on standard error. Why: `Docs/Design.md`, "Modes".
 struct ClockHold: Sendable {
     /// The delayed tasks dispatched from outside the tracked tasks (and those pending at a switch to auto-advance):
-    /// while one is pending, the clock may move. Each is a pending delayed task, so the next jump (to the earliest
-    /// such task of all) reaches no further than it: whether one is pending is all the rule asks. A task that ran
-    /// or was cancelled allows nothing more; it is dropped when it comes to the end, or when the list is compacted.
+    /// while one is pending, the clock may move, since the next jump reaches no further than it.
     private var allowances: [ScheduledTask] = []
     /// The count of ``allowances`` at which an append first drops the tasks no longer pending.
     private var compactAt = 64
@@ -32,9 +29,7 @@ struct ClockHold: Sendable {
     var setTimer: (@Sendable (_ generation: UInt64) -> Void)?
 
     /// A call from outside the tracked tasks dispatched `task`, due after now: the clock may move while it is
-    /// pending. A task that never falls due allows nothing.
-    ///
-    /// - Complexity: O(1) amortized.
+    /// pending. O(1) amortized.
     mutating func allowJumps(to task: ScheduledTask) {
         guard task.key.due != TaskKey.never else { return }
         if self.allowances.count >= self.compactAt {
@@ -45,8 +40,6 @@ struct ClockHold: Sendable {
     }
 
     /// Whether a task a call of the test's let the clock reach is still pending; drops those at the end that are not.
-    ///
-    /// - Complexity: O(1) amortized: each task is dropped once.
     mutating func hasPendingAllowance() -> Bool {
         while let last = self.allowances.last {
             if last.isPending { return true }
@@ -82,11 +75,8 @@ struct ClockHold: Sendable {
     /// a hold that comes after it sets a timer of its own.
     mutating func endHold() { self.isHolding = false }
 
-    /// The timer of hold `generation` fired. If that hold still holds (`stillHeld`: a jump could be made, but the
-    /// test does not wait), ends it and from then on lets jumps through; otherwise forgets it, so the next hold sets
-    /// a timer of its own.
-    ///
-    /// - Returns: Whether jumps are let through from now on.
+    /// The timer of hold `generation` fired: if that hold is `stillHeld`, jumps go through from now on (`true`);
+    /// otherwise it is forgotten, so the next hold sets a timer of its own.
     mutating func timerFired(for generation: UInt64, stillHeld: Bool) -> Bool {
         guard self.isHolding, self.generation == generation, !self.isReleased else { return false }
         self.isHolding = false

@@ -3,16 +3,11 @@ package import TaskDispatch
 
 /// The tasks suspended in a ``ManualDispatcher`` wait, each with the condition it waits for.
 ///
-/// A single-threaded value: the dispatcher keeps it in its state, under the lock that guards the queues, so a
-/// dispatch checks the waiters in the same critical section that records the task, and a waiter checks its
-/// condition and registers in one section too. Nothing can slip in between, so no dispatch is missed.
+/// Kept under the lock that guards the queues, so a dispatch checks the waiters in the critical section that records
+/// its task, and a waiter checks its condition and registers in one: no dispatch is missed. Whoever removes a waiter
+/// owns its `Resumer` and resumes it once, after the lock is released.
 ///
-/// Whoever removes a waiter (a dispatch that meets its condition, its timer, its task's cancellation) owns its
-/// `Resumer` and resumes it once, after the lock is released.
-///
-/// - Complexity: Waits are few (one per test step in progress), so the waiters are kept in a plain array in
-///   registration order: O(w) per operation for w waiters, and a dispatch with no waiter checks only
-///   ``isEmpty``.
+/// - Complexity: Waits are few, so they are kept in a plain array: O(w) per operation for w waiters.
 package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// A waiter's identity, unique within one collection.
     package struct ID: Hashable, Sendable {
@@ -95,15 +90,12 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// The deadline of the one timer that bounds the waits, while it is pending.
     ///
-    /// One timer serves every waiter: it is set for the earliest deadline, and a waiter whose deadline comes later
-    /// (as most do, since they share the dispatcher's limit) sets none. Invariant: while any waiter has a deadline,
-    /// a timer is pending for a deadline no later than the earliest of them.
+    /// One timer serves every waiter: while any waiter has a deadline, a timer is pending for a deadline no later
+    /// than the earliest of them.
     package private(set) var timerDeadline: DispatchTime?
 
-    /// Called by the dispatcher, outside its lock, each time a waiter has registered.
-    ///
-    /// A seam for the package's own tests: to prove that a dispatch wakes a suspended waiter, a test must know
-    /// that the wait has begun before it dispatches, and there is no other way to know it without polling.
+    /// Called by the dispatcher, outside its lock, each time a waiter has registered: a seam for the package's own
+    /// tests, which must know that a wait has begun before they dispatch.
     package var registrationObserver: (@Sendable () -> Void)?
 
     package init() {}
@@ -132,12 +124,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return ID(rawValue: self.lastID)
     }
 
-    /// Registers a waiter for `condition`, bounded by `deadline`. The caller has just checked that `condition` does
-    /// not hold yet, in the same critical section.
-    ///
-    /// - Returns: The deadline to set the timer for, when no pending timer fires by `deadline`; the caller sets it
-    ///   (outside the lock) and calls ``timerFired(for:now:)`` when it fires.
-    /// - Precondition: No waiter with identity `id` is registered.
+    /// Registers a waiter for `condition`, which the caller has just found unmet in this critical section, bounded by
+    /// `deadline`; returns the deadline to set the timer for, if no pending timer fires by then.
     @discardableResult
     package mutating func add(
         _ id: ID, waitingFor condition: Condition, resumer: Resumer, deadline: DispatchTime = .distantFuture
@@ -147,9 +135,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return self.setTimer(for: deadline)
     }
 
-    /// The timer set for `deadline` fired at `now`: removes the waiters whose deadline has passed and returns them,
-    /// with the deadline to set the next timer for, if a waiter with a deadline is left and no pending timer covers
-    /// it.
+    /// The timer set for `deadline` fired at `now`: removes and returns the waiters whose deadline has passed, with
+    /// the deadline to set the next timer for, if one is needed.
     package mutating func timerFired(
         for deadline: DispatchTime, now: DispatchTime
     ) -> (expired: [Resumer], next: DispatchTime?) {
@@ -172,8 +159,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return self.waiters.remove(at: index).resumer
     }
 
-    /// A dispatch happened (or a tracked task settled) and the dispatcher now holds `counts`: removes the waiters whose condition holds and
-    /// returns their resumers, oldest first, for the caller to resume once the lock is released.
+    /// The dispatcher now holds `counts`: removes and returns the resumers of the waiters whose condition holds.
     package mutating func dispatchHappened(
         _ counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }
     ) -> [Resumer] {
@@ -182,12 +168,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// Removes the waiters that `isDone` picks and returns their resumers, oldest first.
     private mutating func removeAll(where isDone: (Waiter) -> Bool) -> [Resumer] {
-        var removed: [Resumer] = []
-        var waiting: [Waiter] = []
-        for waiter in self.waiters {
-            if isDone(waiter) { removed.append(waiter.resumer) } else { waiting.append(waiter) }
-        }
-        self.waiters = waiting
+        let removed = self.waiters.filter(isDone).map(\.resumer)
+        if !removed.isEmpty { self.waiters.removeAll(where: isDone) }
         return removed
     }
 }

@@ -17,33 +17,47 @@ struct RunClaim: Sendable {
 extension Schedule {
     /// What a request for the claim on running got.
     enum ClaimOutcome {
-        /// The caller holds the claim now.
-        case claimed
+        /// The caller holds the claim now, for a run that starts here.
+        case claimed(RunStart)
         /// Another thread holds it: wait for its release, then ask again.
         case mustWait
-        /// The call is refused: re-entrant, or a wait that could deadlock, or a failure left by an auto-drain.
+        /// The call is refused: re-entrant, or a wait that could deadlock, a failure left by an auto-drain, or a
+        /// target the clock may not move to.
         case refused(Failure)
     }
 
-    /// Claims the right to run tasks for `method`.
+    /// Claims the right to run tasks for `method`, and reads the clock and checks `target` (the time the run moves
+    /// it to) in the same section: not backwards, and not forward while a main-actor tracked task waits to run and
+    /// the caller `holdsMainActor` (moving the clock now would pass the sleep that task is about to start).
     ///
-    /// `blocksMainActor`: the caller would block the main actor while it waits, as a synchronous run method called on
-    /// the main actor does. Such a call is refused rather than wait, since the other run may need the main actor, and
-    /// during another run's foreground task it can only come from inside that task. An async run method suspends
-    /// instead, blocks nothing, and passes `false` on any actor.
-    ///
-    /// `reporting`: which errors of tracked tasks that nobody claimed refuse the call (see
-    /// ``TrackedTasks/ErrorsToReport``).
+    /// `blocksMainActor` (a synchronous call on the main actor): refused rather than wait, since the other run may
+    /// need the main actor. `reporting`: which errors of tracked tasks that nobody claimed refuse the call.
     mutating func claim(
-        _ method: String, thread: UInt, blocksMainActor: Bool, reporting errors: TrackedTasks.ErrorsToReport = .all
+        _ method: String,
+        thread: UInt,
+        blocksMainActor: Bool,
+        reporting errors: TrackedTasks.ErrorsToReport = .all,
+        target: (_ now: Int64) -> Int64 = { $0 },
+        holdsMainActor: Bool = false
     ) -> ClaimOutcome {
         guard let active = self.claim else {
             if let failure = self.takeDeferredFailure() ?? self.unobservedErrorsFailure(method: method, errors) {
                 return .refused(failure)
             }
-            self.claim = RunClaim(method: method, thread: thread)
             self.autoAdvanceJumps = 0
-            return .claimed
+            let targetTime = target(self.now)
+            if targetTime < self.now {
+                return .refused(self.failure(.clockMovedBackwards(method: method, from: self.now, to: targetTime)))
+            }
+            if holdsMainActor, targetTime > self.now, self.tracked.hasUnsettledOnMainActor {
+                return .refused(
+                    self.failure(.clockMovedWhileUnsettled(method: method, tasks: self.tracked.unsettledOnMainActor)))
+            }
+            self.claim = RunClaim(method: method, thread: thread)
+            return .claimed(
+                RunStart(
+                    firstSequence: self.markCurrent(), pendingCount: self.pendingCount,
+                    wakeups: self.tracked.wakeups, startTime: self.now, target: targetTime))
         }
         if active.thread == thread || (active.executing == .foreground && blocksMainActor) {  // from a running task
             return .refused(
@@ -71,9 +85,7 @@ extension Schedule {
     }
 
     /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
-    /// delayed task can fall due, and the test waits on the dispatcher or let the clock reach that task (see
-    /// ``ClockHold``). The jumps since the test's last call are counted against the runaway limit where they are
-    /// made.
+    /// delayed task can fall due, and ``ClockHold`` allows the jump.
     mutating func canAutoAdvance() -> Bool {
         self.autoAdvanceTarget() != nil
             && self.clockHold.allowsJump(testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
@@ -99,9 +111,7 @@ extension Schedule {
         return self.clockHold.timerFired(for: generation, stillHeld: stillHeld) ? target : nil
     }
 
-    /// Releases the claim; with auto-drain on and a task due, hands it to an auto-drain on the same thread instead.
-    ///
-    /// - Returns: Whether the caller must now drain automatically.
+    /// Releases the claim, or hands it to an auto-drain on the same thread (`true`: the caller must now drain).
     mutating func release() -> Bool {
         self.endExecution()
         let drains = self.autoDrain && (self.hasDueTask || self.canAutoAdvance())

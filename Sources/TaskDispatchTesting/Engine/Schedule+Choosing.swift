@@ -7,14 +7,9 @@ extension Schedule {
         var work: DispatchedTask.Work
     }
 
-    /// Ends the previous task, chooses the next one, marks it started and records it in the history: one drain
-    /// step, in one critical section.
+    /// Ends the previous task, chooses the next one in `scope` (dispatched before `sequenceLimit`, jumping the clock
+    /// to `clockLimit` at most when nothing is due), marks it started and records it; `nil` when none is due.
     ///
-    /// - Parameters:
-    ///   - scope: The contexts to choose from.
-    ///   - clockLimit: When nothing is due, how far the clock may jump to the next delayed task; `nil` keeps it.
-    ///   - sequenceLimit: Only tasks dispatched before this sequence number (`runCurrent()`); `.max` for all.
-    /// - Returns: The step to run, or `nil` when nothing is due in `scope`.
     /// - Complexity: O(1) amortized in every order; O(log n) when the clock jumps.
     mutating func next(in scope: Scope, jumpingClockTo clockLimit: Int64?, before sequenceLimit: UInt64 = .max) -> Step?
     {
@@ -39,9 +34,7 @@ extension Schedule {
 
     /// Whether a drain would run another task, jumping the clock no further than `clockLimit`.
     mutating func hasRunnableTask(jumpingClockTo clockLimit: Int64) -> Bool {
-        if self.hasDueTask { return true }
-        guard let due = self.nextWaitingDueTime() else { return false }
-        return due <= clockLimit
+        self.hasDueTask || self.nextWaitingDueTime().map { $0 <= clockLimit } ?? false
     }
 
     /// Moves the clock to `time` (never backwards, never past ``TaskKey/latestTime``) and makes due every task
@@ -148,9 +141,7 @@ extension Schedule {
         return nil
     }
 
-    /// The delayed tasks still pending.
-    ///
-    /// - Complexity: O(n) in the delayed tasks.
+    /// The delayed tasks still pending, in O(n).
     var waitingTasks: [ScheduledTask] {
         self.delayed.elements.compactMap { $0.task.isPending ? $0.task : nil }
     }

@@ -1,10 +1,7 @@
 import TaskDispatch
 
-/// What the schedule looked like when something went wrong, taken under the lock in O(n) at worst and turned
-/// into text outside it.
-///
-/// The task objects it holds are read only through their `let` fields, which never change, so reading them
-/// outside the lock is safe.
+/// What the schedule looked like when something went wrong, taken under the lock and turned into text outside it
+/// (through the tasks' `let` fields only).
 struct Snapshot {
     /// How many pending tasks a snapshot lists, earliest first; the counts cover the rest.
     static let listingLimit = 50
@@ -68,9 +65,7 @@ struct Failure {
             holding: [TrackedTasks.UnsettledTask])
         /// `value(of:)`, given a task this dispatcher did not start, waited `limit` of real time for it in vain.
         case untrackedTaskNotFinished(limit: Duration)
-        /// A run method was called from inside `task`, one of this dispatcher's tracked tasks: an async drain waits
-        /// for that task to settle, so it would wait for itself; a synchronous one would move the clock under the
-        /// other tracked tasks, and could not wait for them.
+        /// A run method was called from inside `task`, one of this dispatcher's tracked tasks.
         case runFromTrackedTask(method: String, task: String, isAsync: Bool)
         /// `verifyIdle()` found `task` still running inside `runner` (a run method, or auto-drain), as seen from
         /// `caller`.
@@ -112,21 +107,16 @@ enum IdleCheckCaller {
 extension Schedule {
     /// A failure with a snapshot that lists the earliest pending tasks and the history.
     ///
-    /// - Complexity: O(n) in the pending tasks (the delay heap is scanned, not sorted), plus the history.
+    /// - Complexity: O(n log n) in the pending tasks, plus the history.
     func failure(_ misuse: Failure.Misuse) -> Failure {
         Failure(misuse: misuse, snapshot: self.snapshot())
     }
 
     func snapshot(recentRuns: Int = .max) -> Snapshot {
-        var earliest = EarliestTasks(limit: Snapshot.listingLimit)
-        earliest.consider(sorted: self.foreground)
-        for queue in self.background { earliest.consider(sorted: queue) }
-        for task in self.pool.tasks where task.isPending { earliest.insert(task) }
-        for element in self.delayed.elements where element.task.isPending { earliest.insert(element.task) }
         let runs = Swift.min(recentRuns, self.history.count)
         return Snapshot(
             now: self.now,
-            pending: earliest.tasks,
+            pending: Array(self.allPendingTasks.prefix(Snapshot.listingLimit)),
             pendingCount: self.pendingCount,
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
@@ -137,35 +127,12 @@ extension Schedule {
         )
     }
 
-    /// Every pending task, in key order.
-    ///
-    /// - Complexity: O(n log n).
+    /// Every pending task, in key order, in O(n log n).
     var allPendingTasks: [ScheduledTask] {
         var tasks = self.foreground.filter(\.isPending)
         for queue in self.background { tasks += queue.filter(\.isPending) }
         tasks += self.pool.tasks.filter(\.isPending)
         tasks += self.delayed.elements.lazy.map(\.task).filter(\.isPending)
         return tasks.sorted { $0.key < $1.key }
-    }
-}
-
-/// The `limit` earliest tasks seen, kept sorted: O(1) for a task later than all of them once full.
-private struct EarliestTasks {
-    let limit: Int
-    private(set) var tasks: [ScheduledTask] = []
-
-    mutating func insert(_ task: ScheduledTask) {
-        if self.tasks.count == self.limit {
-            guard let last = self.tasks.last, task.key < last.key else { return }
-            self.tasks.removeLast()
-        }
-        var index = self.tasks.count
-        while index > 0 && task.key < self.tasks[index - 1].key { index -= 1 }
-        self.tasks.insert(task, at: index)
-    }
-
-    /// Considers a queue already in key order: only its first `limit` pending tasks can be among the earliest.
-    mutating func consider(sorted queue: RingBuffer<ScheduledTask>) {
-        for task in queue.lazy.filter(\.isPending).prefix(self.limit) { self.insert(task) }
     }
 }

@@ -24,49 +24,6 @@ struct RunStart {
 }
 
 extension Schedule {
-    /// What a request for the claim got, once it stopped waiting.
-    enum ClaimResult {
-        case started(RunStart)
-        case refused(Failure)
-    }
-
-    /// One request for the claim of `method` (see ``claim(_:thread:blocksMainActor:reporting:)``): `nil` while the
-    /// caller must wait. Reads the clock and checks `target` (the time the run moves it to) in the same section: not backwards,
-    /// and not forward while a main-actor tracked task waits to run and the caller `holdsMainActor` (moving the
-    /// clock now would pass the sleep that task is about to start).
-    mutating func beginRun(
-        _ method: String,
-        thread: UInt,
-        blocksMainActor: Bool,
-        reporting errors: TrackedTasks.ErrorsToReport = .all,
-        target: (_ now: Int64) -> Int64,
-        holdsMainActor: Bool
-    ) -> ClaimResult? {
-        switch self.claim(method, thread: thread, blocksMainActor: blocksMainActor, reporting: errors) {
-        case .mustWait:
-            return nil
-        case .refused(let failure):
-            return .refused(failure)
-        case .claimed:
-            let targetTime = target(self.now)
-            var failure: Failure?
-            if targetTime < self.now {
-                failure = self.failure(.clockMovedBackwards(method: method, from: self.now, to: targetTime))
-            } else if holdsMainActor, targetTime > self.now, self.tracked.hasUnsettledOnMainActor {
-                failure = self.failure(
-                    .clockMovedWhileUnsettled(method: method, tasks: self.tracked.unsettledOnMainActor))
-            }
-            if let failure {
-                self.claim = nil
-                return .refused(failure)
-            }
-            return .started(
-                RunStart(
-                    firstSequence: self.markCurrent(), pendingCount: self.pendingCount,
-                    wakeups: self.tracked.wakeups, startTime: self.now, target: targetTime))
-        }
-    }
-
     /// Releases the run, moving the clock to `time` first if given: an auto-drain takes the claim over, or the
     /// waiters the runs and the release woke are resumed.
     mutating func endRun(movingClockTo time: Int64?) -> Action {
@@ -76,51 +33,23 @@ extension Schedule {
     }
 
     /// The failure of a synchronous drain on the main actor that would move the clock on after waking tracked tasks
-    /// (running a start, or ending a wait on the dispatcher's own work) since `start`; `nil` if it woke none.
-    ///
-    /// A woken task runs on its own until it waits on the dispatcher again, and a synchronous call cannot wait for
-    /// that: the rule looks only at what the call did, never at how far the tasks got, so it holds in every run or
-    /// in none.
+    /// since `start`; `nil` if it woke none. It cannot wait for a woken task, so the rule looks only at what it did.
     func clockHeld(_ method: String, since start: RunStart) -> Failure? {
         guard self.tracked.wakeups != start.wakeups else { return nil }
         return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
     }
 
-    /// The runaway failure of a drain that has run `ran` tasks while tasks can still run up to `clockLimit`; `nil`
-    /// when none can.
-    mutating func runawayFailure(_ method: String, ran: Int, from start: RunStart, clockLimit: Int64) -> Failure? {
-        guard self.hasRunnableTask(jumpingClockTo: clockLimit) else { return nil }
+    /// The runaway failure of a drain that has run its bound of tasks while tasks can still run up to its target;
+    /// `nil` when none can.
+    mutating func runawayFailure(_ run: Run) -> Failure? {
+        guard self.hasRunnableTask(jumpingClockTo: run.start.target) else { return nil }
         return self.failure(
-            .runawayTasks(method: method, maxTasks: self.runawayLimit, ran: ran, firstSequence: start.firstSequence))
+            .runawayTasks(
+                method: run.method, maxTasks: self.runawayLimit, ran: run.ran, firstSequence: run.start.firstSequence))
     }
 
-    /// The timer of auto-advance's hold `generation` fired: the time the clock moves to if it was still held, and
-    /// the drain the caller, on `thread`, then runs.
-    mutating func clockHoldTimerFired(for generation: UInt64, thread: UInt) -> (Int64?, Action) {
-        guard let next = self.clockHoldTimerFired(for: generation) else { return (nil, .none) }
-        return (next, self.claimForAutoDrain(thread: thread) ? .drain(Effects()) : .none)
-    }
-
-    /// The await bound of `task` passed (see `Storage.bound`): cancels the task and returns its closure and the
-    /// failure for `awaiting`, unless it ran, was cancelled, or another task of the same await failed it first.
-    mutating func awaitBoundPassed(
-        of task: ScheduledTask,
-        awaitedBy awaiting: any TaskAwaiter,
-        describedAs what: String,
-        limit: Duration
-    ) -> (work: DispatchedTask.Work, failure: Failure)? {
-        guard awaiting.mayFail else { return nil }
-        let delayed = task.key.due > self.now
-        guard let work = self.cancel(task) else { return nil }  // it started, or was cancelled
-        awaiting.claimFailure()  // in this critical section: a later timer of the await sees it
-        self.cancelledAwaits.append(what)
-        return (work, self.failure(.awaitNotRun(what: what, limit: limit, mode: self.mode, delayed: delayed)))
-    }
-
-    /// A task was just accepted, `scheduled`, with `wait` if a tracked task's await of it is recorded (`awaitGoesOn`:
-    /// not cancelled already): records the wait if it is one of `storage`'s tracked tasks (`byTrackedTask`), wakes
-    /// the waiters, lets auto-advance reach the task if the test dispatched it, and claims an auto-drain, or an assist
-    /// of the waiting async drain for an awaited dispatch (`awaited`) of a tracked task on the main actor.
+    /// `scheduled` was just accepted, with `wait` if a tracked task awaits it: records the wait, wakes the waiters, lets
+    /// auto-advance reach the task if the test dispatched it, and claims an auto-drain or the waiting drain's assist.
     mutating func accepted(
         _ scheduled: ScheduledTask,
         wait: OwnedWait?,
@@ -149,38 +78,6 @@ extension Schedule {
         return (byTrackedTask, drain ? .drain(effects) : .proceed(effects))
     }
 
-    /// Records a tracked task of `storage` and accepts its start: the scope, the start, whether the task prefers the
-    /// dispatcher's executor, and whether its body begins on the creator's thread (held there: `heldForCaller`).
-    mutating func acceptTrackedStart(
-        storage: Storage,
-        label: String?,
-        callSite: CallSite,
-        onMainActor: Bool,
-        childJobs: TrackedTasks.ChildJobs,
-        beginsImmediately: Bool
-    ) -> (TrackedTaskScope, ScheduledTask, prefersExecutor: Bool, immediate: Bool) {
-        let scope = TrackedTaskScope(
-            storage: storage,
-            id: self.tracked.begin(label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs),
-            label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
-        let start: @Sendable () -> Void = { storage.send(.startRan(scope)) }
-        let scheduled = self.accept(
-            DispatchedTask(
-                unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
-        scope.startTask = scheduled
-        let prefersExecutor = self.tracked.prefersTaskExecutor
-        // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once).
-        let immediate = beginsImmediately && !prefersExecutor && !self.autoDrain
-        scope.heldForCaller = immediate
-        return (scope, scheduled, prefersExecutor, immediate)
-    }
-
-    /// The first tracked task that was cancelled and has not finished, with a new waiter identity to await it.
-    mutating func firstCancelledUnfinishedWait() -> (UInt64, DispatchWaiters<WaitResumer>.ID)? {
-        guard let id = self.tracked.firstCancelledUnfinished else { return nil }
-        return (id, self.waiters.makeID())
-    }
-
     /// How the test's `value(of:)` of a tracked task goes on after its wait ended.
     enum ValueWaitEnd {
         /// The task finished: its value is ready.
@@ -191,9 +88,8 @@ extension Schedule {
         case failed(Failure)
     }
 
-    /// The test's `value(of:)` of tracked task `id` was woken, or (`timedOutAfter`) reached its limit. Unless the
-    /// task finished, a runaway auto-advance's failure comes first; at the limit, the task's description; either way
-    /// the claim of `key` is given back, so an error the task throws later is still reported.
+    /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, a runaway's
+    /// failure or (at the limit) the task's description, and the claim of `key` given back.
     mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
         guard !self.tracked.hasFinished(id) else { return .finished }
         if let runaway = self.takeDeferredFailure() {
@@ -233,7 +129,7 @@ extension Schedule {
             observe: self.waiters.registrationObserver)
         guard asTheTestsAwaitOfATask else { return .proceed(effects) }
         self.clockHold.endHold()  // a hold after this wait is timed from its own start
-        return self.mode == .autoAdvance && self.claimForAutoDrain(thread: thread) ? .drain(effects) : .proceed(effects)
+        return self.autoAdvance(effects, thread: thread)
     }
 }
 
@@ -308,16 +204,5 @@ extension Schedule {
         if claim.thread == thread { return .insideTheTask }
         if onMainActor && context == .foreground { return .onTheMainActorItNeeds }
         return nil
-    }
-}
-
-extension TrackedTasks {
-    /// Tracked task `caller` (or, `byAnotherTask`, a task inside it) awaits the task `key` through `value(of:)`:
-    /// claims its error, and records the await if the dispatcher tracks it (its identity, to end the await).
-    mutating func beginValueAwait(_ key: TrackedTaskKey, by caller: UInt64, byAnotherTask: Bool) -> UInt64? {
-        self.claim(key)
-        guard let awaited = self.id(of: key) else { return nil }
-        self.beginAwaiting(caller, awaited, byAnotherTask: byAnotherTask)
-        return awaited
     }
 }

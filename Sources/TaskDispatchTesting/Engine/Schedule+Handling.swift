@@ -27,8 +27,8 @@ extension Schedule {
         case autoAdvanceRetried
         /// An async drain ended: the errors tracked tasks threw until now are the next call's to report.
         case drainEnded
-        /// A run released its claim, moving the clock to the time first if given (see `endRun(movingClockTo:)`).
-        case runEnded(movingClockTo: Int64?)
+        /// A run released its claim.
+        case runEnded
         /// The task the test's `value(of:)`, waiter `id`, awaits and the dispatcher did not start ended.
         case untrackedTaskEnded(DispatchWaiters<WaitResumer>.ID)
         /// Waiter `id`'s task was cancelled.
@@ -55,62 +55,57 @@ extension Schedule {
         switch event {
         case .registered(let key, let scope):
             self.tracked.register(key, id: scope.id)
-            effects.gate = scope.releaseFromCaller()
-            return .proceed(effects)
+            effects.setRare { $0.gate = scope.releaseFromCaller() }
         case .parked(let scope, let continuation, let task):
             let (outcome, observer) = scope.park(continuation, task: task, in: &self)
-            effects.gate = outcome.map { (continuation, $0) }
-            effects.observe = observer
-            return .proceed(effects)
+            effects.setRare { $0.gate = outcome.map { (continuation, $0) } }
+            effects.setRare { $0.observe = observer }
         case .startCancelled(let scope):
             let (released, waiting) = scope.cancelStart(in: &self)
-            effects.released = released
-            effects.gate = waiting.map { ($0, .failure(CancellationError())) }
-            return .proceed(effects)
+            effects.setRare {
+                $0.released = released
+                $0.gate = waiting.map { ($0, .failure(CancellationError())) }
+            }
         case .sleptWithoutSuspending(let id, let deadline, let cancelled):
             self.tracked.sleptWithoutSuspending(id, until: deadline, cancelled: cancelled)
-            return .none
-        case .runEnded(let time):
-            return self.endRun(movingClockTo: time)
+        case .runEnded:
+            return self.endRun(movingClockTo: nil)
         case .untrackedTaskEnded(let id):
             if let resumer = self.waiters.remove(id) {
                 effects.woken = [resumer]
             } else {
                 self.untrackedTasksEnded.insert(id)  // before the waiter registered, or after it gave up
             }
-            return .proceed(effects)
         case .waitCancelled(let id):
-            effects.ended = self.waiters.remove(id).map { ([$0], .cancelled) }
-            return .proceed(effects)
+            effects.setRare { $0.ended = self.waiters.remove(id).map { ([$0], .cancelled) } }
         case .waitTimerFired(let deadline):
             let (expired, next) = self.waiters.timerFired(for: deadline, now: .now())
-            effects.ended = (expired, .timedOut)
+            effects.setRare { $0.ended = (expired, .timedOut) }
             effects.arm = next
-            return .proceed(effects)
         case .awaitBoundPassed(let task, let awaiting, let what, let limit):
-            effects.failedAwait = self.awaitBoundPassed(of: task, awaitedBy: awaiting, describedAs: what, limit: limit)
-                .map { (awaiting, $0.failure, $0.work) }
-            return .proceed(effects)
+            // Cancels the task and fails the await, unless the task ran or was cancelled, or another task of the same
+            // await failed it first.
+            let delayed = task.key.due > self.now
+            guard awaiting.mayFail, let work = self.cancel(task) else { break }
+            awaiting.claimFailure()  // in this critical section: a later timer of the await sees it
+            self.cancelledAwaits.append(what)
+            let failure = self.failure(.awaitNotRun(what: what, limit: limit, mode: self.mode, delayed: delayed))
+            effects.setRare { $0.failedAwait = (awaiting, failure, work) }
         case .jobEnqueued(let id):
             self.tracked.jobEnqueued(id)
-            return .none
         case .claimed(let key, false):
             self.tracked.unclaim(key)
-            return .none
         case .untrackedValueWait(begins: false):
             self.clockHold.untrackedValueWaits -= 1
             if self.clockHold.untrackedValueWaits == 0 { self.untrackedTasksEnded.removeAll() }
-            return .none
         case .untrackedValueWait(begins: true):
             self.clockHold.untrackedValueWaits += 1
             self.clockHold.endHold()
-            return self.mode == .autoAdvance && self.claimForAutoDrain(thread: thread) ? .drain(effects) : .none
+            return self.autoAdvance(effects, thread: thread)
         case .drainEnded:
             self.tracked.drainEnded()
-            return .none
         case .order(let order):
             self.setOrder(order)
-            return .none
         case .mode(let mode, let byTest):
             self.mode = mode
             // The test's switch lets the clock reach every task pending now, once everything has settled.
@@ -120,47 +115,51 @@ extension Schedule {
             return self.claimForAutoDrain(thread: thread) ? .drain(effects) : .none
         case .clockHoldTimer(let setTimer?):
             self.clockHold.setTimer = setTimer
-            return .none
         case .clockHoldTimer(nil):
             self.clockHold.releaseHolds()
-            return .none
         case .observeWaiterRegistrations(let observer):
             self.waiters.registrationObserver = observer
-            return .none
         case .observeStartGateParking(let observer):
             self.tracked.gateParkingObserver = observer
-            return .none
         case .observeIdleCheckWaits(let observer):
             self.idleCheckObserver = observer
-            return .none
         case .prefersTaskExecutor(let prefers):
             self.tracked.prefersTaskExecutor = prefers
-            return .none
         // The changes to the tracked tasks that can end waits and let auto-advance move the clock:
         case .startRan(let scope):
-            effects.gate = scope.startRan(in: &self).map { ($0, .success(())) }
+            effects.setRare { $0.gate = scope.startRan(in: &self).map { ($0, .success(())) } }
+            return self.trackedTasksChanged(effects, thread: thread)
         case .finished(let id, let error):
             self.tracked.finish(id, error: error)
+            return self.trackedTasksChanged(effects, thread: thread)
         case .waitEnded(let wait, let cancelled):
             wait.ended(cancelled: cancelled, in: &self)
+            return self.trackedTasksChanged(effects, thread: thread)
         case .jobRan(let id):
             self.tracked.jobRan(id)
+            return self.trackedTasksChanged(effects, thread: thread)
         case .claimed(let key, true):
             self.tracked.claim(key)
+            return self.trackedTasksChanged(effects, thread: thread)
         case .valueAwaitEnded(let caller, let awaited):
             self.tracked.endAwaiting(caller, awaited)
+            return self.trackedTasksChanged(effects, thread: thread)
         case .autoAdvanceRetried:
-            break
+            return self.trackedTasksChanged(effects, thread: thread)
         }
-        return self.trackedTasksChanged(effects, thread: thread)
+        return .proceed(effects)
     }
 
-    /// After a change to the tracked tasks: the waiters it woke, and in auto-advance the drain the caller, on
-    /// `thread`, claims (waits the change ends are ended first, so the clock does not run past the point where the
-    /// test resumes).
+    /// After a change to the tracked tasks: the waiters it woke (first, so the clock does not run past the test's
+    /// resumption), and in auto-advance the drain the caller claims.
     mutating func trackedTasksChanged(_ effects: Effects, thread: UInt) -> Action {
         var effects = effects
         effects.woken = self.wokenWaiters()
-        return self.mode == .autoAdvance && self.claimForAutoDrain(thread: thread) ? .drain(effects) : .proceed(effects)
+        return self.autoAdvance(effects, thread: thread)
+    }
+
+    /// In auto-advance, the drain the caller, on `thread`, claims with `effects`; otherwise just `effects`.
+    mutating func autoAdvance(_ effects: Effects, thread: UInt) -> Action {
+        self.mode == .autoAdvance && self.claimForAutoDrain(thread: thread) ? .drain(effects) : .proceed(effects)
     }
 }

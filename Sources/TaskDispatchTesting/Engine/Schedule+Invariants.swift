@@ -2,22 +2,14 @@ import TaskDispatch
 
 extension Schedule {
     /// Stops the process with a message naming the first broken invariant, if any (see ``invariantViolations()``).
-    ///
-    /// Tests call it after every operation; it is not called from the dispatcher's own paths, because it walks
-    /// every queue (see the complexity note), which would make a drain of n tasks quadratic.
-    ///
-    /// - Complexity: O(n log n) in the entries the queues, the pool and the heap hold, plus the history and the
-    ///   tracked tasks.
+    /// Tests call it after every operation; the dispatcher does not, since it walks every queue.
     func checkInvariants() {
         let violations = self.invariantViolations()
         precondition(violations.isEmpty, "Schedule invariant broken: \(violations.joined(separator: "; "))")
     }
 
     /// Every invariant of ``Schedule`` that does not hold now, each as a message naming it and the values that break
-    /// it; empty when the schedule is consistent. It derives each counter from the queues, the pool and the heap, and
-    /// checks the parts it holds through their own `invariantViolations()` (the list is in `Docs/Design.md`).
-    ///
-    /// - Complexity: As ``checkInvariants()``.
+    /// it; each counter is derived from the queues, the pool and the heap (the list is in `Docs/Design.md`).
     func invariantViolations() -> [String] {
         var violations: [String] = []
         violations.append(
@@ -36,11 +28,9 @@ extension Schedule {
             ("waitingBackground", self.waitingBackground, census.waitingBackground),
             ("staleEntries", self.staleEntries, census.stale),
         ]
+        // A derived count is never negative, so this also catches a negative counter.
         for (name, kept, derived) in counters where kept != derived {
             violations.append("\(name) is \(kept), but the queues and the heap hold \(derived) such entries")
-        }
-        for (name, value, _) in counters where value < 0 {
-            violations.append("\(name) is negative (\(value))")
         }
         self.checkHistory(&violations)
         violations += self.tracked.invariantViolations()
@@ -62,12 +52,7 @@ extension Schedule {
     }
 
     private func checkBackground(_ census: inout Census, _ violations: inout [String]) {
-        let expectedQueues =
-            switch self.order {
-            case .dispatch: 1
-            case .priority: BackgroundPriority.allCases.count
-            case .random: 0
-            }
+        let expectedQueues = Self.backgroundQueues(for: self.order).count
         violations.append(
             if: self.background.count != expectedQueues,
             "order \(self.order) needs \(expectedQueues) background queues, but the schedule has \(self.background.count)"
@@ -117,12 +102,10 @@ extension Schedule {
         _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout Census, _ violations: inout [String],
         placement: (ScheduledTask) -> String?
     ) {
-        var previous: TaskKey?
+        for (previous, task) in zip(queue, queue.dropFirst()) where !(previous.key < task.key) {
+            violations.append("\(name) is out of key order: \(previous.key) before \(task.key)")
+        }
         for task in queue {
-            if let previous, !(previous < task.key) {
-                violations.append("\(name) is out of key order: \(previous) before \(task.key)")
-            }
-            previous = task.key
             if let misplaced = placement(task) { violations.append("\(name) \(misplaced)") }
             self.checkEntry(task, name: name, inHeap: false, &census, &violations)
         }
@@ -168,27 +151,24 @@ extension Schedule {
         violations.append(
             if: self.history.count > self.historyLimit,
             "the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
-        var previous: RunRecord?
         for run in self.history {
             let sequence = run.task.key.sequence
             violations.append(
                 if: run.task.state != .started, "the history holds task #\(sequence) in state \(run.task.state)")
             violations.append(
                 if: run.start > self.now, "task #\(sequence) started at \(run.start), after now (\(self.now))")
-            if let previous, previous.start > run.start {
-                violations.append(
-                    "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
-            }
-            previous = run
+        }
+        for (previous, run) in zip(self.history, self.history.dropFirst()) where previous.start > run.start {
+            violations.append(
+                "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
         }
         self.history.checkInvariants(name: "the history", &violations)
     }
 }
 
 extension RingBuffer {
-    /// Adds a message for each broken invariant of the buffer: the count fits the storage, the occupied slots
-    /// (`count` of them from `head`, wrapping) hold an element, and the free ones hold none, so a removed element
-    /// is released at once.
+    /// Adds a message if the count does not fit the storage, or the slots holding an element are not exactly the
+    /// `count` from `head` (a removed element is released at once).
     func checkInvariants(name: String, _ violations: inout [String]) {
         let capacity = self.slots.count
         guard self.count >= 0, self.count <= capacity, capacity == 0 || (0..<capacity).contains(self.head) else {
@@ -196,14 +176,11 @@ extension RingBuffer {
                 "\(name)'s ring buffer has count \(self.count) and head \(self.head) in \(capacity) slots")
             return
         }
-        for index in 0..<capacity {
-            let offset = index >= self.head ? index - self.head : index + capacity - self.head
-            let occupied = offset < self.count
-            violations.append(
-                if: occupied != (self.slots[index] != nil),
-                "\(name)'s ring buffer slot \(index) is \(occupied ? "empty inside" : "filled outside") its \(self.count) elements from slot \(self.head)"
-            )
-        }
+        let filled = self.slots.count { $0 != nil }
+        let occupied = (0..<self.count).lazy.map { (self.head + $0) % capacity }
+        violations.append(
+            if: filled != self.count || occupied.contains { self.slots[$0] == nil },
+            "\(name)'s ring buffer fills \(filled) slots, not the \(self.count) from slot \(self.head)")
     }
 }
 

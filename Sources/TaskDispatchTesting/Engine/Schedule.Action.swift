@@ -38,14 +38,21 @@ extension Schedule {
         var arm: DispatchTime?
         /// Wake the synchronous run methods blocked until the claim is released.
         var broadcast = false
-        private var box: RareBox?
+        /// The rare fields, read through the box (a copy of them would cost the hot paths) and set by ``setRare(_:)``.
+        private(set) var rare: RareBox?
 
         struct Rare: Sendable {
+            /// A tracked task's body to let through its start gate, or to fail there.
             var gate: (continuation: TrackedTaskScope.StartContinuation, outcome: Result<Void, any Error>)?
+            /// A closure released by the event (a cancelled task's), dropped outside the lock.
             var released: DispatchedTask.Work?
+            /// A note for standard error.
             var report: String?
+            /// A package test's observer, called as the test would call it: outside the tracked task.
             var observe: (@Sendable () -> Void)?
+            /// Waiters that end otherwise than woken by their condition: timed out, or cancelled.
             var ended: (resumers: [WaitResumer], outcome: WaitOutcome)?
+            /// An await to end with the failure, releasing the awaited task's closure (see ``TaskAwaiter``).
             var failedAwait: (awaiter: any TaskAwaiter, failure: Failure, work: DispatchedTask.Work)?
         }
 
@@ -65,48 +72,18 @@ extension Schedule {
             self.woken = woken
             self.broadcast = broadcast
             self.arm = arm
-            if report != nil || observe != nil { self.box = RareBox(Rare(report: report, observe: observe)) }
+            if report != nil || observe != nil { self.rare = RareBox(Rare(report: report, observe: observe)) }
         }
 
         /// Whether there is nothing to do: the hot paths' case.
         var isEmpty: Bool {
-            self.woken == nil && self.arm == nil && !self.broadcast && self.box == nil
+            self.woken == nil && self.arm == nil && !self.broadcast && self.rare == nil
         }
 
-        private var rare: Rare? { self.box?.value }
-
-        private mutating func changeRare(_ change: (inout Rare) -> Void) {
-            var rare = self.rare ?? Rare()
+        mutating func setRare(_ change: (inout Rare) -> Void) {
+            var rare = self.rare?.value ?? Rare()
             change(&rare)
-            self.box = RareBox(rare)
-        }
-
-        /// A tracked task's body to let through its start gate, or to fail there.
-        var gate: (continuation: TrackedTaskScope.StartContinuation, outcome: Result<Void, any Error>)? {
-            get { self.rare?.gate }
-            set { self.changeRare { $0.gate = newValue } }
-        }
-        /// A closure released by the event (a cancelled task's), dropped outside the lock.
-        var released: DispatchedTask.Work? {
-            get { self.rare?.released }
-            set { self.changeRare { $0.released = newValue } }
-        }
-        /// A note for standard error.
-        var report: String? { self.rare?.report }
-        /// Waiters that end otherwise than woken by their condition: timed out, or cancelled.
-        var ended: (resumers: [WaitResumer], outcome: WaitOutcome)? {
-            get { self.rare?.ended }
-            set { self.changeRare { $0.ended = newValue } }
-        }
-        /// An await to end with the failure, releasing the awaited task's closure (see ``TaskAwaiter``).
-        var failedAwait: (awaiter: any TaskAwaiter, failure: Failure, work: DispatchedTask.Work)? {
-            get { self.rare?.failedAwait }
-            set { self.changeRare { $0.failedAwait = newValue } }
-        }
-        /// A package test's observer, called as the test would call it: outside the tracked task.
-        var observe: (@Sendable () -> Void)? {
-            get { self.rare?.observe }
-            set { self.changeRare { $0.observe = newValue } }
+            self.rare = RareBox(rare)
         }
     }
 }

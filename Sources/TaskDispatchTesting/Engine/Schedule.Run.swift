@@ -52,34 +52,32 @@ struct Run {
 }
 
 extension Schedule {
-    /// Claims the run for `run` (or `nil`: another thread holds it, wait), reads the clock and checks the target
-    /// (see ``beginRun(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``), then takes the first step in
-    /// the same section, unless the run pauses first. A refusal is a `.fail` without the claim.
+    /// Claims the run for `run` (or `nil`: another thread holds it, wait) and checks the target (see
+    /// ``claim(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``), then takes the first step in the same
+    /// section, unless the run pauses first. A refusal is a `.fail` without the claim.
     mutating func begin(
         _ run: inout Run,
         thread: UInt,
         blocksMainActor: Bool,
         target: (_ now: Int64) -> Int64
     ) -> Action? {
-        let begun = self.beginRun(
+        let outcome = self.claim(
             run.method, thread: thread, blocksMainActor: blocksMainActor, target: target,
             holdsMainActor: run.holdsClock && run.movesClock)
-        switch begun {
-        case nil:
+        switch outcome {
+        case .mustWait:
             return nil
-        case .refused(let failure)?:
+        case .refused(let failure):
             return .fail(failure)
-        case .started(let start)?:
+        case .claimed(let start):
             run.start = start
             run.isClaimed = true
             return run.pauses ? .paused : self.next(&run)
         }
     }
 
-    /// The one stop rule of a synchronous run: ends the previous task; pauses after it if the run pauses; runs the
-    /// next task of the run's kind; or finishes: fails if tracked tasks must have settled, or the last stretch of the
-    /// clock passes a tracked task the run woke; otherwise moves the clock and releases the claim. A failure leaves
-    /// the claim to the caller to release.
+    /// The one stop rule of a run: ends the previous task, then pauses, runs the next task of the run's kind, or
+    /// finishes (see `finish`). A failure leaves the claim to the caller to release.
     mutating func next(_ run: inout Run) -> Action {
         self.endExecution()
         if run.justRan && run.pauses {
@@ -100,8 +98,7 @@ extension Schedule {
         case .drain:
             let target = run.start.target
             if run.ran >= run.start.bound(runawayLimit: self.runawayLimit) {
-                let runaway = self.runawayFailure(run.method, ran: run.ran, from: run.start, clockLimit: target)
-                return runaway.map { .fail($0) } ?? self.finish(&run)
+                return self.runawayFailure(run).map { .fail($0) } ?? self.finish(&run)
             }
             if run.holdsClock, self.tracked.wakeups != run.start.wakeups, !self.hasDueTask,
                 self.hasRunnableTask(jumpingClockTo: target), let failure = self.clockHeld(run.method, since: run.start)
@@ -114,9 +111,7 @@ extension Schedule {
             step = self.next(in: .any, jumpingClockTo: target)
         case .settle:
             let target = run.start.target
-            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit),
-                let runaway = self.runawayFailure(run.method, ran: run.ran, from: run.start, clockLimit: target)
-            {
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit), let runaway = self.runawayFailure(run) {
                 return .fail(runaway)
             }
             if let due = self.next(in: .any, jumpingClockTo: nil) {

@@ -5,9 +5,7 @@ import TaskDispatch
 /// virtual clock, the order and its generator, the history, the tracked tasks, the waiters and the claim on running.
 ///
 /// ``Storage`` locks around one of these: each event is one mutating call that returns an ``Action`` to perform
-/// outside the lock (`Schedule+Handling.swift`, `Schedule+Events.swift`); the engine's own tests drive it with no
-/// threads. Its invariants (delayed tasks due after ``now``, due queues in key order, ``staleEntries`` counting the
-/// cancelled references that compaction drops) are checked in `Schedule+Invariants.swift`.
+/// outside the lock; the engine's own tests drive it with no threads.
 struct Schedule: Sendable {
     /// Which due tasks a step may choose from.
     enum Scope: Sendable {
@@ -52,15 +50,14 @@ struct Schedule: Sendable {
     var autoAdvanceJumps = 0
     /// The run method in progress, if any.
     var claim: RunClaim?
-    /// The `verifyIdle()` calls waiting for the task another thread is running to end (see
-    /// `ManualDispatcher.verifyIdle()`), each woken once by ``endExecution()`` when that run's step ends.
+    /// The `verifyIdle()` calls waiting for the task another thread is running to end (``endExecution()``).
     var idleChecks: [DispatchSemaphore] = []
     /// Called as a `verifyIdle()` call begins to wait in ``idleChecks``; a seam for the package's own tests.
     var idleCheckObserver: (@Sendable () -> Void)?
     /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
     var deferredFailure: Failure?
-    /// The awaits from outside the tracked tasks whose task the wait limit cancelled (`ManualDispatcher+Waiting.swift`),
-    /// for `verifyIdle()` and the release report: the awaiting code got the error, but may not have passed it on.
+    /// The awaits from outside the tracked tasks whose task the wait limit cancelled, for `verifyIdle()` and the
+    /// release to report again.
     var cancelledAwaits: [String] = []
     /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.
     var waiters = DispatchWaiters<WaitResumer>()
@@ -68,13 +65,11 @@ struct Schedule: Sendable {
     var tracked = TrackedTasks()
     /// The async drains suspended until their tracked tasks settle (`ManualDispatcher+Settling.swift`).
     var waitingSettles = WaitingSettles()
-    /// The waiters of the test's `value(of:)` whose task (one the dispatcher did not start) ended when they were not
-    /// registered; cleared when no such wait is left.
+    /// The waiters of the test's `value(of:)` whose untracked task ended while they were not registered.
     var untrackedTasksEnded: Set<DispatchWaiters<WaitResumer>.ID> = []
     /// Who may move the clock in auto-advance: the test, or a tracked task while the test waits (`ClockHold.swift`).
     var clockHold = ClockHold()
-    /// The dispatcher's `ManualDispatcher.Executor`, once asked for; typed loosely because the type needs macOS 15 /
-    /// iOS 18 and a stored property cannot be marked available.
+    /// The dispatcher's `ManualDispatcher.Executor`, once asked for (typed loosely: the type needs macOS 15).
     var taskExecutor: (any Sendable & AnyObject)?
 
     init(
@@ -108,11 +103,7 @@ struct Schedule: Sendable {
 
     // MARK: - Accepting and cancelling
 
-    /// Takes `task` in: due at once, or into the delay heap until the clock reaches its due time.
-    ///
-    /// A due time past the clock's range is ``TaskKey/never``: the task stays pending for good.
-    ///
-    /// - Complexity: O(1) amortized for an immediate task, O(log n) for a delayed one.
+    /// Takes `task` in: due at once (O(1) amortized), or into the delay heap (O(log n)) until the clock reaches it.
     mutating func accept(_ task: DispatchedTask) -> ScheduledTask {
         // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
         guard task.delay > .zero else { return self.accept(task, dueAt: self.now) }
@@ -120,16 +111,12 @@ struct Schedule: Sendable {
         return self.accept(task, dueAt: overflow ? TaskKey.never : sum)
     }
 
-    /// Takes `task` in to fall due at the absolute time `due` (in nanoseconds since the dispatcher was created)
-    /// rather than after its delay. A clock sleep's timer uses it directly, so that its deadline does not move if
-    /// the clock moves between the sleeper reading it and this call.
-    ///
-    /// A deadline at or before ``now`` makes the task due at once; one past ``TaskKey/latestTime`` never falls due.
-    ///
-    /// - Complexity: O(1) amortized for a task due now, O(log n) for a later one.
+    /// Takes `task` in to fall due at the absolute time `due` (a clock sleep's deadline); one past
+    /// ``TaskKey/latestTime`` never falls due.
     @inline(__always)
     mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
-        let sequence = self.takeSequence()
+        let sequence = self.nextSequence
+        self.nextSequence += 1
         let callSite = self.callSites.index(of: task.callSite)
         guard due > self.now else {
             let key = TaskKey(due: self.now, sequence: sequence)
@@ -144,10 +131,9 @@ struct Schedule: Sendable {
         return scheduled
     }
 
-    /// Cancels `task` if it has not started, and hands out its closure so that the caller releases it (and
-    /// whatever it captured) at once, outside the lock: a captured object's `deinit` may dispatch again.
+    /// Cancels `task` if it has not started, and hands out its closure for the caller to release outside the lock
+    /// (a captured object's `deinit` may dispatch again); `nil` if it had started or was cancelled.
     ///
-    /// - Returns: The closure of the task this call stopped, or `nil` if it had started or was cancelled.
     /// - Complexity: O(1) amortized (the compaction it may trigger is paid for by the cancellations before it).
     mutating func cancel(_ task: ScheduledTask) -> DispatchedTask.Work? {
         switch (task.state, task.context) {
@@ -166,9 +152,7 @@ struct Schedule: Sendable {
         return work
     }
 
-    /// Drops every reference to a cancelled task from the queues and the heap.
-    ///
-    /// - Complexity: O(n log n) in the tasks the queues and the heap hold.
+    /// Drops every reference to a cancelled task from the queues and the heap, in O(n log n).
     mutating func compact() {
         let isStale = { (task: ScheduledTask) in task.state == .cancelled }
         self.foreground.removeAll(where: isStale)
@@ -199,22 +183,15 @@ struct Schedule: Sendable {
         }
     }
 
-    /// Hands out the next sequence number: the dispatch order of the task being accepted.
-    private mutating func takeSequence() -> UInt64 {
-        defer { self.nextSequence += 1 }
-        return self.nextSequence
-    }
-
     // MARK: - Order
 
     /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
     /// generator from its seed.
-    ///
-    /// - Complexity: O(n log n) in the due background tasks.
     mutating func setOrder(_ order: ManualDispatcher.Order) {
         var due: [ScheduledTask] = []
         for queue in self.background { due.append(contentsOf: queue.lazy.filter(\.isPending)) }
-        due.append(contentsOf: self.pool.removeAll().lazy.filter(\.isPending))
+        due.append(contentsOf: self.pool.tasks.lazy.filter(\.isPending))
+        self.pool = RandomPool()
         due.sort { $0.key < $1.key }
         self.order = order
         self.random = SplitMix64(seed: order.seed ?? 0)
@@ -224,7 +201,7 @@ struct Schedule: Sendable {
         self.compact()
     }
 
-    private static func backgroundQueues(for order: ManualDispatcher.Order) -> [RingBuffer<ScheduledTask>] {
+    static func backgroundQueues(for order: ManualDispatcher.Order) -> [RingBuffer<ScheduledTask>] {
         switch order {
         case .dispatch: [RingBuffer()]
         case .priority: Array(repeating: RingBuffer(), count: BackgroundPriority.allCases.count)
@@ -247,9 +224,7 @@ extension ManualDispatcher.Order {
 }
 
 extension Schedule {
-    /// The task the run in progress was executing has ended (the run chooses its next step, checks a condition
-    /// between tasks, or releases the claim): no task is executing, and the ``idleChecks`` waiting for that end are
-    /// woken; each looks again once the lock is free.
+    /// The task the run in progress was executing has ended: the ``idleChecks`` waiting for that end are woken.
     @inline(__always)
     mutating func endExecution() {
         self.claim?.executing = nil

@@ -3,10 +3,8 @@ import TaskDispatch
 /// One task a ``ManualDispatcher`` accepted, from its dispatch until it runs or is cancelled.
 ///
 /// A class, so that a handle, a queue and the history can all point at the same task: cancelling through the
-/// handle finds it in O(1) and releases its closure at once, and the object itself goes away when the last of
-/// them lets go, so the dispatcher's memory follows the tasks still pending (and the handles the caller keeps),
-/// never the tasks it has seen. Field order keeps the instance at 72 bytes (80 with the allocator's header); a
-/// tick of a repeating series is a ``SeriesTick``, which adds its marker.
+/// handle is O(1) and releases its closure at once. Field order keeps the instance at 72 bytes; a tick of a
+/// repeating series is a ``SeriesTick``, which adds its marker.
 ///
 /// `@unchecked Sendable`: the identity fields are `let`s written before the task is shared; `work` and `state`
 /// are read and written only by the schedule that owns the task, under its dispatcher's lock.
@@ -57,7 +55,7 @@ class ScheduledTask: @unchecked Sendable {
 
     /// `"parse"` with its quotes, or `(no label)`.
     var quotedLabel: String {
-        self.label.map { "\"\($0)\"" } ?? "(no label)"
+        quoted(self.label)
     }
 
     /// The repeating series this task is the next tick of, if it is one.

@@ -10,14 +10,6 @@ extension TrackedTasks {
     /// Every invariant of the records that does not hold now, each as a message naming it and the values; empty
     /// when they are consistent.
     ///
-    /// Checked (the number of unsettled tasks is derived from the records each time, so there is no cache to check):
-    /// the failed records are exactly the unobserved ones, each listed once, and exactly the ones that keep an error;
-    /// `keys` and the indexed records' keys mirror each other, and a registered record not indexed yet is listed in
-    /// `unindexed`, so `value(of:)` can still find it; no two records share a key; the identities listed in `unindexed`
-    /// are distinct; every identity lies below `nextID`, and an awaited task is never the task itself; no record
-    /// counts fewer than zero running jobs or claims, nor failed after more drains than have ended; only a task whose
-    /// child jobs are not counted notes uncounted tasks.
-    ///
     /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
     /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
     ///
@@ -61,11 +53,10 @@ extension TrackedTasks {
         violations.append(
             if: Set(self.unobserved) != failed || self.unobserved.count != failed.count,
             "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
-        for (key, id) in self.keys where self.records[id]?.key != key || self.records[id]?.isIndexed != true {
-            violations.append(
-                "keys maps a task to \(id), whose record \(self.records[id] == nil ? "is gone" : "has another key or is not indexed")"
-            )
-        }
+        // Each indexed record's key maps to it, and no two records share a key: equal counts leave no other entry.
+        let indexed = self.records.values.count(where: \.isIndexed)
+        violations.append(
+            if: indexed != self.keys.count, "keys holds \(self.keys.count) tasks, but \(indexed) records are indexed")
         return violations
     }
 }

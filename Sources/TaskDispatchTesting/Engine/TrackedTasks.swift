@@ -5,8 +5,6 @@ import TaskDispatch
 ///
 /// Kept in the ``Schedule`` under the dispatcher's lock, and touched only by `startTask`, the tasks themselves as
 /// they start and finish, `value(of:)` and the checks of the run methods: never by a plain dispatch or a step.
-///
-/// Mutated only under the dispatcher's monitor.
 struct TrackedTasks: Sendable {
     /// Where a tracked task stands.
     enum Phase: Sendable {
@@ -46,9 +44,7 @@ struct TrackedTasks: Sendable {
         let callSite: CallSite
         /// Whether its operation is isolated to the main actor, so it cannot run while a synchronous caller holds it.
         var isOnMainActor = false
-        /// See ``ChildJobs``.
         var childJobs = ChildJobs.counted
-        /// See ``UncountedTasks``.
         var uncountedTasks = UncountedTasks.unseen
         var phase: Phase
         /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
@@ -64,11 +60,9 @@ struct TrackedTasks: Sendable {
         /// How many waits on the dispatcher's own work (an awaitable dispatch, a clock sleep) the task, or a child
         /// task of it, is suspended in.
         var ownedWaits = 0
-        /// How many jobs of the task, of its child tasks, or of a default actor one of them entered, are enqueued on
-        /// the task's executor or running there (`TrackedTaskExecutor`): while one is, part of the task runs, so it
-        /// is not settled, whatever else it waits on. Always 0 for a task isolated to an actor (the main actor
-        /// included), and where the runtime has no task executors (before macOS 15, iOS 18 and the matching
-        /// releases): those tasks have no executor of their own.
+        /// How many jobs of the task, its child tasks or a default actor they entered are enqueued on or running on
+        /// its executor (`TrackedTaskExecutor`): while one is, the task is not settled. Always 0 for a task with no
+        /// executor of its own (isolated to an actor, or without task executors).
         var runningJobs = 0
         /// The tracked tasks whose value this one, or a child task of it, awaits through `value(of:)`: one entry an
         /// await, so two children awaiting at once are both seen.
@@ -122,24 +116,17 @@ struct TrackedTasks: Sendable {
     struct UnsettledTask: Sendable {
         let label: String?
         let callSite: CallSite
-        /// Whether the task was cancelled (it has not finished, so it goes on after its cancellation, or is about to
-        /// end).
+        /// Whether the task was cancelled (and goes on after it, or is about to end).
         var isCancelled = false
         /// Whether it loops on sleeps and awaitable dispatches that end at once (see ``Record/immediateReturns``).
         var keepsRunning = false
         let lastSeen: String
-        /// The tracked task it awaits through `value(of:)`, if any, and how that task stands: `tracked task
-        /// "load" (File.swift:12), which has not settled either`, or `a tracked task that has finished (its value
-        /// is on its way)`.
+        /// The tracked tasks it awaits through `value(of:)`, if any, and how they stand.
         let awaiting: String?
     }
 
-    /// Which errors that nobody claimed a call reports.
-    ///
-    /// An async drain waits for its tracked tasks, up to their failure: it leaves the errors it sees to the next call,
-    /// so that the test can still claim them with `value(of:)` after it returns. Whether such an error was thrown
-    /// before the drain began (after a step that ran its task's start, say) or while it ran does not change that, so
-    /// the outcome never depends on how fast the task ran.
+    /// Which errors that nobody claimed a call reports. An async drain leaves the errors it sees to the next call, so
+    /// that the test can still claim them with `value(of:)` after it returns, however fast the task ran.
     enum ErrorsToReport: Sendable {
         /// Every one: `verifyIdle()`, a release, a step or a synchronous drain (none of which waits for tracked tasks).
         case all
@@ -172,12 +159,11 @@ struct TrackedTasks: Sendable {
         let error: String
     }
 
-    /// Whether nonisolated tasks start with the dispatcher's task executor as their preference, where it exists; off
-    /// unless the package's own tests turn it on (a held executor job would hold every default actor the task
-    /// enters, and code outside the task that awaits such an actor would wait for the test to run the job).
+    /// Whether nonisolated tasks prefer the dispatcher's task executor, where it exists; only the package's own tests
+    /// turn it on (a held job would hold every default actor the task enters).
     var prefersTaskExecutor = false
-    /// Called after a tracked task's body has parked at its start gate and before it suspends there; a seam for the
-    /// package's own tests, to run the start in that window, which is otherwise too narrow to hit on purpose.
+    /// Called after a tracked task's body has parked at its start gate, before it suspends: a seam for the package's
+    /// own tests, to run the start in that window.
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
     private(set) var records: [UInt64: Record] = [:]
@@ -186,13 +172,11 @@ struct TrackedTasks: Sendable {
     /// The identity the next ``begin(label:callSite:onMainActor:)`` hands out.
     private(set) var nextID: UInt64 = 1
 
-    /// How many times a tracked task was woken, counting from zero: its start ran, or a wait of it on the
-    /// dispatcher's own work ended. A synchronous drain compares it before it moves the clock: a task it woke runs
-    /// on its own, and the drain cannot wait for it to settle.
+    /// How many times a tracked task was woken (its start ran, or a wait on the dispatcher's own work ended): a
+    /// synchronous drain compares it before it moves the clock, since it cannot wait for a task it woke.
     private(set) var wakeups: UInt64 = 0
-    /// The registered tasks' identities by key, for `value(of:)`; filled from ``unindexed`` when it looks a key up.
-    /// So a dispatcher whose tests never call `value(of:)` hashes no task, and one that does hashes each task that
-    /// was still running at a look-up once, instead of every task at its start and its end.
+    /// The registered tasks' identities by key, for `value(of:)`; filled from ``unindexed`` when it looks a key up,
+    /// so a dispatcher whose tests never call `value(of:)` hashes no task.
     private(set) var keys: [TrackedTaskKey: UInt64] = [:]
     /// Tasks registered since ``keys`` was last filled (some may have finished since).
     private(set) var unindexed: [UInt64] = []
@@ -317,9 +301,7 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any.
-    ///
-    /// - Complexity: O(n) in the tracked tasks that have not finished; read at the end-of-test check.
+    /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any, in O(n).
     var firstCancelledUnfinished: UInt64? {
         self.records.lazy.filter { $0.value.phase != .failed && $0.value.key?.isCancelled == true }.map(\.key).min()
     }
@@ -328,9 +310,7 @@ struct TrackedTasks: Sendable {
     func hasFinished(_ id: UInt64) -> Bool { self.records[id].map { $0.phase == .failed } ?? true }
 
     /// The identity of the tracked task `key`, if this dispatcher tracks it and it has not finished (or failed with an
-    /// error nobody claimed). Indexes the tasks registered since the last look-up first.
-    ///
-    /// - Complexity: O(1) amortized: each registered task is indexed at most once.
+    /// error nobody claimed), indexing the tasks registered since the last look-up first: O(1) amortized.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
         for id in self.unindexed {
             guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
@@ -347,11 +327,7 @@ struct TrackedTasks: Sendable {
 
     /// Whether task `id` is settled: finished, failed, waiting for its start and not cancelled, or, with no job of it
     /// running on its executor, suspended on the dispatcher's own work or awaiting (through `value(of:)`) a tracked
-    /// task that is settled and not finished.
-    ///
-    /// A task whose awaited task has finished is about to resume, so it is not settled until it waits again. A task
-    /// cancelled before its start ran ends on its own: its body cancels the start as it reaches its gate (at once, if
-    /// it waits there) and throws.
+    /// task that is settled and not finished (one that finished is about to resume it).
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
         guard let record = self.records[id] else { return true }  // finished: forgotten
         switch record.phase {
@@ -370,14 +346,10 @@ struct TrackedTasks: Sendable {
 
     /// The number of tracked tasks that are not settled, derived from the records each time it is read.
     ///
-    /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits);
-    ///   it is read when an async call checks its condition or auto-advance considers moving the clock.
+    /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits).
     var unsettledCount: Int { self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) } }
 
-    /// The number of tracked tasks that are not settled, and how many of them were cancelled, in one pass over the
-    /// records.
-    ///
-    /// - Complexity: O(n) in the tracked tasks that have not finished, as ``unsettledCount``.
+    /// ``unsettledCount``, and how many of those tasks were cancelled, in one pass.
     var unsettledCounts: (all: Int, cancelled: Int) {
         var counts = (all: 0, cancelled: 0)
         for id in self.records.keys where !self.isSettled(id) {
@@ -399,12 +371,8 @@ struct TrackedTasks: Sendable {
     /// The tracked tasks that are not settled, oldest first.
     var unsettled: [UnsettledTask] { self.describe { !self.isSettled($0) } }
 
-    /// A tracked task that is running, and that another task inside it (a child task, or a `Task { }` it created)
-    /// waited on the dispatcher while its child tasks' jobs are not counted, as the error that reports it shows it;
-    /// marked reported, so that it is handed out once. `nil` if there is none.
-    ///
-    /// Its records say "settled" once one of those tasks waits on the dispatcher, whether or not a sibling has
-    /// reached its own wait: a drain that relies on them (to move the clock, or to return) asks this first.
+    /// A running tracked task in which another task waited on the dispatcher while its child jobs are not counted
+    /// (its records then say "settled" whether or not a sibling reached its own wait), handed out once; `nil` if none.
     ///
     /// - Complexity: O(n) in the tracked tasks that have not finished.
     mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
@@ -423,9 +391,7 @@ struct TrackedTasks: Sendable {
     /// on the main actor holds it.
     var unsettledOnMainActor: [UnsettledTask] { self.describe { self.needsMainActor($0) } }
 
-    /// Whether any tracked task is unsettled and isolated to the main actor (see ``unsettledOnMainActor``).
-    ///
-    /// - Complexity: O(1) with no unfinished tracked task, O(n) in them otherwise.
+    /// Whether any tracked task is unsettled and isolated to the main actor; O(1) with no unfinished tracked task.
     var hasUnsettledOnMainActor: Bool {
         self.unfinishedCount > 0 && self.records.keys.contains { self.needsMainActor($0) }
     }
@@ -449,15 +415,11 @@ struct TrackedTasks: Sendable {
     }
 
     /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
-    func standing(of id: UInt64) -> UnsettledTask? { self.describe([id]).first }
+    func standing(of id: UInt64) -> UnsettledTask? { self.describe { $0 == id }.first }
 
     /// The records `include` picks, oldest first, as an error shows them.
     private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
-        self.describe(self.records.keys.sorted().filter(include))
-    }
-
-    private func describe(_ ids: [UInt64]) -> [UnsettledTask] {
-        ids.compactMap { id in
+        self.records.keys.sorted().filter(include).compactMap { id in
             guard let record = self.records[id] else { return nil }
             return UnsettledTask(
                 label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
@@ -478,7 +440,7 @@ struct TrackedTasks: Sendable {
     /// `tracked task "load" (Feed.swift:12)`, or `a tracked task that has finished`.
     func name(_ id: UInt64) -> String {
         guard let record = self.records[id] else { return "a tracked task that has finished" }
-        return "tracked task \(record.label.map { "\"\($0)\"" } ?? "(no label)") (\(record.callSite))"
+        return "tracked task \(quoted(record.label)) (\(record.callSite))"
     }
 
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.
@@ -563,9 +525,8 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// Whether the task of `key` is one of this dispatcher's that finished lately (one of the last
-    /// ``RecentlyFinished/capacity``), its record gone. By address only: a foreign task at the address of a freed
-    /// one reads as finished here, and `value(of:)` then awaits it without its bound, as 0.2 did.
+    /// Whether the task of `key` is one of this dispatcher's that finished lately, its record gone (by address only:
+    /// a foreign task at a freed one's address reads as finished, and `value(of:)` awaits it without its bound).
     func finishedRecently(_ key: TrackedTaskKey) -> Bool { self.recentlyFinished.contains(key.address) }
 
     /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
@@ -587,11 +548,9 @@ struct TrackedTasks: Sendable {
 
 /// A `Task`'s identity, the key ``TrackedTasks`` finds a tracked task by in `value(of:)`.
 ///
-/// Every `Task` is a frozen struct around one reference to the task's object, whatever its `Success` and `Failure`,
-/// and compares and hashes by that reference: the key holds the task as a `Task<Never, Never>`, so hashing and
-/// comparing it costs a few instructions and copying it one retain, where an `AnyHashable` of the `Task` boxes it
-/// and looks up its generic metadata on every comparison (a sixth of a tracked task's time in a profile). Holding
-/// the task keeps its object alive, so no other task can take its address while the key is in the records.
+/// Every `Task` is a frozen struct around one reference, whatever its `Success` and `Failure`, compared and hashed by
+/// it: held as a `Task<Never, Never>`, the key costs a few instructions where an `AnyHashable` boxes. Holding the task
+/// keeps its object alive, so no other task can take its address while the key is in the records.
 struct TrackedTaskKey: Hashable, Sendable {
     private let task: Task<Never, Never>
 
@@ -624,10 +583,8 @@ extension Schedule {
     }
 }
 
-/// The addresses of the last tasks that finished, in a ring; not retained.
-///
-/// A class, so that noting one writes one slot in place, with no copy-on-write check of the value that holds it.
-/// `@unchecked Sendable`: read and written only under the lock of the dispatcher whose ``TrackedTasks`` holds it.
+/// The addresses of the last tasks that finished, in a ring; not retained. A class, so that noting one writes in
+/// place; `@unchecked Sendable`: used only under the lock of the dispatcher whose ``TrackedTasks`` holds it.
 final class RecentlyFinished: @unchecked Sendable {
     /// How many finished tasks it remembers.
     static let capacity = 64

@@ -1,10 +1,8 @@
 /// The async drains suspended until a task falls due or their tracked tasks settle, so that a tracked task on the
-/// main actor can run, inside its awaited dispatch, the due tasks such a drain would wake up to run
-/// (`ManualDispatcher+Settling.swift`).
+/// main actor can run, inside its awaited dispatch, the due tasks such a drain would wake up to run (the assist).
 ///
-/// Only while exactly one drain waits, on the main actor, and nothing else waits on the dispatcher: the tasks then
-/// run where the drain would run them, its runaway bound counts them (it adds them to its own count when it
-/// resumes), and no other waiter can miss a task the runs took.
+/// Only while exactly one drain waits, on the main actor, and nothing else waits: the tasks run where the drain
+/// would run them, and its runaway bound counts them.
 struct WaitingSettles: Sendable {
     struct Entry: Sendable {
         /// The drain's method, such as `"runUntilIdle()"`: the run claim's name while a task runs for it.
@@ -59,10 +57,8 @@ struct WaitingSettles: Sendable {
 }
 
 extension Schedule {
-    /// Claims the run for a task dispatched by a tracked task on the main actor while one async drain on the main
-    /// actor waits with due work it would wake up to run, and nothing else waits (manual mode only; auto-drain runs
-    /// the work anyway): `true` if this thread now runs the due tasks for that drain. Refused where the drain's own
-    /// claim would refuse: a runaway auto-drain's failure waits for it.
+    /// Claims the run for the assist (manual mode only: auto-drain runs the work anyway): `true` if this thread now
+    /// runs the due tasks for the one waiting drain. Refused where the drain's own claim would be.
     mutating func claimForWaitingSettle(thread: UInt) -> Bool {
         guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.hasDueTask,
             let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id)

@@ -10,7 +10,6 @@ struct DelayHeap: Sendable {
 
     private(set) var elements: ContiguousArray<Element> = []
 
-    var isEmpty: Bool { self.elements.isEmpty }
     var count: Int { self.elements.count }
 
     /// The earliest element, without removing it.
@@ -34,9 +33,7 @@ struct DelayHeap: Sendable {
         }
     }
 
-    /// Removes and returns the earliest task.
-    ///
-    /// - Complexity: O(log n).
+    /// Removes and returns the earliest task, in O(log n).
     mutating func removeFirst() -> ScheduledTask {
         precondition(!self.elements.isEmpty, "removeFirst() on an empty delay heap")
         let last = self.elements.removeLast()
@@ -60,9 +57,7 @@ struct DelayHeap: Sendable {
         }
     }
 
-    /// Removes the tasks for which `shouldBeRemoved` is true and restores the heap order.
-    ///
-    /// - Complexity: O(n log n).
+    /// Removes the tasks for which `shouldBeRemoved` is true and restores the heap order, in O(n log n).
     mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
         self.elements.removeAll { shouldBeRemoved($0.task) }
         let elements = self.elements.sorted { $0.key < $1.key }  // a sorted array is a valid heap

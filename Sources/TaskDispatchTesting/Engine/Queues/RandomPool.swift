@@ -14,10 +14,6 @@ struct RandomPool: Sendable {
         currentOnly ? self.boundary : self.tasks.count
     }
 
-    subscript(index: Int) -> ScheduledTask {
-        self.tasks[index]
-    }
-
     mutating func append(_ task: ScheduledTask) {
         self.tasks.append(task)
     }
@@ -27,9 +23,7 @@ struct RandomPool: Sendable {
         self.boundary = self.tasks.count
     }
 
-    /// Removes and returns the task at `index`.
-    ///
-    /// - Complexity: O(1).
+    /// Removes and returns the task at `index`, in O(1).
     mutating func remove(at index: Int) -> ScheduledTask {
         let last = self.tasks.count - 1
         if index < self.boundary {
@@ -44,21 +38,10 @@ struct RandomPool: Sendable {
     }
 
     /// Removes the tasks for which `shouldBeRemoved` is true, keeping the current ones before the boundary.
-    ///
-    /// - Complexity: O(n).
     mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
         let current = self.tasks[..<self.boundary].filter { !shouldBeRemoved($0) }
         let later = self.tasks[self.boundary...].filter { !shouldBeRemoved($0) }
         self.tasks = ContiguousArray(current + later)
         self.boundary = current.count
-    }
-
-    /// Empties the pool and returns its tasks.
-    mutating func removeAll() -> ContiguousArray<ScheduledTask> {
-        defer {
-            self.tasks = []
-            self.boundary = 0
-        }
-        return self.tasks
     }
 }
