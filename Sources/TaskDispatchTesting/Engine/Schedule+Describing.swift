@@ -107,16 +107,22 @@ enum IdleCheckCaller {
 extension Schedule {
     /// A failure with a snapshot that lists the earliest pending tasks and the history.
     ///
-    /// - Complexity: O(n log n) in the pending tasks, plus the history.
+    /// - Complexity: O(n) in the pending tasks, plus the history.
     func failure(_ misuse: Failure.Misuse) -> Failure {
         Failure(misuse: misuse, snapshot: self.snapshot())
     }
 
     func snapshot(recentRuns: Int = .max) -> Snapshot {
+        // Taken under the lock at every thrown error: the earliest pending tasks in O(n), not a sort of them all.
+        var earliest = EarliestTasks(limit: Snapshot.listingLimit)
+        earliest.consider(sorted: self.foreground)
+        for queue in self.background { earliest.consider(sorted: queue) }
+        for task in self.pool.tasks where task.isPending { earliest.insert(task) }
+        for element in self.delayed.elements where element.task.isPending { earliest.insert(element.task) }
         let runs = Swift.min(recentRuns, self.history.count)
         return Snapshot(
             now: self.now,
-            pending: Array(self.allPendingTasks.prefix(Snapshot.listingLimit)),
+            pending: earliest.tasks,
             pendingCount: self.pendingCount,
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
@@ -134,5 +140,26 @@ extension Schedule {
         tasks += self.pool.tasks.filter(\.isPending)
         tasks += self.delayed.elements.lazy.map(\.task).filter(\.isPending)
         return tasks.sorted { $0.key < $1.key }
+    }
+}
+
+/// The `limit` earliest tasks seen, kept sorted: O(1) for a task later than all of them once full.
+private struct EarliestTasks {
+    let limit: Int
+    private(set) var tasks: [ScheduledTask] = []
+
+    mutating func insert(_ task: ScheduledTask) {
+        if self.tasks.count == self.limit {
+            guard let last = self.tasks.last, task.key < last.key else { return }
+            self.tasks.removeLast()
+        }
+        var index = self.tasks.count
+        while index > 0 && task.key < self.tasks[index - 1].key { index -= 1 }
+        self.tasks.insert(task, at: index)
+    }
+
+    /// Considers a queue already in key order: only its first `limit` pending tasks can be among the earliest.
+    mutating func consider(sorted queue: RingBuffer<ScheduledTask>) {
+        for task in queue.lazy.filter(\.isPending).prefix(self.limit) { self.insert(task) }
     }
 }
