@@ -415,18 +415,19 @@ struct TrackedTasks: Sendable {
     }
 
     /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
-    func standing(of id: UInt64) -> UnsettledTask? { self.describe { $0 == id }.first }
+    func standing(of id: UInt64) -> UnsettledTask? { self.records[id].map { self.describe(id, $0) } }
 
     /// The records `include` picks, oldest first, as an error shows them.
     private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
-        self.records.keys.sorted().filter(include).compactMap { id in
-            guard let record = self.records[id] else { return nil }
-            return UnsettledTask(
-                label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
-                keepsRunning: record.immediateReturns >= 2, lastSeen: record.lastSeen.description,
-                awaiting: record.awaiting.isEmpty
-                    ? nil : record.awaiting.map { self.awaitedStanding($0) }.joined(separator: "; and it awaits "))
-        }
+        self.records.keys.sorted().filter(include).compactMap { id in self.records[id].map { self.describe(id, $0) } }
+    }
+
+    private func describe(_ id: UInt64, _ record: Record) -> UnsettledTask {
+        UnsettledTask(
+            label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
+            keepsRunning: record.immediateReturns >= 2, lastSeen: record.lastSeen.description,
+            awaiting: record.awaiting.isEmpty
+                ? nil : record.awaiting.map { self.awaitedStanding($0) }.joined(separator: "; and it awaits "))
     }
 
     /// How awaited task `id` stands, as ``UnsettledTask/awaiting`` shows it.
