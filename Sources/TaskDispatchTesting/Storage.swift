@@ -152,9 +152,11 @@ final class Storage: Sendable {
     private func perform(_ effects: Schedule.Effects, observing: Bool) {
         guard !effects.isEmpty else { return }
         let rare = effects.rare  // a cancelled task's closure, and what it captured, go with it: outside the lock
-        if let woken = effects.woken { WaitResumer.resumeAll(woken) }
+        for resumer in effects.woken ?? [] { resumer.resume(returning: .conditionMet) }
         if let (continuation, outcome) = rare?.value.gate { continuation.resume(with: outcome) }
-        if let (resumers, outcome) = rare?.value.ended { for resumer in resumers { resumer.resume(outcome) } }
+        if let (resumers, outcome) = rare?.value.ended {
+            for resumer in resumers { resumer.resume(returning: outcome) }
+        }
         // The closure is released outside the lock, before the await resumes.
         if let (awaiting, failure, work) = rare?.value.failedAwait {
             awaiting.fail(with: ManualDispatcherError(failure), releasing: work)
@@ -387,45 +389,36 @@ extension Storage {
         }
     }
 
-    /// Claims the run for async run method `method`, as the synchronous claim does, except that while another
-    /// thread runs tasks it suspends (as waiter `id`, until `deadline`) instead of blocking or refusing; it throws
-    /// ``ManualDispatcherError/Kind/concurrentRun`` if the other run still holds the claim at `deadline`.
-    @discardableResult
-    nonisolated(nonsending) func claimRun(
-        _ method: String,
+    /// The async form of ``run(_:target:)``: while another thread runs tasks it suspends (as waiter `id`, until
+    /// `deadline`) instead of blocking or refusing, then throws ``ManualDispatcherError/Kind/concurrentRun`` if that
+    /// run still holds the claim; a pause releases the claim. `errors` are those its first claim reports.
+    nonisolated(nonsending) func run(
+        _ run: inout Run,
         waiter id: DispatchWaiters<WaitResumer>.ID,
         until deadline: DispatchTime,
         limit: Duration,
-        reporting errors: TrackedTasks.ErrorsToReport = .all,
+        reporting errors: TrackedTasks.ErrorsToReport,
         target: (_ now: Int64) -> Int64 = { $0 }
-    ) async throws -> RunStart {
-        try self.refuseTrackedCaller(method, isAsync: true)
+    ) async throws -> Bool {
+        try self.refuseTrackedCaller(run.method, isAsync: true)
+        let method = run.method
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
-            let outcome = self.monitor.withLock {
-                $0.claim(method, thread: thread, blocksMainActor: false, reporting: errors, target: target)
-            }
-            switch outcome {
-            case .claimed(let start):
-                return start
-            case .refused(let failure):
-                self.monitor.broadcast()
-                throw ManualDispatcherError(failure)
-            case .mustWait:
-                break
-            }
-            switch await self.suspend(until: .runReleased, id: id, deadline: deadline) {
-            case .conditionMet:
-                continue  // claim it, unless another caller claimed it first
-            case .cancelled:
-                throw CancellationError()
-            case .timedOut:
-                let failure = self.failure { schedule in
-                    schedule.claim.map {  // nil: released as the timer fired
-                        schedule.failure(.runNotReleased(method: method, running: $0.method, limit: limit))
-                    }
+            let began = run.began  // a claim after a pause keeps the start, and reports no errors
+            if let first = self.monitor.withLock({
+                $0.begin(&run, thread: thread, blocksMainActor: false, reporting: began ? .none : errors) {
+                    began ? $0 : target($0)
                 }
-                if let failure { throw ManualDispatcherError(failure) }
+            }) {
+                guard try self.resume(&run, from: first) else { return false }
+                self.endRun()
+                run.isClaimed = false
+                return true
+            }
+            try await self.wait(until: .runReleased, id: id, deadline: deadline) { schedule in
+                schedule.claim.map {  // nil: released as the timer fired
+                    schedule.failure(.runNotReleased(method: method, running: $0.method, limit: limit))
+                }
             }
         }
     }
@@ -443,14 +436,6 @@ extension Storage {
     /// Releases the run and wakes the waiters the runs and the release concern; drains at once if auto-drain is on.
     func endRun() {
         self.send(.runEnded)
-    }
-
-    /// The next due task in `scope` to run under the caller's claim, with the call sites to describe it; `nil` when
-    /// none is due.
-    func next(in scope: Schedule.Scope) -> (step: Schedule.Step, callSites: [CallSite])? {
-        self.monitor.withLock { schedule in
-            schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
-        }
     }
 
     /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
@@ -532,7 +517,7 @@ extension Storage {
                 let thread = currentThreadIdentity()
                 let action = self.monitor.withLock {
                     $0.register(
-                        id, until: condition, resumer: WaitResumer(continuation), deadline: deadline,
+                        id, until: condition, resumer: continuation, deadline: deadline,
                         asTheTestsAwaitOfATask: asTheTestsAwait, thread: thread)
                 }
                 self.perform(action, observing: false)
@@ -547,6 +532,24 @@ extension Storage {
             }
         } onCancel: {
             self.send(.waitCancelled(id))
+        }
+    }
+
+    /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` finds, or returns if it finds
+    /// none (the condition came to hold as the timer fired); throws `CancellationError` if the calling task is.
+    nonisolated(nonsending) func wait(
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        id: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime,
+        asTheTestsAwaitOfATask: Bool? = nil,
+        orThrow timedOut: (borrowing Schedule) -> Failure?
+    ) async throws {
+        switch await self.suspend(
+            until: condition, id: id, deadline: deadline, asTheTestsAwaitOfATask: asTheTestsAwaitOfATask)
+        {
+        case .conditionMet: return
+        case .cancelled: throw CancellationError()
+        case .timedOut: if let failure = self.read(timedOut) { throw ManualDispatcherError(failure) }
         }
     }
 
@@ -569,20 +572,23 @@ extension Storage {
         self.read { $0.tracked.unsettledCounts.cancelled > 0 }
     }
 
-    /// The async drain `id` suspends until its tracked tasks settle, with `budget` tasks left: tasks may run for it
-    /// meanwhile (the assist, see `WaitingSettles`). Returns the clock's time.
-    func drainWaits(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) -> Int64 {
-        self.monitor.withLock {
-            $0.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
+    /// The async drain `run`, paused, waits as waiter `id` until a task is due or its tracked tasks settle, which
+    /// `deadline` bounds from the clock's time. Meanwhile a tracked task may run tasks for it within its runaway bound
+    /// (the assist, see `WaitingSettles`): they count in `run`, and end a wait that timed out as if woken.
+    nonisolated(nonsending) func awaitSettled(
+        _ run: inout Run, id: DispatchWaiters<WaitResumer>.ID, deadline: (_ now: Int64) -> DispatchTime
+    ) async -> WaitOutcome {
+        let onMainActor = MainActorExecution.isOnMainActor
+        let now = self.monitor.withLock {
+            let budget = Swift.max(0, run.start.bound(runawayLimit: $0.runawayLimit) - run.ran)
+            $0.waitingSettles.suspend(id, method: run.method, budget: budget, onMainActor: onMainActor)
             return $0.now
         }
+        let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline(now))
+        let ranForIt = self.monitor.withLock { $0.waitingSettles.resume(id) }
+        run.ran += ranForIt
+        return woke == .timedOut && ranForIt > 0 ? .conditionMet : woke
     }
-
-    /// The async drain `id` resumed: how many tasks ran for it meanwhile.
-    func drainResumed(_ id: DispatchWaiters<WaitResumer>.ID) -> Int {
-        self.monitor.withLock { $0.waitingSettles.resume(id) }
-    }
-
 }
 
 // MARK: - Tracked tasks

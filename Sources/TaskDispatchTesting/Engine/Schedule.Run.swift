@@ -1,11 +1,11 @@
 import TaskDispatch
 
-/// One call of a synchronous run method, as the one drain loop sees it: what it runs, how it ends, and how far it
-/// got (see ``Schedule/begin(_:thread:blocksMainActor:target:)`` and ``Schedule/next(_:)``).
+/// One call of a run method, as the one drain loop sees it: what it runs, how it ends, and how far it got (see
+/// ``Schedule/begin(_:thread:blocksMainActor:reporting:target:)`` and ``Schedule/next(_:)``).
 struct Run {
     enum Kind {
-        /// One task of the scope (`runNext…()`); none due is a failure.
-        case step(Schedule.Scope)
+        /// One task of the scope (`runNext…()`); none due is a failure, or for an async step (`waits`) a pause.
+        case step(Schedule.Scope, waits: Bool = false)
         /// The tasks due now that were pending at the start (`runCurrent()`).
         case current
         /// Every task up to the target, jumping the clock (`runUntilIdle()`, `advance`, `run(until…)`), within the
@@ -33,6 +33,9 @@ struct Run {
     /// The caller holds the main actor: the clock does not move once the run has woken a tracked task (see
     /// ``Schedule/clockHeld(_:since:)``).
     var holdsClock = false
+    /// Whether the run has claimed once: an async run claims again after it paused to wait (see
+    /// ``Storage/run(_:waiter:until:limit:reporting:target:)``), keeping its start.
+    var began = false
     /// Where the run started; set when it claims.
     var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
     /// Whether this call holds the claim.
@@ -59,10 +62,11 @@ extension Schedule {
         _ run: inout Run,
         thread: UInt,
         blocksMainActor: Bool,
+        reporting errors: TrackedTasks.ErrorsToReport = .all,
         target: (_ now: Int64) -> Int64
     ) -> Action? {
         let outcome = self.claim(
-            run.method, thread: thread, blocksMainActor: blocksMainActor, target: target,
+            run.method, thread: thread, blocksMainActor: blocksMainActor, reporting: errors, target: target,
             holdsMainActor: run.holdsClock && run.movesClock)
         switch outcome {
         case .mustWait:
@@ -70,7 +74,8 @@ extension Schedule {
         case .refused(let failure):
             return .fail(failure)
         case .claimed(let start):
-            run.start = start
+            if !run.began { run.start = start }
+            run.began = true
             run.isClaimed = true
             return run.pauses ? .paused : self.next(&run)
         }
@@ -86,13 +91,15 @@ extension Schedule {
         }
         let step: Step?
         switch run.kind {
-        case .step(let scope):
+        case .step(let scope, let waits):
             guard run.ran == 0 else {
                 run.callSites = self.callSites.sites
                 return self.finish(&run)
             }
             step = self.next(in: scope, jumpingClockTo: nil)
-            if step == nil { return .fail(self.failure(.noTaskToRun(method: run.method, scope: scope))) }
+            if step == nil {  // an async step waits for one
+                return waits ? .paused : .fail(self.failure(.noTaskToRun(method: run.method, scope: scope)))
+            }
         case .current:
             step = self.next(in: .any, jumpingClockTo: nil, before: run.start.firstSequence)
         case .drain:

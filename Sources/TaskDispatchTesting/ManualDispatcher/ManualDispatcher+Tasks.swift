@@ -178,9 +178,9 @@ extension ManualDispatcher {
                 _ = await task.result
                 storage?.send(.untrackedTaskEnded(waiter))
             }
-            try await self.wait(
+            try await self.storage.wait(
                 until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline, asTheTestsAwaitOfATask: false
-            ) { self.storage.failure(.untrackedTaskNotFinished(limit: limit)) }
+            ) { $0.failure(.untrackedTaskNotFinished(limit: limit)) }
             return try await task.value  // it has ended: this returns at once
         }
         let deadline = limit.dispatchDeadline

@@ -26,29 +26,8 @@ extension ManualDispatcher {
         let limit = limit ?? self.waitLimit
         let id = self.storage.makeWaiterID()
         let condition = DispatchWaiters<WaitResumer>.Condition.pendingTasks(atLeast: count, in: context)
-        try await self.wait(until: condition, id: id, deadline: limit.dispatchDeadline) {
-            self.storage.failure(.pendingTasksNotReached(method: method, count: count, context: context, limit: limit))
-        }
-    }
-
-    /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` gives, or returns if it gives
-    /// none (the condition came to hold as the timer fired).
-    ///
-    /// - Throws: ``ManualDispatcherError`` with that failure, or `CancellationError` when the calling task is
-    ///   cancelled.
-    nonisolated(nonsending) func wait(
-        until condition: DispatchWaiters<WaitResumer>.Condition,
-        id: DispatchWaiters<WaitResumer>.ID,
-        deadline: DispatchTime,
-        asTheTestsAwaitOfATask: Bool? = nil,
-        orThrow timedOut: () -> Failure?
-    ) async throws {
-        let outcome = await self.storage.suspend(
-            until: condition, id: id, deadline: deadline, asTheTestsAwaitOfATask: asTheTestsAwaitOfATask)
-        switch outcome {
-        case .conditionMet: return
-        case .cancelled: throw CancellationError()
-        case .timedOut: if let failure = timedOut() { throw ManualDispatcherError(failure) }
+        try await self.storage.wait(until: condition, id: id, deadline: limit.dispatchDeadline) {
+            $0.failure(.pendingTasksNotReached(method: method, count: count, context: context, limit: limit))
         }
     }
 }
@@ -63,27 +42,9 @@ enum WaitOutcome: Sendable {
     case cancelled
 }
 
-/// What a registered waiter is resumed through: its continuation. Its timer, when a dispatch or a cancellation
-/// resumed it first, finds the waiter gone and does nothing.
-struct WaitResumer: Sendable {
-    private let continuation: CheckedContinuation<WaitOutcome, Never>
-
-    init(_ continuation: CheckedContinuation<WaitOutcome, Never>) {
-        self.continuation = continuation
-    }
-
-    /// Resumes the waiting task. Call once, after removing the waiter, outside the lock.
-    func resume(_ outcome: WaitOutcome) {
-        self.continuation.resume(returning: outcome)
-    }
-
-    /// Resumes every waiter a dispatch woke.
-    static func resumeAll(_ resumers: [WaitResumer]) {
-        for resumer in resumers {
-            resumer.resume(.conditionMet)
-        }
-    }
-}
+/// What a registered waiter is resumed through, once, after its removal and outside the lock. Its timer, when a
+/// dispatch or a cancellation resumed it first, finds the waiter gone and does nothing.
+typealias WaitResumer = CheckedContinuation<WaitOutcome, Never>
 
 extension Schedule {
     /// The counts the waiters' conditions are checked against.
