@@ -352,7 +352,7 @@ extension Storage {
 extension Storage {
     /// Runs the synchronous run method `run` from its claim (blocked, never spinning, while another thread runs tasks)
     /// to its end, or to its next pause (`true`: the caller checks its condition, then goes on with
-    /// ``resume(_:from:)`` or ends with ``endRun()``). `target` gives the clock's target from the start's time.
+    /// ``resume(_:from:)`` or ends with the event `runEnded`). `target` gives the clock's target from the start's time.
     @discardableResult
     func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
         throws(ManualDispatcherError) -> Bool
@@ -380,7 +380,7 @@ extension Storage {
             case .paused:
                 return true
             case .fail(let failure):
-                if run.isClaimed { self.endRun() } else { self.monitor.broadcast() }
+                if run.isClaimed { self.send(.runEnded) } else { self.monitor.broadcast() }
                 throw ManualDispatcherError(failure)
             default:
                 self.perform(action)
@@ -411,7 +411,7 @@ extension Storage {
                 }
             }) {
                 guard try self.resume(&run, from: first) else { return false }
-                self.endRun()
+                self.send(.runEnded)
                 run.isClaimed = false
                 return true
             }
@@ -431,11 +431,6 @@ extension Storage {
             self.read {
                 $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id), isAsync: isAsync))
             })
-    }
-
-    /// Releases the run and wakes the waiters the runs and the release concern; drains at once if auto-drain is on.
-    func endRun() {
-        self.send(.runEnded)
     }
 
     /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
@@ -541,12 +536,9 @@ extension Storage {
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
         deadline: DispatchTime,
-        asTheTestsAwaitOfATask: Bool? = nil,
         orThrow timedOut: (borrowing Schedule) -> Failure?
     ) async throws {
-        switch await self.suspend(
-            until: condition, id: id, deadline: deadline, asTheTestsAwaitOfATask: asTheTestsAwaitOfATask)
-        {
+        switch await self.suspend(until: condition, id: id, deadline: deadline) {
         case .conditionMet: return
         case .cancelled: throw CancellationError()
         case .timedOut: if let failure = self.read(timedOut) { throw ManualDispatcherError(failure) }
@@ -567,11 +559,6 @@ extension Storage {
         }
     }
 
-    /// Whether a cancelled tracked task has not settled.
-    var hasUnsettledCancelledTasks: Bool {
-        self.read { $0.tracked.unsettledCounts.cancelled > 0 }
-    }
-
     /// The async drain `run`, paused, waits as waiter `id` until a task is due or its tracked tasks settle, which
     /// `deadline` bounds from the clock's time. Meanwhile a tracked task may run tasks for it within its runaway bound
     /// (the assist, see `WaitingSettles`): they count in `run`, and end a wait that timed out as if woken.
@@ -581,11 +568,11 @@ extension Storage {
         let onMainActor = MainActorExecution.isOnMainActor
         let now = self.monitor.withLock {
             let budget = Swift.max(0, run.start.bound(runawayLimit: $0.runawayLimit) - run.ran)
-            $0.waitingSettles.suspend(id, method: run.method, budget: budget, onMainActor: onMainActor)
+            $0.waitingSettles.entries[id] = .init(method: run.method, budget: budget, onMainActor: onMainActor)
             return $0.now
         }
         let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline(now))
-        let ranForIt = self.monitor.withLock { $0.waitingSettles.resume(id) }
+        let ranForIt = self.monitor.withLock { $0.waitingSettles.entries.removeValue(forKey: id)?.ran ?? 0 }
         run.ran += ranForIt
         return woke == .timedOut && ranForIt > 0 ? .conditionMet : woke
     }

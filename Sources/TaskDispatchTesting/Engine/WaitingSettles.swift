@@ -15,22 +15,13 @@ struct WaitingSettles: Sendable {
         var ran = 0
     }
 
-    private(set) var entries: [DispatchWaiters<WaitResumer>.ID: Entry] = [:]
+    /// The waiting drains by waiter identity, each in while it waits (see `Storage.awaitSettled`).
+    var entries: [DispatchWaiters<WaitResumer>.ID: Entry] = [:]
     /// How many tasks ran for waiting drains since the dispatcher was created; for the package's own tests.
     private(set) var totalRan = 0
 
     /// Whether no drain waits.
     var isEmpty: Bool { self.entries.isEmpty }
-
-    /// The drain with waiter identity `id` suspends, with `budget` tasks left before its runaway bound.
-    mutating func suspend(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) {
-        self.entries[id] = Entry(method: method, budget: budget, onMainActor: onMainActor)
-    }
-
-    /// The drain `id` resumed: how many tasks ran for it meanwhile.
-    mutating func resume(_ id: DispatchWaiters<WaitResumer>.ID) -> Int {
-        self.entries.removeValue(forKey: id)?.ran ?? 0
-    }
 
     /// The one waiting drain that may have a task run for it, if exactly one waits and its bound allows another.
     var assisted: (id: DispatchWaiters<WaitResumer>.ID, method: String)? {

@@ -133,7 +133,7 @@ extension ManualDispatcher {
         var paused = try self.storage.run(&run)
         while paused {
             if stop(run.last) {
-                self.storage.endRun()
+                self.storage.send(.runEnded)
                 return run
             }
             paused = try self.storage.resume(&run)

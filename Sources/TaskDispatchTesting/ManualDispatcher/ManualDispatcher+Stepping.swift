@@ -101,30 +101,18 @@ extension ManualDispatcher {
         let deadline = limit.dispatchDeadline
         let id = self.storage.makeWaiterID()
         var run = Run(method, .step(scope, waits: true))
-        try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
-        // Paused (`true`) while none is due; woken, it takes the task, unless another run took it first.
-        while try await self.storage.run(&run, waiter: id, until: deadline, limit: limit, reporting: .all) {
-            try await self.storage.wait(until: .dueTask(scope.context), id: id, deadline: deadline) {
-                $0.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
+        while true {
+            // Before it chooses and before it returns, the cancelled tracked tasks settle: `verifyIdle()` sees them done.
+            try await self.storage.wait(until: .cancelledTasksSettled, id: id, deadline: deadline) {
+                $0.notSettled(method, limit: limit, $0.tracked.unsettledCancelled)
             }
-            try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
-        }
-        try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
-        return TaskRun(run.last.unsafelyUnwrapped, callSites: run.callSites)  // a step that returns ran one task
-    }
-
-    /// Waits, until `deadline`, for every tracked task that was cancelled to settle, so that ``verifyIdle()`` after
-    /// the step does not race it; throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming those that did
-    /// not, or `CancellationError`.
-    nonisolated(nonsending) private func awaitCancelledTasksSettled(
-        _ method: String,
-        waiter id: DispatchWaiters<WaitResumer>.ID,
-        deadline: DispatchTime,
-        limit: Duration
-    ) async throws {
-        guard self.storage.hasUnsettledCancelledTasks else { return }
-        try await self.storage.wait(until: .cancelledTasksSettled, id: id, deadline: deadline) {
-            $0.notSettled(method, limit: limit, $0.tracked.unsettledCancelled)
+            if run.ran > 0 { return TaskRun(run.last.unsafelyUnwrapped, callSites: run.callSites) }
+            // Paused (`true`) while none is due; woken, it takes the task, unless another run took it first.
+            if try await self.storage.run(&run, waiter: id, until: deadline, limit: limit, reporting: .all) {
+                try await self.storage.wait(until: .dueTask(scope.context), id: id, deadline: deadline) {
+                    $0.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
+                }
+            }
         }
     }
 }

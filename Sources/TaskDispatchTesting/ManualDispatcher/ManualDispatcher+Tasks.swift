@@ -178,9 +178,9 @@ extension ManualDispatcher {
                 _ = await task.result
                 storage?.send(.untrackedTaskEnded(waiter))
             }
-            try await self.storage.wait(
-                until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline, asTheTestsAwaitOfATask: false
-            ) { $0.failure(.untrackedTaskNotFinished(limit: limit)) }
+            try await self.storage.wait(until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline) {
+                $0.failure(.untrackedTaskNotFinished(limit: limit))
+            }
             return try await task.value  // it has ended: this returns at once
         }
         let deadline = limit.dispatchDeadline
