@@ -106,7 +106,7 @@ final class Storage: Sendable {
 
     /// A query of the engine that changes nothing, in one critical section.
     @inline(__always)
-    fileprivate func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
+    func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
         self.monitor.withLock { query($0) }
     }
 
@@ -299,33 +299,6 @@ struct ManualCanceller: TaskCancelling {
 // MARK: - Queries, settings and hooks
 
 extension Storage {
-    var now: Int64 { self.read { $0.now } }
-    var pendingCount: Int { self.read { $0.pendingCount } }
-    func pendingCount(in context: TaskContext) -> Int { self.read { $0.pendingCount(in: context) } }
-    var pendingTasks: ([ScheduledTask], [CallSite]) { self.read { ($0.allPendingTasks, $0.callSites.sites) } }
-    var history: ([RunRecord], [CallSite]) { self.read { (Array($0.history), $0.callSites.sites) } }
-    var callSites: [CallSite] { self.read { $0.callSites.sites } }
-    var order: ManualDispatcher.Order { self.read { $0.order } }
-    var mode: ManualDispatcher.Mode { self.read { $0.mode } }
-    var unfinishedTaskCount: Int { self.read { $0.tracked.unfinishedCount } }
-    var waiterCount: Int { self.read { $0.waiters.count } }
-    var unsettledTaskCount: Int { self.read { $0.tracked.unsettledCount } }
-    var prefersTaskExecutor: Bool { self.read { $0.tracked.prefersTaskExecutor } }
-    var tasksRunForWaitingDrains: Int { self.read { $0.waitingSettles.totalRan } }
-    var clockHoldsTimedOut: Int { self.read { $0.clockHold.timedOut } }
-    func checkInvariants() { self.read { $0.checkInvariants() } }
-    func invariantViolations() -> [String] { self.read { $0.invariantViolations() } }
-
-    /// The failure `misuse`, described with the engine's state now.
-    func failure(_ misuse: Failure.Misuse) -> Failure {
-        self.read { $0.failure(misuse) }
-    }
-
-    /// The failure `describe` builds from the engine's state now (a description that lists tracked tasks).
-    func failure(_ describe: (borrowing Schedule) -> Failure?) -> Failure? {
-        self.read(describe)
-    }
-
     /// The dispatcher's task executor for the package's tests, made once.
     func taskExecutor<Executor: Sendable & AnyObject>(_ make: () -> Executor) -> Executor {
         self.monitor.withLock { schedule in

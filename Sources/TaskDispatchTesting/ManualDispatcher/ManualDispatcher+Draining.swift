@@ -99,7 +99,8 @@ extension ManualDispatcher {
         let run = try self.runPausing(
             "run(untilTaskLabeled: \"\(label)\")", until: { $0?.task.label == label },
             notFound: { .labelNotFound(method: $0.method, label: label, ran: $0.ran, unsettled: $1) })
-        return TaskRun(run.last.unsafelyUnwrapped, callSites: self.storage.callSites)  // it stopped at the label
+        let callSites = self.storage.read { $0.callSites.sites }
+        return TaskRun(run.last.unsafelyUnwrapped, callSites: callSites)  // it stopped at the label
     }
 
     /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.
@@ -139,7 +140,7 @@ extension ManualDispatcher {
             paused = try self.storage.resume(&run)
         }
         throw ManualDispatcherError(
-            self.storage.failure { $0.failure(notFound(run, $0.tracked.unsettled)) }.unsafelyUnwrapped)
+            self.storage.read { $0.failure(notFound(run, $0.tracked.unsettled)) })
     }
 
     // MARK: - Async drains, which wait for tracked tasks to settle

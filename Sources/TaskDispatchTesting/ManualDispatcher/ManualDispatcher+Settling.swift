@@ -38,7 +38,7 @@ extension ManualDispatcher {
             if woke == .conditionMet { continue }
             self.storage.send(.autoAdvanceRetried)
             guard woke == .timedOut else { throw CancellationError() }
-            let failure = self.storage.failure {
+            let failure = self.storage.read {
                 $0.notSettled(method, limit: limit, $0.tracked.unsettled, since: limitStartedAt)
             }
             if let failure { throw ManualDispatcherError(failure) }

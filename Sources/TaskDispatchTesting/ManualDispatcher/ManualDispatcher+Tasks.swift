@@ -203,6 +203,6 @@ extension ManualDispatcher {
     /// The number of tasks started with ``startTask(label:callSite:operation:)`` that have not finished: their
     /// start is pending, or their operation has not returned.
     public var unfinishedTaskCount: Int {
-        self.storage.unfinishedTaskCount
+        self.storage.read { $0.tracked.unfinishedCount }
     }
 }
