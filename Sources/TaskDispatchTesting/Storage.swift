@@ -374,7 +374,6 @@ extension Storage {
         target: (_ now: Int64) -> Int64 = { $0 }
     ) async throws -> Bool {
         try self.refuseTrackedCaller(run.method, isAsync: true)
-        let method = run.method
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let began = run.began  // a claim after a pause keeps the start, and reports no errors
@@ -390,7 +389,7 @@ extension Storage {
             }
             try await self.wait(until: .runReleased, id: id, deadline: deadline) { schedule in
                 schedule.claim.map {  // nil: released as the timer fired
-                    schedule.failure(.runNotReleased(method: method, running: $0.method, limit: limit))
+                    schedule.failure(.runNotReleased(method: run.method, running: $0.method, limit: limit))
                 }
             }
         }
@@ -475,18 +474,17 @@ extension Storage {
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
         deadline: DispatchTime,
-        asTheTestsAwaitOfATask: Bool? = nil,
+        asTheTestsAwaitOfATask: Bool = false,
         isolation: isolated (any Actor)? = #isolation
     ) async -> WaitOutcome {
-        let asTheTestsAwait = asTheTestsAwaitOfATask ?? condition.isTrackedTaskFinished
-        return await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
             return await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
                 let thread = currentThreadIdentity()
                 let action = self.monitor.withLock {
                     $0.register(
                         id, until: condition, resumer: continuation, deadline: deadline,
-                        asTheTestsAwaitOfATask: asTheTestsAwait, thread: thread)
+                        asTheTestsAwaitOfATask: asTheTestsAwaitOfATask, thread: thread)
                 }
                 self.perform(action, observing: false)
                 // The cancellation handler runs at once if the task was cancelled before it was installed, or
@@ -525,8 +523,7 @@ extension Storage {
         while let (id, waiter) = self.monitor.withLock({ schedule in
             schedule.tracked.firstCancelledUnfinished.map { ($0, schedule.waiters.makeID()) }
         }) {
-            let outcome = await self.suspend(
-                until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: false)
+            let outcome = await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline)
             guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) })
             else { return }  // timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports
         }

@@ -187,7 +187,8 @@ extension ManualDispatcher {
         let waiter = self.storage.makeWaiterID()
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         while true {
-            let outcome = await self.storage.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline)
+            let outcome = await self.storage.suspend(
+                until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: true)
             if outcome == .cancelled {
                 self.storage.send(.claimed(key, false))  // an error it throws later is still reported
                 throw CancellationError()
