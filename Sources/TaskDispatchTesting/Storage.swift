@@ -332,10 +332,8 @@ extension Storage {
     {
         try self.refuseTrackedCaller(run.method, isAsync: false)
         let thread = currentThreadIdentity()
-        let blocksMainActor = MainActorExecution.isOnMainActor
-        let first = self.monitor.waitForResult {
-            $0.begin(&run, thread: thread, blocksMainActor: blocksMainActor, target: target)
-        }
+        run.holdsClock = MainActorExecution.isOnMainActor
+        let first = self.monitor.waitForResult { $0.begin(&run, thread: thread, target: target) }
         return try self.resume(&run, from: first)
     }
 
@@ -378,7 +376,7 @@ extension Storage {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let began = run.began  // a claim after a pause keeps the start, and reports no errors
             if let first = self.monitor.withLock({
-                $0.begin(&run, thread: thread, blocksMainActor: false, reporting: began ? .none : errors) {
+                $0.begin(&run, thread: thread, reporting: began ? .none : errors) {
                     began ? $0 : target($0)
                 }
             }) {

@@ -1,7 +1,7 @@
 import TaskDispatch
 
 /// One call of a run method, as the one drain loop sees it: what it runs, how it ends, and how far it got (see
-/// ``Schedule/begin(_:thread:blocksMainActor:reporting:target:)`` and ``Schedule/next(_:)``).
+/// ``Schedule/begin(_:thread:reporting:target:)`` and ``Schedule/next(_:)``).
 struct Run {
     enum Kind {
         /// One task of the scope (`runNext…()`); none due is a failure, or for an async step (`waits`) a pause.
@@ -30,8 +30,8 @@ struct Run {
     var requiresSettled = false
     /// Moves the clock to the target at the end (`advance`).
     var movesClock = false
-    /// The caller holds the main actor: the clock does not move once the run has woken a tracked task (see
-    /// ``Schedule/clockHeld(_:since:)``).
+    /// A synchronous call on the main actor: it blocks it, and the clock does not move once the run has woken a
+    /// tracked task (see ``Schedule/clockHeld(_:since:)``).
     var holdsClock = false
     /// Whether the run has claimed once: an async run claims again after it paused to wait (see
     /// ``Storage/run(_:waiter:until:limit:reporting:target:)``), keeping its start.
@@ -61,12 +61,11 @@ extension Schedule {
     mutating func begin(
         _ run: inout Run,
         thread: UInt,
-        blocksMainActor: Bool,
         reporting errors: TrackedTasks.ErrorsToReport = .all,
         target: (_ now: Int64) -> Int64
     ) -> Action? {
         let outcome = self.claim(
-            run.method, thread: thread, blocksMainActor: blocksMainActor, reporting: errors, target: target,
+            run.method, thread: thread, blocksMainActor: run.holdsClock, reporting: errors, target: target,
             holdsMainActor: run.holdsClock && run.movesClock)
         switch outcome {
         case .mustWait:

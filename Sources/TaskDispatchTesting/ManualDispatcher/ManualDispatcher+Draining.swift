@@ -75,7 +75,6 @@ extension ManualDispatcher {
         var run = Run(method, .drain)
         run.requiresSettled = requiresSettled
         run.movesClock = movesClock
-        run.holdsClock = MainActorExecution.isOnMainActor
         try self.storage.run(&run, target: target)
         return run.ran
     }
@@ -130,7 +129,6 @@ extension ManualDispatcher {
     ) throws(ManualDispatcherError) -> Run {
         var run = Run(method, .drain)
         run.pauses = true
-        run.holdsClock = MainActorExecution.isOnMainActor
         var paused = try self.storage.run(&run)
         while paused {
             if stop(run.last) {
