@@ -323,9 +323,8 @@ extension Storage {
 // MARK: - Running
 
 extension Storage {
-    /// Runs the synchronous run method `run` from its claim (blocked, never spinning, while another thread runs tasks)
-    /// to its end, or to its next pause (`true`: the caller checks its condition, then goes on with
-    /// ``resume(_:from:)`` or ends with the event `runEnded`). `target` gives the clock's target from the start's time.
+    /// Runs the synchronous `run` from its claim (blocked while another thread runs tasks) to its end or next pause
+    /// (`true`: the caller checks its condition, then resumes or sends `runEnded`); `target` takes the start's time.
     @discardableResult
     func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
         throws(ManualDispatcherError) -> Bool
@@ -360,9 +359,8 @@ extension Storage {
         }
     }
 
-    /// The async form of ``run(_:target:)``: while another thread runs tasks it suspends (as waiter `id`, until
-    /// `deadline`) instead of blocking or refusing, then throws ``ManualDispatcherError/Kind/concurrentRun`` if that
-    /// run still holds the claim; a pause releases the claim. `errors` are those its first claim reports.
+    /// The async ``run(_:target:)``: while another thread runs tasks it suspends as waiter `id` until `deadline` (then
+    /// throws `concurrentRun`); a pause releases the claim. `errors`: those its first claim reports.
     nonisolated(nonsending) func run(
         _ run: inout Run,
         waiter id: DispatchWaiters<WaitResumer>.ID,
@@ -463,11 +461,9 @@ extension Storage {
         self.monitor.withLock { $0.waiters.makeID() }
     }
 
-    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled.
-    ///
-    /// The condition is checked and the waiter registered in one critical section, so a dispatch is either seen by
-    /// the check or wakes the waiter; whoever removes the waiter resumes it, exactly once. The test's `value(of:)`
-    /// (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
+    /// Suspends until `condition` holds, `deadline` passes or the task is cancelled. The check and the registration
+    /// share one section, so a dispatch is seen or wakes the waiter; whoever removes it resumes it once. The test's
+    /// `value(of:)` (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
     func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
@@ -527,9 +523,8 @@ extension Storage {
         }
     }
 
-    /// The async drain `run`, paused, waits as waiter `id` until a task is due or its tracked tasks settle, which
-    /// `deadline` bounds from the clock's time. Meanwhile a tracked task may run tasks for it within its runaway bound
-    /// (the assist, see `WaitingSettles`): they count in `run`, and end a wait that timed out as if woken.
+    /// The paused async drain `run` waits as `id` for a due task or its tracked tasks to settle, until `deadline(now)`.
+    /// Tasks run for it meanwhile (the assist, see `WaitingSettles`) count in `run`, and make a time-out a wake-up.
     nonisolated(nonsending) func awaitSettled(
         _ run: inout Run, id: DispatchWaiters<WaitResumer>.ID, deadline: (_ now: Int64) -> DispatchTime
     ) async -> WaitOutcome {

@@ -8,17 +8,14 @@ struct Run {
         case step(Schedule.Scope, waits: Bool = false)
         /// The tasks due now that were pending at the start (`runCurrent()`).
         case current
-        /// Every task up to the target, jumping the clock (`runUntilIdle()`, `advance`, `run(until…)`), within the
-        /// runaway bound.
+        /// Every task up to the target, jumping the clock, within the runaway bound (`runUntilIdle()`, `advance`).
         case drain
         /// An async drain's pass (`runUntilIdle(waitingUpTo:)`, `advance(by:waitingUpTo:)`, `settle`): runs what is
         /// due; when nothing is, pauses until the tracked tasks settle, then jumps the clock one task at a time.
         case settle
-        /// Auto-drain and auto-advance, on the thread that claimed the run: a runaway is kept for the next run
-        /// method, and written to standard error.
+        /// Auto-drain and auto-advance: a runaway is kept for the next run method, and written to standard error.
         case autoDrain
-        /// The due tasks of the one waiting async drain, run inside a tracked task's awaited dispatch (see
-        /// ``Schedule/claimForWaitingSettle(thread:)``).
+        /// The due tasks of the one waiting async drain, in a tracked task's awaited dispatch (see `WaitingSettles`).
         case assist
     }
 
@@ -33,12 +30,10 @@ struct Run {
     /// A synchronous call on the main actor: it blocks it, and the clock does not move once the run has woken a
     /// tracked task (see ``Schedule/clockHeld(_:since:)``).
     var holdsClock = false
-    /// Whether the run has claimed once: an async run claims again after it paused to wait (see
-    /// ``Storage/run(_:waiter:until:limit:reporting:target:)``), keeping its start.
+    /// Whether the run has claimed once: an async run that paused to wait claims again, keeping its start.
     var began = false
     /// Where the run started; set when it claims.
     var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
-    /// Whether this call holds the claim.
     var isClaimed = false
     /// How many tasks ran, and the last one (kept only where it is returned: a step's one task, a pausing run's).
     var ran = 0
@@ -55,9 +50,8 @@ struct Run {
 }
 
 extension Schedule {
-    /// Claims the run for `run` (or `nil`: another thread holds it, wait) and checks the target (see
-    /// ``claim(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``), then takes the first step in the same
-    /// section, unless the run pauses first. A refusal is a `.fail` without the claim.
+    /// Claims the run for `run` (`nil`: another thread holds it, wait), then takes its first step in the same section
+    /// unless it pauses first. A refusal is a `.fail` without the claim.
     mutating func begin(
         _ run: inout Run,
         thread: UInt,

@@ -2,10 +2,8 @@ import Dispatch
 import TaskDispatch
 
 extension ManualDispatcher {
-    /// Runs and waits, pass after pass, until nothing is due up to the target and every tracked task is settled.
-    ///
-    /// The waits of one call share one limit of real time, which starts again only when the clock moves: at each time
-    /// the clock shows, the call waits at most `limit` in all, however many tasks run in between.
+    /// Runs and waits, pass after pass, until nothing is due up to the target and every tracked task is settled; at
+    /// each time the clock shows, the call waits at most `limit` in all, however many tasks run in between.
     nonisolated(nonsending) func settle(
         _ name: String,
         _ argument: String? = nil,
@@ -28,7 +26,7 @@ extension ManualDispatcher {
         {
             let startTime = run.start.startTime
             let woke = await self.storage.awaitSettled(&run, id: id) { now in
-                // The clock moved since the limit began: the tasks settle at a new time, with the whole limit.
+                // The clock moved: the tasks settle at a new time, with the whole limit.
                 if now != limitStartedAt ?? startTime {
                     limitStartedAt = now
                     deadline = limit.dispatchDeadline
