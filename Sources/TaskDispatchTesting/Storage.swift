@@ -372,12 +372,8 @@ extension Storage {
         try self.refuseTrackedCaller(run.method, isAsync: true)
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
-            let began = run.began  // a claim after a pause keeps the start, and reports no errors
-            if let first = self.monitor.withLock({
-                $0.begin(&run, thread: thread, reporting: began ? .none : errors) {
-                    began ? $0 : target($0)
-                }
-            }) {
+            let first = self.monitor.withLock { $0.begin(&run, thread: thread, reporting: errors, target: target) }
+            if let first {
                 guard try self.resume(&run, from: first) else { return false }
                 self.send(.runEnded)
                 run.isClaimed = false

@@ -58,16 +58,17 @@ extension Schedule {
         reporting errors: TrackedTasks.ErrorsToReport = .all,
         target: (_ now: Int64) -> Int64
     ) -> Action? {
+        let again = run.began  // a claim after a pause keeps the start and target, and reports no errors
         let outcome = self.claim(
-            run.method, thread: thread, blocksMainActor: run.holdsClock, reporting: errors, target: target,
-            holdsMainActor: run.holdsClock && run.movesClock)
+            run.method, thread: thread, blocksMainActor: run.holdsClock, reporting: again ? .none : errors,
+            target: { again ? $0 : target($0) }, holdsMainActor: run.holdsClock && run.movesClock)
         switch outcome {
         case .mustWait:
             return nil
         case .refused(let failure):
             return .fail(failure)
         case .claimed(let start):
-            if !run.began { run.start = start }
+            if !again { run.start = start }
             run.began = true
             run.isClaimed = true
             return run.pauses ? .paused : self.next(&run)
