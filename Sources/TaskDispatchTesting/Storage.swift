@@ -106,7 +106,7 @@ final class Storage: Sendable {
 
     /// A query of the engine that changes nothing, in one critical section.
     @inline(__always)
-    fileprivate func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
+    func read<Result>(_ query: (borrowing Schedule) -> Result) -> Result {
         self.monitor.withLock { query($0) }
     }
 
@@ -152,9 +152,11 @@ final class Storage: Sendable {
     private func perform(_ effects: Schedule.Effects, observing: Bool) {
         guard !effects.isEmpty else { return }
         let rare = effects.rare  // a cancelled task's closure, and what it captured, go with it: outside the lock
-        if let woken = effects.woken { WaitResumer.resumeAll(woken) }
+        for resumer in effects.woken ?? [] { resumer.resume(returning: .conditionMet) }
         if let (continuation, outcome) = rare?.value.gate { continuation.resume(with: outcome) }
-        if let (resumers, outcome) = rare?.value.ended { for resumer in resumers { resumer.resume(outcome) } }
+        if let (resumers, outcome) = rare?.value.ended {
+            for resumer in resumers { resumer.resume(returning: outcome) }
+        }
         // The closure is released outside the lock, before the await resumes.
         if let (awaiting, failure, work) = rare?.value.failedAwait {
             awaiting.fail(with: ManualDispatcherError(failure), releasing: work)
@@ -297,33 +299,6 @@ struct ManualCanceller: TaskCancelling {
 // MARK: - Queries, settings and hooks
 
 extension Storage {
-    var now: Int64 { self.read { $0.now } }
-    var pendingCount: Int { self.read { $0.pendingCount } }
-    func pendingCount(in context: TaskContext) -> Int { self.read { $0.pendingCount(in: context) } }
-    var pendingTasks: ([ScheduledTask], [CallSite]) { self.read { ($0.allPendingTasks, $0.callSites.sites) } }
-    var history: ([RunRecord], [CallSite]) { self.read { (Array($0.history), $0.callSites.sites) } }
-    var callSites: [CallSite] { self.read { $0.callSites.sites } }
-    var order: ManualDispatcher.Order { self.read { $0.order } }
-    var mode: ManualDispatcher.Mode { self.read { $0.mode } }
-    var unfinishedTaskCount: Int { self.read { $0.tracked.unfinishedCount } }
-    var waiterCount: Int { self.read { $0.waiters.count } }
-    var unsettledTaskCount: Int { self.read { $0.tracked.unsettledCount } }
-    var prefersTaskExecutor: Bool { self.read { $0.tracked.prefersTaskExecutor } }
-    var tasksRunForWaitingDrains: Int { self.read { $0.waitingSettles.totalRan } }
-    var clockHoldsTimedOut: Int { self.read { $0.clockHold.timedOut } }
-    func checkInvariants() { self.read { $0.checkInvariants() } }
-    func invariantViolations() -> [String] { self.read { $0.invariantViolations() } }
-
-    /// The failure `misuse`, described with the engine's state now.
-    func failure(_ misuse: Failure.Misuse) -> Failure {
-        self.read { $0.failure(misuse) }
-    }
-
-    /// The failure `describe` builds from the engine's state now (a description that lists tracked tasks).
-    func failure(_ describe: (borrowing Schedule) -> Failure?) -> Failure? {
-        self.read(describe)
-    }
-
     /// The dispatcher's task executor for the package's tests, made once.
     func taskExecutor<Executor: Sendable & AnyObject>(_ make: () -> Executor) -> Executor {
         self.monitor.withLock { schedule in
@@ -348,19 +323,16 @@ extension Storage {
 // MARK: - Running
 
 extension Storage {
-    /// Runs the synchronous run method `run` from its claim (blocked, never spinning, while another thread runs tasks)
-    /// to its end, or to its next pause (`true`: the caller checks its condition, then goes on with
-    /// ``resume(_:from:)`` or ends with ``endRun()``). `target` gives the clock's target from the start's time.
+    /// Runs the synchronous `run` from its claim (blocked while another thread runs tasks) to its end or next pause
+    /// (`true`: the caller checks its condition, then resumes or sends `runEnded`); `target` takes the start's time.
     @discardableResult
     func run(_ run: inout Run, target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime })
         throws(ManualDispatcherError) -> Bool
     {
         try self.refuseTrackedCaller(run.method, isAsync: false)
         let thread = currentThreadIdentity()
-        let blocksMainActor = MainActorExecution.isOnMainActor
-        let first = self.monitor.waitForResult {
-            $0.begin(&run, thread: thread, blocksMainActor: blocksMainActor, target: target)
-        }
+        run.holdsClock = MainActorExecution.isOnMainActor
+        let first = self.monitor.waitForResult { $0.begin(&run, thread: thread, target: target) }
         return try self.resume(&run, from: first)
     }
 
@@ -378,7 +350,7 @@ extension Storage {
             case .paused:
                 return true
             case .fail(let failure):
-                if run.isClaimed { self.endRun() } else { self.monitor.broadcast() }
+                if run.isClaimed { self.send(.runEnded) } else { self.monitor.broadcast() }
                 throw ManualDispatcherError(failure)
             default:
                 self.perform(action)
@@ -387,45 +359,30 @@ extension Storage {
         }
     }
 
-    /// Claims the run for async run method `method`, as the synchronous claim does, except that while another
-    /// thread runs tasks it suspends (as waiter `id`, until `deadline`) instead of blocking or refusing; it throws
-    /// ``ManualDispatcherError/Kind/concurrentRun`` if the other run still holds the claim at `deadline`.
-    @discardableResult
-    nonisolated(nonsending) func claimRun(
-        _ method: String,
+    /// The async ``run(_:target:)``: while another thread runs tasks it suspends as waiter `id` until `deadline` (then
+    /// throws `concurrentRun`); a pause releases the claim. `errors`: those its first claim reports.
+    nonisolated(nonsending) func run(
+        _ run: inout Run,
         waiter id: DispatchWaiters<WaitResumer>.ID,
         until deadline: DispatchTime,
         limit: Duration,
-        reporting errors: TrackedTasks.ErrorsToReport = .all,
+        reporting errors: TrackedTasks.ErrorsToReport,
         target: (_ now: Int64) -> Int64 = { $0 }
-    ) async throws -> RunStart {
-        try self.refuseTrackedCaller(method, isAsync: true)
+    ) async throws -> Bool {
+        try self.refuseTrackedCaller(run.method, isAsync: true)
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
-            let outcome = self.monitor.withLock {
-                $0.claim(method, thread: thread, blocksMainActor: false, reporting: errors, target: target)
+            let first = self.monitor.withLock { $0.begin(&run, thread: thread, reporting: errors, target: target) }
+            if let first {
+                guard try self.resume(&run, from: first) else { return false }
+                self.send(.runEnded)
+                run.isClaimed = false
+                return true
             }
-            switch outcome {
-            case .claimed(let start):
-                return start
-            case .refused(let failure):
-                self.monitor.broadcast()
-                throw ManualDispatcherError(failure)
-            case .mustWait:
-                break
-            }
-            switch await self.suspend(until: .runReleased, id: id, deadline: deadline) {
-            case .conditionMet:
-                continue  // claim it, unless another caller claimed it first
-            case .cancelled:
-                throw CancellationError()
-            case .timedOut:
-                let failure = self.failure { schedule in
-                    schedule.claim.map {  // nil: released as the timer fired
-                        schedule.failure(.runNotReleased(method: method, running: $0.method, limit: limit))
-                    }
+            try await self.wait(until: .runReleased, id: id, deadline: deadline) { schedule in
+                schedule.claim.map {  // nil: released as the timer fired
+                    schedule.failure(.runNotReleased(method: run.method, running: $0.method, limit: limit))
                 }
-                if let failure { throw ManualDispatcherError(failure) }
             }
         }
     }
@@ -438,19 +395,6 @@ extension Storage {
             self.read {
                 $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id), isAsync: isAsync))
             })
-    }
-
-    /// Releases the run and wakes the waiters the runs and the release concern; drains at once if auto-drain is on.
-    func endRun() {
-        self.send(.runEnded)
-    }
-
-    /// The next due task in `scope` to run under the caller's claim, with the call sites to describe it; `nil` when
-    /// none is due.
-    func next(in scope: Schedule.Scope) -> (step: Schedule.Step, callSites: [CallSite])? {
-        self.monitor.withLock { schedule in
-            schedule.next(in: scope, jumpingClockTo: nil).map { ($0, schedule.callSites.sites) }
-        }
     }
 
     /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
@@ -513,27 +457,24 @@ extension Storage {
         self.monitor.withLock { $0.waiters.makeID() }
     }
 
-    /// Suspends until `condition` holds, `deadline` passes or the calling task is cancelled.
-    ///
-    /// The condition is checked and the waiter registered in one critical section, so a dispatch is either seen by
-    /// the check or wakes the waiter; whoever removes the waiter resumes it, exactly once. The test's `value(of:)`
-    /// (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
+    /// Suspends until `condition` holds, `deadline` passes or the task is cancelled. The check and the registration
+    /// share one section, so a dispatch is seen or wakes the waiter; whoever removes it resumes it once. The test's
+    /// `value(of:)` (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
     func suspend(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
         deadline: DispatchTime,
-        asTheTestsAwaitOfATask: Bool? = nil,
+        asTheTestsAwaitOfATask: Bool = false,
         isolation: isolated (any Actor)? = #isolation
     ) async -> WaitOutcome {
-        let asTheTestsAwait = asTheTestsAwaitOfATask ?? condition.isTrackedTaskFinished
-        return await withTaskCancellationHandler {
+        await withTaskCancellationHandler {
             _ = isolation  // names the isolation, so the closure keeps it: the caller resumes without a hop
             return await withCheckedContinuation { (continuation: CheckedContinuation<WaitOutcome, Never>) in
                 let thread = currentThreadIdentity()
                 let action = self.monitor.withLock {
                     $0.register(
-                        id, until: condition, resumer: WaitResumer(continuation), deadline: deadline,
-                        asTheTestsAwaitOfATask: asTheTestsAwait, thread: thread)
+                        id, until: condition, resumer: continuation, deadline: deadline,
+                        asTheTestsAwaitOfATask: asTheTestsAwaitOfATask, thread: thread)
                 }
                 self.perform(action, observing: false)
                 // The cancellation handler runs at once if the task was cancelled before it was installed, or
@@ -550,6 +491,21 @@ extension Storage {
         }
     }
 
+    /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` finds, or returns if it finds
+    /// none (the condition came to hold as the timer fired); throws `CancellationError` if the calling task is.
+    nonisolated(nonsending) func wait(
+        until condition: DispatchWaiters<WaitResumer>.Condition,
+        id: DispatchWaiters<WaitResumer>.ID,
+        deadline: DispatchTime,
+        orThrow timedOut: (borrowing Schedule) -> Failure?
+    ) async throws {
+        switch await self.suspend(until: condition, id: id, deadline: deadline) {
+        case .conditionMet: return
+        case .cancelled: throw CancellationError()
+        case .timedOut: if let failure = self.read(timedOut) { throw ManualDispatcherError(failure) }
+        }
+    }
+
     /// Waits, within `limit`, until every cancelled tracked task has finished, unless the calling task is cancelled;
     /// works for a released dispatcher too. It runs nothing: the check that follows reports a task still running.
     func awaitCancelledTrackedTasks(within limit: Duration) async {
@@ -557,32 +513,28 @@ extension Storage {
         while let (id, waiter) = self.monitor.withLock({ schedule in
             schedule.tracked.firstCancelledUnfinished.map { ($0, schedule.waiters.makeID()) }
         }) {
-            let outcome = await self.suspend(
-                until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: false)
+            let outcome = await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline)
             guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) })
             else { return }  // timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports
         }
     }
 
-    /// Whether a cancelled tracked task has not settled.
-    var hasUnsettledCancelledTasks: Bool {
-        self.read { $0.tracked.unsettledCounts.cancelled > 0 }
-    }
-
-    /// The async drain `id` suspends until its tracked tasks settle, with `budget` tasks left: tasks may run for it
-    /// meanwhile (the assist, see `WaitingSettles`). Returns the clock's time.
-    func drainWaits(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) -> Int64 {
-        self.monitor.withLock {
-            $0.waitingSettles.suspend(id, method: method, budget: budget, onMainActor: onMainActor)
+    /// The paused async drain `run` waits as `id` for a due task or its tracked tasks to settle, until `deadline(now)`.
+    /// Tasks run for it meanwhile (the assist, see `WaitingSettles`) count in `run`, and make a time-out a wake-up.
+    nonisolated(nonsending) func awaitSettled(
+        _ run: inout Run, id: DispatchWaiters<WaitResumer>.ID, deadline: (_ now: Int64) -> DispatchTime
+    ) async -> WaitOutcome {
+        let onMainActor = MainActorExecution.isOnMainActor
+        let now = self.monitor.withLock {
+            let budget = Swift.max(0, run.start.bound(runawayLimit: $0.runawayLimit) - run.ran)
+            $0.waitingSettles.entries[id] = .init(method: run.method, budget: budget, onMainActor: onMainActor)
             return $0.now
         }
+        let woke = await self.suspend(until: .dueTaskOrSettled, id: id, deadline: deadline(now))
+        let ranForIt = self.monitor.withLock { $0.waitingSettles.entries.removeValue(forKey: id)?.ran ?? 0 }
+        run.ran += ranForIt
+        return woke == .timedOut && ranForIt > 0 ? .conditionMet : woke
     }
-
-    /// The async drain `id` resumed: how many tasks ran for it meanwhile.
-    func drainResumed(_ id: DispatchWaiters<WaitResumer>.ID) -> Int {
-        self.monitor.withLock { $0.waitingSettles.resume(id) }
-    }
-
 }
 
 // MARK: - Tracked tasks

@@ -1,13 +1,11 @@
 package import Dispatch
 package import TaskDispatch
 
-/// The tasks suspended in a ``ManualDispatcher`` wait, each with the condition it waits for.
+/// The tasks suspended in a ``ManualDispatcher`` wait, each with its condition, kept under the queues' lock: a dispatch
+/// checks them in the section that records its task, and a waiter checks and registers in one, so none is missed.
+/// Whoever removes a waiter resumes it once, outside the lock.
 ///
-/// Kept under the lock that guards the queues, so a dispatch checks the waiters in the critical section that records
-/// its task, and a waiter checks its condition and registers in one: no dispatch is missed. Whoever removes a waiter
-/// owns its `Resumer` and resumes it once, after the lock is released.
-///
-/// - Complexity: Waits are few, so they are kept in a plain array: O(w) per operation for w waiters.
+/// - Complexity: O(w) per operation for w waiters, in a plain array: waits are few.
 package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// A waiter's identity, unique within one collection.
     package struct ID: Hashable, Sendable {
@@ -22,13 +20,11 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case pendingTasks(atLeast: Int, in: TaskContext?)
         /// A task due now in either context, or every tracked task settled: what an async drain waits for.
         case dueTaskOrSettled
-        /// Every tracked task that was cancelled settled (ended, or waits on the dispatcher's work): what an async step
-        /// waits for before it chooses its task and before it returns.
+        /// Every cancelled tracked task settled: what an async step waits for before it chooses and before it returns.
         case cancelledTasksSettled
         /// The tracked task with this identity has finished: what `value(of:)` called from the test waits for.
         case trackedTaskFinished(UInt64)
-        /// No run method or auto-drain holds the run claim: what an async run method waits for while another thread
-        /// runs tasks.
+        /// No run holds the claim: what an async run method waits for while another thread runs tasks.
         case runReleased
         /// A task the dispatcher did not start ended: woken by that event alone (see `Schedule.untrackedTasksEnded`).
         case untrackedTaskEnded
@@ -62,8 +58,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         package var unsettledTasks = 0
         /// Those of ``unsettledTasks`` that were cancelled.
         package var unsettledCancelledTasks = 0
-        /// Whether a failure no run method could throw (a runaway auto-advance) waits to be reported: the tracked task
-        /// a `value(of:)` awaits will not finish, and the failure is the news.
+        /// Whether a runaway auto-advance's failure waits: the tracked task a `value(of:)` awaits will not finish.
         package var hasDeferredFailure = false
         /// Whether a run method or an auto-drain holds the run claim.
         package var runClaimed = false
@@ -88,14 +83,10 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     private var waiters: [Waiter] = []
     private var lastID: UInt64 = 0
 
-    /// The deadline of the one timer that bounds the waits, while it is pending.
-    ///
-    /// One timer serves every waiter: while any waiter has a deadline, a timer is pending for a deadline no later
-    /// than the earliest of them.
+    /// The deadline of the one timer of every waiter, pending while any has a deadline, and no later than the earliest.
     package private(set) var timerDeadline: DispatchTime?
 
-    /// Called by the dispatcher, outside its lock, each time a waiter has registered: a seam for the package's own
-    /// tests, which must know that a wait has begun before they dispatch.
+    /// Called outside the lock each time a waiter registered: the package's tests' seam to know a wait has begun.
     package var registrationObserver: (@Sendable () -> Void)?
 
     package init() {}
@@ -103,19 +94,16 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     /// Whether no task waits: the one check a dispatch makes when nobody waits.
     package var isEmpty: Bool { self.waiters.isEmpty }
 
-    /// The number of registered waiters.
     package var count: Int { self.waiters.count }
 
     /// Whether every registered waiter is `id` (or none is registered).
     package func holdsOnly(_ id: ID) -> Bool { self.waiters.allSatisfy { $0.id == id } }
 
-    /// Whether a registered waiter waits for `condition`.
     package func contains(waitingFor condition: Condition) -> Bool {
         self.waiters.contains { $0.condition == condition }
     }
 
-    /// Whether a registered waiter waits for a tracked task to finish: the test, in `value(of:)` (inside a tracked
-    /// task, `value(of:)` awaits the task itself and registers no waiter).
+    /// Whether the test waits for a tracked task to finish, in `value(of:)` (a tracked task's awaits the task itself).
     package var waitsForATrackedTask: Bool { self.waiters.contains { $0.condition.isTrackedTaskFinished } }
 
     /// A new identity, for a waiter whose cancellation handler must know it before it registers.

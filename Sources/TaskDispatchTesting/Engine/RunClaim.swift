@@ -1,16 +1,13 @@
 import TaskDispatch
 
-/// The run method in progress: which one, on which thread, and what it is executing right now.
-///
-/// One run method runs at a time. The claim tells a second call from the same thread or from inside a running
-/// foreground task (re-entrant: refused) from a call on another thread (it waits its turn).
+/// The one run method in progress: which, on which thread, and what it executes now. A second call from that thread
+/// or a running foreground task is re-entrant (refused); one from another thread waits its turn.
 struct RunClaim: Sendable {
     var method: String
     var thread: UInt
     /// The context of the task being executed right now, if any.
     var executing: TaskContext?
-    /// The sequence number of the task being executed, while ``executing`` is set: a number, not the task, so that
-    /// a step costs no reference count (the history, when kept, has the task).
+    /// The sequence number of that task: a number, not the task, so a step costs no reference count.
     var executingSequence: UInt64 = 0
 }
 
@@ -21,17 +18,14 @@ extension Schedule {
         case claimed(RunStart)
         /// Another thread holds it: wait for its release, then ask again.
         case mustWait
-        /// The call is refused: re-entrant, or a wait that could deadlock, a failure left by an auto-drain, or a
-        /// target the clock may not move to.
+        /// Refused: re-entrant, a wait that could deadlock, an auto-drain's failure, or a target out of reach.
         case refused(Failure)
     }
 
-    /// Claims the right to run tasks for `method`, and reads the clock and checks `target` (the time the run moves
-    /// it to) in the same section: not backwards, and not forward while a main-actor tracked task waits to run and
-    /// the caller `holdsMainActor` (moving the clock now would pass the sleep that task is about to start).
-    ///
-    /// `blocksMainActor` (a synchronous call on the main actor): refused rather than wait, since the other run may
-    /// need the main actor. `reporting`: which errors of tracked tasks that nobody claimed refuse the call.
+    /// Claims the right to run tasks for `method` and checks `target` (the time the run moves the clock to): not
+    /// backwards, nor forward past a main-actor tracked task about to sleep if the caller `holdsMainActor`.
+    /// `blocksMainActor` is refused rather than wait (the other run may need the main actor); `reporting`: which
+    /// unclaimed errors of tracked tasks refuse the call.
     mutating func claim(
         _ method: String,
         thread: UInt,
@@ -76,8 +70,7 @@ extension Schedule {
         return self.deferredFailure
     }
 
-    /// Claims the run for an auto-drain if auto-drain is on, nobody runs tasks, and a task is due or auto-advance
-    /// can move the clock to one.
+    /// Claims the run for an auto-drain if it is on, nobody runs tasks, and a task is due or auto-advance can jump.
     mutating func claimForAutoDrain(thread: UInt) -> Bool {
         guard self.autoDrain, self.claim == nil, self.hasDueTask || self.canAutoAdvance() else { return false }
         self.claim = RunClaim(method: "auto-drain", thread: thread)

@@ -1,24 +1,21 @@
 import TaskDispatch
 
-/// One call of a synchronous run method, as the one drain loop sees it: what it runs, how it ends, and how far it
-/// got (see ``Schedule/begin(_:thread:blocksMainActor:target:)`` and ``Schedule/next(_:)``).
+/// One call of a run method, as the one drain loop sees it: what it runs, how it ends, and how far it got (see
+/// ``Schedule/begin(_:thread:reporting:target:)`` and ``Schedule/next(_:)``).
 struct Run {
     enum Kind {
-        /// One task of the scope (`runNext…()`); none due is a failure.
-        case step(Schedule.Scope)
+        /// One task of the scope (`runNext…()`); none due is a failure, or for an async step (`waits`) a pause.
+        case step(Schedule.Scope, waits: Bool = false)
         /// The tasks due now that were pending at the start (`runCurrent()`).
         case current
-        /// Every task up to the target, jumping the clock (`runUntilIdle()`, `advance`, `run(until…)`), within the
-        /// runaway bound.
+        /// Every task up to the target, jumping the clock, within the runaway bound (`runUntilIdle()`, `advance`).
         case drain
         /// An async drain's pass (`runUntilIdle(waitingUpTo:)`, `advance(by:waitingUpTo:)`, `settle`): runs what is
         /// due; when nothing is, pauses until the tracked tasks settle, then jumps the clock one task at a time.
         case settle
-        /// Auto-drain and auto-advance, on the thread that claimed the run: a runaway is kept for the next run
-        /// method, and written to standard error.
+        /// Auto-drain and auto-advance: a runaway is kept for the next run method, and written to standard error.
         case autoDrain
-        /// The due tasks of the one waiting async drain, run inside a tracked task's awaited dispatch (see
-        /// ``Schedule/claimForWaitingSettle(thread:)``).
+        /// The due tasks of the one waiting async drain, in a tracked task's awaited dispatch (see `WaitingSettles`).
         case assist
     }
 
@@ -30,12 +27,13 @@ struct Run {
     var requiresSettled = false
     /// Moves the clock to the target at the end (`advance`).
     var movesClock = false
-    /// The caller holds the main actor: the clock does not move once the run has woken a tracked task (see
-    /// ``Schedule/clockHeld(_:since:)``).
+    /// A synchronous call on the main actor: it blocks it, and the clock does not move once the run has woken a
+    /// tracked task (see ``Schedule/clockHeld(_:since:)``).
     var holdsClock = false
+    /// Whether the run has claimed once: an async run that paused to wait claims again, keeping its start.
+    var began = false
     /// Where the run started; set when it claims.
     var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
-    /// Whether this call holds the claim.
     var isClaimed = false
     /// How many tasks ran, and the last one (kept only where it is returned: a step's one task, a pausing run's).
     var ran = 0
@@ -52,25 +50,26 @@ struct Run {
 }
 
 extension Schedule {
-    /// Claims the run for `run` (or `nil`: another thread holds it, wait) and checks the target (see
-    /// ``claim(_:thread:blocksMainActor:reporting:target:holdsMainActor:)``), then takes the first step in the same
-    /// section, unless the run pauses first. A refusal is a `.fail` without the claim.
+    /// Claims the run for `run` (`nil`: another thread holds it, wait), then takes its first step in the same section
+    /// unless it pauses first. A refusal is a `.fail` without the claim.
     mutating func begin(
         _ run: inout Run,
         thread: UInt,
-        blocksMainActor: Bool,
+        reporting errors: TrackedTasks.ErrorsToReport = .all,
         target: (_ now: Int64) -> Int64
     ) -> Action? {
+        let again = run.began  // a claim after a pause keeps the start and target, and reports no errors
         let outcome = self.claim(
-            run.method, thread: thread, blocksMainActor: blocksMainActor, target: target,
-            holdsMainActor: run.holdsClock && run.movesClock)
+            run.method, thread: thread, blocksMainActor: run.holdsClock, reporting: again ? .none : errors,
+            target: { again ? $0 : target($0) }, holdsMainActor: run.holdsClock && run.movesClock)
         switch outcome {
         case .mustWait:
             return nil
         case .refused(let failure):
             return .fail(failure)
         case .claimed(let start):
-            run.start = start
+            if !again { run.start = start }
+            run.began = true
             run.isClaimed = true
             return run.pauses ? .paused : self.next(&run)
         }
@@ -86,13 +85,15 @@ extension Schedule {
         }
         let step: Step?
         switch run.kind {
-        case .step(let scope):
+        case .step(let scope, let waits):
             guard run.ran == 0 else {
                 run.callSites = self.callSites.sites
                 return self.finish(&run)
             }
             step = self.next(in: scope, jumpingClockTo: nil)
-            if step == nil { return .fail(self.failure(.noTaskToRun(method: run.method, scope: scope))) }
+            if step == nil {  // an async step waits for one
+                return waits ? .paused : .fail(self.failure(.noTaskToRun(method: run.method, scope: scope)))
+            }
         case .current:
             step = self.next(in: .any, jumpingClockTo: nil, before: run.start.firstSequence)
         case .drain:

@@ -1,8 +1,6 @@
-/// The async drains suspended until a task falls due or their tracked tasks settle, so that a tracked task on the
-/// main actor can run, inside its awaited dispatch, the due tasks such a drain would wake up to run (the assist).
-///
-/// Only while exactly one drain waits, on the main actor, and nothing else waits: the tasks run where the drain
-/// would run them, and its runaway bound counts them.
+/// The async drains waiting for a due task or their tracked tasks to settle, so that a tracked task on the main actor
+/// can run, in its awaited dispatch, the due tasks such a drain would wake to run (the assist): only while one drain
+/// waits, on the main actor, and nothing else waits; its runaway bound counts them.
 struct WaitingSettles: Sendable {
     struct Entry: Sendable {
         /// The drain's method, such as `"runUntilIdle()"`: the run claim's name while a task runs for it.
@@ -15,22 +13,12 @@ struct WaitingSettles: Sendable {
         var ran = 0
     }
 
-    private(set) var entries: [DispatchWaiters<WaitResumer>.ID: Entry] = [:]
+    /// The waiting drains by waiter identity, each in while it waits (see `Storage.awaitSettled`).
+    var entries: [DispatchWaiters<WaitResumer>.ID: Entry] = [:]
     /// How many tasks ran for waiting drains since the dispatcher was created; for the package's own tests.
     private(set) var totalRan = 0
 
-    /// Whether no drain waits.
     var isEmpty: Bool { self.entries.isEmpty }
-
-    /// The drain with waiter identity `id` suspends, with `budget` tasks left before its runaway bound.
-    mutating func suspend(_ id: DispatchWaiters<WaitResumer>.ID, method: String, budget: Int, onMainActor: Bool) {
-        self.entries[id] = Entry(method: method, budget: budget, onMainActor: onMainActor)
-    }
-
-    /// The drain `id` resumed: how many tasks ran for it meanwhile.
-    mutating func resume(_ id: DispatchWaiters<WaitResumer>.ID) -> Int {
-        self.entries.removeValue(forKey: id)?.ran ?? 0
-    }
 
     /// The one waiting drain that may have a task run for it, if exactly one waits and its bound allows another.
     var assisted: (id: DispatchWaiters<WaitResumer>.ID, method: String)? {
@@ -40,7 +28,6 @@ struct WaitingSettles: Sendable {
         return (id, entry.method)
     }
 
-    /// Counts a task run for drain `id`.
     mutating func countRun(for id: DispatchWaiters<WaitResumer>.ID) {
         guard let index = self.entries.index(forKey: id) else { return }
         self.entries.values[index].ran += 1

@@ -75,7 +75,6 @@ extension ManualDispatcher {
         var run = Run(method, .drain)
         run.requiresSettled = requiresSettled
         run.movesClock = movesClock
-        run.holdsClock = MainActorExecution.isOnMainActor
         try self.storage.run(&run, target: target)
         return run.ran
     }
@@ -99,7 +98,8 @@ extension ManualDispatcher {
         let run = try self.runPausing(
             "run(untilTaskLabeled: \"\(label)\")", until: { $0?.task.label == label },
             notFound: { .labelNotFound(method: $0.method, label: label, ran: $0.ran, unsettled: $1) })
-        return TaskRun(run.last.unsafelyUnwrapped, callSites: self.storage.callSites)  // it stopped at the label
+        let callSites = self.storage.read { $0.callSites.sites }
+        return TaskRun(run.last.unsafelyUnwrapped, callSites: callSites)  // it stopped at the label
     }
 
     /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.
@@ -129,17 +129,16 @@ extension ManualDispatcher {
     ) throws(ManualDispatcherError) -> Run {
         var run = Run(method, .drain)
         run.pauses = true
-        run.holdsClock = MainActorExecution.isOnMainActor
         var paused = try self.storage.run(&run)
         while paused {
             if stop(run.last) {
-                self.storage.endRun()
+                self.storage.send(.runEnded)
                 return run
             }
             paused = try self.storage.resume(&run)
         }
         throw ManualDispatcherError(
-            self.storage.failure { $0.failure(notFound(run, $0.tracked.unsettled)) }.unsafelyUnwrapped)
+            self.storage.read { $0.failure(notFound(run, $0.tracked.unsettled)) })
     }
 
     // MARK: - Async drains, which wait for tracked tasks to settle

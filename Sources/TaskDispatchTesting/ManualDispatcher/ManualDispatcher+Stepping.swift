@@ -93,44 +93,26 @@ extension ManualDispatcher {
         try await self.waitingStep(self.method("runNext", limit: limit), .any, limit)
     }
 
-    /// One step that waits for work: claim the run, take the due task or release the run and wait, repeat.
+    /// One step that waits for work: claims the run and takes the due task, or releases it and waits for one.
     nonisolated(nonsending) func waitingStep(_ method: String, _ scope: Schedule.Scope, _ limit: Duration?) async throws
         -> TaskRun
     {
         let limit = limit ?? self.waitLimit
         let deadline = limit.dispatchDeadline
         let id = self.storage.makeWaiterID()
-        var errors = TrackedTasks.ErrorsToReport.all  // when the step begins; after its own wait, none
+        var run = Run(method, .step(scope, waits: true))
         while true {
-            try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
-            try await self.storage.claimRun(method, waiter: id, until: deadline, limit: limit, reporting: errors)
-            errors = .none
-            if let (step, callSites) = self.storage.next(in: scope) {
-                self.storage.execute(step.work)
-                self.storage.endRun()
-                try await self.awaitCancelledTasksSettled(method, waiter: id, deadline: deadline, limit: limit)
-                return TaskRun(step.run, callSites: callSites)
+            // Before it chooses and before it returns, the cancelled tracked tasks settle: `verifyIdle()` sees them done.
+            try await self.storage.wait(until: .cancelledTasksSettled, id: id, deadline: deadline) {
+                $0.notSettled(method, limit: limit, $0.tracked.unsettledCancelled)
             }
-            self.storage.endRun()
-            // Woken: claim the run again and take the task, unless another run took it first.
-            try await self.wait(until: .dueTask(scope.context), id: id, deadline: deadline) {
-                self.storage.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
+            if run.ran > 0 { return TaskRun(run.last.unsafelyUnwrapped, callSites: run.callSites) }
+            // Paused (`true`) while none is due; woken, it takes the task, unless another run took it first.
+            if try await self.storage.run(&run, waiter: id, until: deadline, limit: limit, reporting: .all) {
+                try await self.storage.wait(until: .dueTask(scope.context), id: id, deadline: deadline) {
+                    $0.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
+                }
             }
-        }
-    }
-
-    /// Waits, until `deadline`, for every tracked task that was cancelled to settle, so that ``verifyIdle()`` after
-    /// the step does not race it; throws ``ManualDispatcherError/Kind/unsettledTasks(after:)`` naming those that did
-    /// not, or `CancellationError`.
-    nonisolated(nonsending) private func awaitCancelledTasksSettled(
-        _ method: String,
-        waiter id: DispatchWaiters<WaitResumer>.ID,
-        deadline: DispatchTime,
-        limit: Duration
-    ) async throws {
-        guard self.storage.hasUnsettledCancelledTasks else { return }
-        try await self.wait(until: .cancelledTasksSettled, id: id, deadline: deadline) {
-            self.storage.failure { $0.notSettled(method, limit: limit, $0.tracked.unsettledCancelled) }
         }
     }
 }

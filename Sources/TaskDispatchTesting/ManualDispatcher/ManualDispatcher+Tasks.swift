@@ -178,16 +178,17 @@ extension ManualDispatcher {
                 _ = await task.result
                 storage?.send(.untrackedTaskEnded(waiter))
             }
-            try await self.wait(
-                until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline, asTheTestsAwaitOfATask: false
-            ) { self.storage.failure(.untrackedTaskNotFinished(limit: limit)) }
+            try await self.storage.wait(until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline) {
+                $0.failure(.untrackedTaskNotFinished(limit: limit))
+            }
             return try await task.value  // it has ended: this returns at once
         }
         let deadline = limit.dispatchDeadline
         let waiter = self.storage.makeWaiterID()
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         while true {
-            let outcome = await self.storage.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline)
+            let outcome = await self.storage.suspend(
+                until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: true)
             if outcome == .cancelled {
                 self.storage.send(.claimed(key, false))  // an error it throws later is still reported
                 throw CancellationError()
@@ -203,6 +204,6 @@ extension ManualDispatcher {
     /// The number of tasks started with ``startTask(label:callSite:operation:)`` that have not finished: their
     /// start is pending, or their operation has not returned.
     public var unfinishedTaskCount: Int {
-        self.storage.unfinishedTaskCount
+        self.storage.read { $0.tracked.unfinishedCount }
     }
 }

@@ -11,7 +11,7 @@ extension ManualDispatcher {
     ///
     /// - Complexity: O(n log n) in the tasks the schedule holds.
     package func checkInvariants() {
-        self.storage.checkInvariants()
+        self.storage.read { $0.checkInvariants() }
     }
 
     /// The schedule's broken invariants, each as a message; empty when it is consistent. The model-based test
@@ -19,12 +19,12 @@ extension ManualDispatcher {
     ///
     /// - Complexity: As ``checkInvariants()``.
     package func invariantViolations() -> [String] {
-        self.storage.invariantViolations()
+        self.storage.read { $0.invariantViolations() }
     }
 
     /// The number of calls suspended in a wait; for the package's own tests.
     package var waiterCount: Int {
-        self.storage.waiterCount
+        self.storage.read { $0.waiters.count }
     }
 
     /// Calls `observer` each time a wait registers and suspends; for the package's own tests.
@@ -35,13 +35,13 @@ extension ManualDispatcher {
     /// The number of tracked tasks that are not settled; for the package's own tests (it changes as the tasks run
     /// on their own executors).
     package var unsettledTaskCount: Int {
-        self.storage.unsettledTaskCount
+        self.storage.read { $0.tracked.unsettledCount }
     }
 
     /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (off by default); for the
     /// package's own tests of the executor.
     package var prefersTaskExecutorForTrackedTasks: Bool {
-        get { self.storage.prefersTaskExecutor }
+        get { self.storage.read { $0.tracked.prefersTaskExecutor } }
         set { self.storage.send(.prefersTaskExecutor(newValue)) }
     }
 
@@ -61,13 +61,13 @@ extension ManualDispatcher {
     /// How many tasks a tracked task ran inside its awaited dispatch for a waiting async drain; for the package's
     /// own tests.
     package var tasksRunForWaitingDrains: Int {
-        self.storage.tasksRunForWaitingDrains
+        self.storage.read { $0.waitingSettles.totalRan }
     }
 
     /// How many times auto-advance's hold of the clock outlasted the wait limit (see `ClockHold`); for the package's
     /// own tests.
     package var clockHoldsTimedOut: Int {
-        self.storage.clockHoldsTimedOut
+        self.storage.read { $0.clockHold.timedOut }
     }
 
     #if DEBUG

@@ -26,70 +26,27 @@ extension ManualDispatcher {
         let limit = limit ?? self.waitLimit
         let id = self.storage.makeWaiterID()
         let condition = DispatchWaiters<WaitResumer>.Condition.pendingTasks(atLeast: count, in: context)
-        try await self.wait(until: condition, id: id, deadline: limit.dispatchDeadline) {
-            self.storage.failure(.pendingTasksNotReached(method: method, count: count, context: context, limit: limit))
-        }
-    }
-
-    /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` gives, or returns if it gives
-    /// none (the condition came to hold as the timer fired).
-    ///
-    /// - Throws: ``ManualDispatcherError`` with that failure, or `CancellationError` when the calling task is
-    ///   cancelled.
-    nonisolated(nonsending) func wait(
-        until condition: DispatchWaiters<WaitResumer>.Condition,
-        id: DispatchWaiters<WaitResumer>.ID,
-        deadline: DispatchTime,
-        asTheTestsAwaitOfATask: Bool? = nil,
-        orThrow timedOut: () -> Failure?
-    ) async throws {
-        let outcome = await self.storage.suspend(
-            until: condition, id: id, deadline: deadline, asTheTestsAwaitOfATask: asTheTestsAwaitOfATask)
-        switch outcome {
-        case .conditionMet: return
-        case .cancelled: throw CancellationError()
-        case .timedOut: if let failure = timedOut() { throw ManualDispatcherError(failure) }
+        try await self.storage.wait(until: condition, id: id, deadline: limit.dispatchDeadline) {
+            $0.failure(.pendingTasksNotReached(method: method, count: count, context: context, limit: limit))
         }
     }
 }
 
 /// How a suspended wait ended.
 enum WaitOutcome: Sendable {
-    /// A dispatch met the condition, or it held when the waiter came to register.
+    /// The condition held, at registration or later.
     case conditionMet
-    /// The real-time limit passed first.
     case timedOut
-    /// The waiting task was cancelled.
     case cancelled
 }
 
-/// What a registered waiter is resumed through: its continuation. Its timer, when a dispatch or a cancellation
-/// resumed it first, finds the waiter gone and does nothing.
-struct WaitResumer: Sendable {
-    private let continuation: CheckedContinuation<WaitOutcome, Never>
-
-    init(_ continuation: CheckedContinuation<WaitOutcome, Never>) {
-        self.continuation = continuation
-    }
-
-    /// Resumes the waiting task. Call once, after removing the waiter, outside the lock.
-    func resume(_ outcome: WaitOutcome) {
-        self.continuation.resume(returning: outcome)
-    }
-
-    /// Resumes every waiter a dispatch woke.
-    static func resumeAll(_ resumers: [WaitResumer]) {
-        for resumer in resumers {
-            resumer.resume(.conditionMet)
-        }
-    }
-}
+/// A registered waiter's continuation, resumed once by whoever removes it, outside the lock.
+typealias WaitResumer = CheckedContinuation<WaitOutcome, Never>
 
 extension Schedule {
     /// The counts the waiters' conditions are checked against.
     ///
-    /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits):
-    ///   ``TrackedTasks/unsettledCounts`` are derived from their records; the other counts are stored.
+    /// - Complexity: O(n) in the unfinished tracked tasks (``TrackedTasks/unsettledCounts``); the rest are stored.
     var waitCounts: DispatchWaiters<WaitResumer>.Counts {
         let unsettled = self.tracked.unsettledCounts
         return DispatchWaiters.Counts(
@@ -104,8 +61,7 @@ extension Schedule {
         )
     }
 
-    /// The schedule changed (a dispatch, a run, a release, a tracked task's step): removes the waiters the change
-    /// satisfies, for the caller to resume after unlocking; `nil` at the cost of one check when nobody waits.
+    /// After a change, removes the waiters it satisfies, for the caller to resume after unlocking; `nil` if none waits.
     mutating func wokenWaiters() -> [WaitResumer]? {
         guard !self.waiters.isEmpty else { return nil }
         return self.waiters.dispatchHappened(self.waitCounts, isFinished: self.tracked.hasFinished)
@@ -121,8 +77,8 @@ extension Schedule {
         return self.failure(.awaitsCancelled(method: method, whats: self.cancelledAwaits, limit: limit))
     }
 
-    /// The failure of `method`, whose wait of `limit` ended with `tasks` unsettled (since the clock moved to `since`),
-    /// or `nil` when none is: they settled as the timer fired.
+    /// The failure of `method`, whose wait of `limit` ended with `tasks` unsettled (since the clock moved to `since`);
+    /// `nil` if they settled as the timer fired.
     func notSettled(_ method: String, limit: Duration, _ tasks: [TrackedTasks.UnsettledTask], since: Int64? = nil)
         -> Failure?
     {

@@ -143,12 +143,12 @@ public final class ManualDispatcher: TaskDispatcher {
     /// async forms, auto-advance and the drains that jump to the next delayed task. It stops at about 292 years; a
     /// task due past that never runs (<doc:TestingWithVirtualTime>).
     public var now: Duration {
-        .nanoseconds(self.storage.now)
+        .nanoseconds(self.storage.read { $0.now })
     }
 
     /// The number of tasks that have not run and were not cancelled, due or delayed, in both contexts.
     public var pendingTaskCount: Int {
-        self.storage.pendingCount
+        self.storage.read { $0.pendingCount }
     }
 
     /// The number of pending tasks in one context, due or delayed.
@@ -156,20 +156,20 @@ public final class ManualDispatcher: TaskDispatcher {
     /// - Parameter context: The context to count.
     /// - Returns: The number of tasks of that context that have not run and were not cancelled.
     public func pendingTaskCount(in context: TaskContext) -> Int {
-        self.storage.pendingCount(in: context)
+        self.storage.read { $0.pendingCount(in: context) }
     }
 
     /// The pending tasks, in the order dispatch order would run them: by due time, then by sequence.
     ///
     /// - Complexity: O(n log n) in the number of pending tasks.
     public var pendingTasks: [PendingTask] {
-        let (tasks, callSites) = self.storage.pendingTasks
+        let (tasks, callSites) = self.storage.read { ($0.allPendingTasks, $0.callSites.sites) }
         return tasks.map { PendingTask($0, callSites: callSites) }
     }
 
     /// The most recent runs, oldest first, at most the `historyLimit` given at creation.
     public var history: [TaskRun] {
-        let (runs, callSites) = self.storage.history
+        let (runs, callSites) = self.storage.read { (Array($0.history), $0.callSites.sites) }
         return runs.map { TaskRun($0, callSites: callSites) }
     }
 
@@ -178,7 +178,7 @@ public final class ManualDispatcher: TaskDispatcher {
     ///
     /// - Complexity: Setting it is O(n log n) in the due background tasks, which move to the new order's queues.
     public var order: Order {
-        get { self.storage.order }
+        get { self.storage.read { $0.order } }
         set { self.storage.send(.order(newValue)) }
     }
 
@@ -187,7 +187,7 @@ public final class ManualDispatcher: TaskDispatcher {
     /// Changing it takes effect at once: switching to ``Mode/autoDrain`` or ``Mode/autoAdvance`` runs the tasks
     /// already due (and, in auto-advance, moves the clock when everything has settled).
     public var mode: Mode {
-        get { self.storage.mode }
+        get { self.storage.read { $0.mode } }
         set { self.storage.send(.mode(newValue, byTest: self.storage.callerIsUntracked)) }
     }
 
