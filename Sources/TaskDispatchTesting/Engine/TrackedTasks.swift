@@ -40,6 +40,8 @@ struct TrackedTasks: Sendable {
     }
 
     struct Record: Sendable {
+        /// Its identity (see ``Records``).
+        let id: UInt64
         let label: String?
         let callSite: CallSite
         /// Whether its operation is isolated to the main actor, so it cannot run while a synchronous caller holds it.
@@ -166,12 +168,9 @@ struct TrackedTasks: Sendable {
     /// own tests, to run the start in that window.
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
-    private(set) var records: [UInt64: Record] = [:]
+    private(set) var records = Records()
     /// The addresses of the last tasks whose records were dropped as they finished (see ``finishedRecently(_:)``).
     private let recentlyFinished = RecentlyFinished()
-    /// The identity the next ``begin(label:callSite:onMainActor:)`` hands out.
-    private(set) var nextID: UInt64 = 1
-
     /// How many times a tracked task was woken (its start ran, or a wait on the dispatcher's own work ended): a
     /// synchronous drain compares it before it moves the clock, since it cannot wait for a task it woke.
     private(set) var wakeups: UInt64 = 0
@@ -191,21 +190,19 @@ struct TrackedTasks: Sendable {
     mutating func begin(
         label: String?, callSite: CallSite, onMainActor: Bool = false, childJobs: ChildJobs = .counted
     ) -> UInt64 {
-        let id = self.nextID
-        self.nextID += 1
-        self.records[id] = Record(
-            label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs,
-            phase: .waitingToStart, lastSeen: .created)
-        return id
+        self.records.insert { id in
+            Record(
+                id: id, label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs,
+                phase: .waitingToStart, lastSeen: .created)
+        }
     }
 
     /// Notes the task `key` as tracked task `id`, unless it has already finished cleanly.
     mutating func register(_ key: TrackedTaskKey, id: UInt64) {
-        guard let index = self.records.index(forKey: id) else {
+        guard self.records.update(id, { $0.key = key }) != nil else {
             self.recentlyFinished.note(key.address)  // it finished before its key was known
             return
         }
-        self.records.values[index].key = key
         self.unindexed.append(id)
         if self.unindexed.count >= 64, self.unindexed.count > 2 * self.records.count {
             // Nobody looks keys up: drop the finished tasks, so the list stays within twice the records.
@@ -303,7 +300,7 @@ struct TrackedTasks: Sendable {
 
     /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any, in O(n).
     var firstCancelledUnfinished: UInt64? {
-        self.records.lazy.filter { $0.value.phase != .failed && $0.value.key?.isCancelled == true }.map(\.key).min()
+        self.records.all.filter { $0.phase != .failed && $0.key?.isCancelled == true }.map(\.id).min()
     }
 
     /// Whether tracked task `id` has finished: forgotten, or failed with an error nobody has claimed yet.
@@ -313,11 +310,12 @@ struct TrackedTasks: Sendable {
     /// error nobody claimed), indexing the tasks registered since the last look-up first: O(1) amortized.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
         for id in self.unindexed {
-            guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
-                let registered = self.records.values[index].key
-            else { continue }
-            self.records.values[index].isIndexed = true
-            self.keys[registered] = id
+            let registered = self.records.update(id) { record -> TrackedTaskKey? in
+                guard !record.isIndexed, let key = record.key else { return nil }
+                record.isIndexed = true
+                return key
+            }
+            if let registered = registered ?? nil { self.keys[registered] = id }
         }
         self.unindexed.removeAll(keepingCapacity: true)
         return self.keys[key]
@@ -347,14 +345,14 @@ struct TrackedTasks: Sendable {
     /// The number of tracked tasks that are not settled, derived from the records each time it is read.
     ///
     /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits).
-    var unsettledCount: Int { self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) } }
+    var unsettledCount: Int { self.records.all.reduce(0) { $0 + (self.isSettled($1.id) ? 0 : 1) } }
 
     /// ``unsettledCount``, and how many of those tasks were cancelled, in one pass.
     var unsettledCounts: (all: Int, cancelled: Int) {
         var counts = (all: 0, cancelled: 0)
-        for id in self.records.keys where !self.isSettled(id) {
+        for record in self.records.all where !self.isSettled(record.id) {
             counts.all += 1
-            if self.wasCancelled(id) { counts.cancelled += 1 }
+            if self.wasCancelled(record.id) { counts.cancelled += 1 }
         }
         return counts
     }
@@ -376,9 +374,9 @@ struct TrackedTasks: Sendable {
     ///
     /// - Complexity: O(n) in the tracked tasks that have not finished.
     mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
-        let found = self.records.lazy.filter { $0.value.uncountedTasks == .seen && $0.value.phase == .running }
-        guard let id = found.map(\.key).min(), let record = self.records[id] else { return nil }
-        self.records[id]?.uncountedTasks = .reported
+        let found = self.records.all.filter { $0.uncountedTasks == .seen && $0.phase == .running }
+        guard let id = found.map(\.id).min(), let record = self.records[id] else { return nil }
+        self.update(id) { $0.uncountedTasks = .reported }
         let isolation: TaskWithUncountedTasks.Isolation =
             switch record.childJobs {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
@@ -393,7 +391,7 @@ struct TrackedTasks: Sendable {
 
     /// Whether any tracked task is unsettled and isolated to the main actor; O(1) with no unfinished tracked task.
     var hasUnsettledOnMainActor: Bool {
-        self.unfinishedCount > 0 && self.records.keys.contains { self.needsMainActor($0) }
+        self.unfinishedCount > 0 && self.records.all.contains { self.needsMainActor($0.id) }
     }
 
     /// Whether task `id` is unsettled and isolated to the main actor, and not merely awaiting (through
@@ -419,7 +417,9 @@ struct TrackedTasks: Sendable {
 
     /// The records `include` picks, oldest first, as an error shows them.
     private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
-        self.records.keys.sorted().filter(include).compactMap { id in self.records[id].map { self.describe(id, $0) } }
+        self.records.all.map(\.id).sorted().filter(include).compactMap { id in
+            self.records[id].map { self.describe(id, $0) }
+        }
     }
 
     private func describe(_ id: UInt64, _ record: Record) -> UnsettledTask {
@@ -446,17 +446,17 @@ struct TrackedTasks: Sendable {
 
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.
     mutating func finish(_ id: UInt64, error: (any Error)?) {
-        // One lookup, and the record read in place: a copy would retain and release the task it holds, from the
-        // thread that runs the task.
-        guard let index = self.records.index(forKey: id) else { return }
-        if let error, !(error is CancellationError), self.records.values[index].claims == 0 {
-            self.records.values[index].phase = .failed
-            self.records.values[index].error = Self.describe(error)
-            self.records.values[index].failedAfterDrains = self.drainsEnded
-            self.unobserved.append(id)
-            return
+        // Read and changed in place: a copy of the record would retain and release its task, from the task's thread.
+        guard let error, !(error is CancellationError), self.records.update(id, { $0.claims }) == 0 else {
+            return self.forget(id)
         }
-        self.forget(at: index)
+        let drainsEnded = self.drainsEnded
+        self.update(id) { record in
+            record.phase = .failed
+            record.error = Self.describe(error)
+            record.failedAfterDrains = drainsEnded
+        }
+        self.unobserved.append(id)
     }
 
     /// An error as the unobserved-error message shows it, qualified by its type: `LoadError.offline` and
@@ -515,12 +515,7 @@ struct TrackedTasks: Sendable {
     }
 
     private mutating func forget(_ id: UInt64) {
-        if let index = self.records.index(forKey: id) { self.forget(at: index) }
-    }
-
-    private mutating func forget(at index: Dictionary<UInt64, Record>.Index) {
-        let record = self.records.remove(at: index).value
-        if let key = record.key {
+        if let record = self.records.remove(id), let key = record.key {
             if record.isIndexed { self.keys.removeValue(forKey: key) }
             self.recentlyFinished.note(key.address)
         }
@@ -542,8 +537,7 @@ struct TrackedTasks: Sendable {
 
     /// Changes record `id`, if it exists.
     private mutating func update(_ id: UInt64, _ change: (inout Record) -> Void) {
-        guard let index = self.records.index(forKey: id) else { return }
-        change(&self.records.values[index])  // in place: no copy of the record
+        _ = self.records.update(id, change)  // in place: no copy of the record
     }
 }
 
