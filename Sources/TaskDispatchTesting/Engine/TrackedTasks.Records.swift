@@ -27,7 +27,8 @@ extension TrackedTasks {
 
         subscript(id: UInt64) -> Record? { self.slot(of: id).flatMap { self.slots[$0] } }
 
-        /// Changes record `id` in place, if it exists, and returns what `change` returns.
+        /// Changes record `id` in place (no copy of it), if it exists, and returns what `change` returns.
+        @discardableResult
         mutating func update<Result>(_ id: UInt64, _ change: (inout Record) -> Result) -> Result? {
             self.slot(of: id).flatMap { self.slots[$0]?.change(change) }
         }

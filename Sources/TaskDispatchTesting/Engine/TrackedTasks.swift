@@ -222,7 +222,7 @@ struct TrackedTasks: Sendable {
     /// Task `id` was cancelled before its start ran, and its start with it: from here its body runs on its own to its
     /// end.
     mutating func markStartCancelled(_ id: UInt64) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.phase = .startCancelled
             record.lastSeen = .startCancelled
         }
@@ -231,7 +231,7 @@ struct TrackedTasks: Sendable {
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, is about to suspend until the
     /// dispatcher runs `description`.
     mutating func ownedWaitBegan(_ id: UInt64, on description: String, byAnotherTask: Bool = false) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.ownedWaits += 1
             record.lastSeen = .awaited(description)
             Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
@@ -257,7 +257,7 @@ struct TrackedTasks: Sendable {
     /// Task `id` was cancelled before its wait on `description` began: the wait ended at once with
     /// `CancellationError`, and the task runs on.
     mutating func waitEndedAtOnce(_ id: UInt64, on description: String) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.lastSeen = .waitCancelled(description)
             record.immediateReturns += 1
         }
@@ -266,23 +266,23 @@ struct TrackedTasks: Sendable {
     /// Task `id` slept on a dispatcher's clock until `deadline`, a time that had come, so the sleep returned (or, in
     /// a `cancelled` task, threw) at once without suspending.
     mutating func sleptWithoutSuspending(_ id: UInt64, until deadline: String, cancelled: Bool) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.lastSeen = .sleptWithoutSuspending(until: deadline, cancelled: cancelled)
             record.immediateReturns += 1
         }
     }
 
     /// A job of task `id`, of a child task of it, or of an actor one of them entered, was enqueued on its executor.
-    mutating func jobEnqueued(_ id: UInt64) { self.update(id) { $0.runningJobs += 1 } }
+    mutating func jobEnqueued(_ id: UInt64) { self.records.update(id) { $0.runningJobs += 1 } }
 
     /// That job has run: the code it ran has suspended or finished.
-    mutating func jobRan(_ id: UInt64) { self.update(id) { $0.runningJobs -= 1 } }
+    mutating func jobRan(_ id: UInt64) { self.records.update(id) { $0.runningJobs -= 1 } }
 
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, began to await the value of tracked
     /// task `other` through `value(of:)`.
     mutating func beginAwaiting(_ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false) {
         let seen = Event.awaitedValue(of: self.name(other))
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.awaiting.append(other)
             record.lastSeen = seen
             Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
@@ -291,7 +291,7 @@ struct TrackedTasks: Sendable {
 
     /// One await of task `id` on the value of `other`, which ``beginAwaiting(_:_:)`` recorded, ended.
     mutating func endAwaiting(_ id: UInt64, _ other: UInt64) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             if let index = record.awaiting.firstIndex(of: other) { record.awaiting.remove(at: index) }
             record.lastSeen = .gotValue
             record.immediateReturns = 0  // it waited on another tracked task
@@ -376,7 +376,7 @@ struct TrackedTasks: Sendable {
     mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
         let found = self.records.all.filter { $0.uncountedTasks == .seen && $0.phase == .running }
         guard let id = found.map(\.id).min(), let record = self.records[id] else { return nil }
-        self.update(id) { $0.uncountedTasks = .reported }
+        self.records.update(id) { $0.uncountedTasks = .reported }
         let isolation: TaskWithUncountedTasks.Isolation =
             switch record.childJobs {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
@@ -413,18 +413,16 @@ struct TrackedTasks: Sendable {
     }
 
     /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
-    func standing(of id: UInt64) -> UnsettledTask? { self.records[id].map { self.describe(id, $0) } }
+    func standing(of id: UInt64) -> UnsettledTask? { self.records[id].map(self.describe) }
 
     /// The records `include` picks, oldest first, as an error shows them.
     private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
-        self.records.all.map(\.id).sorted().filter(include).compactMap { id in
-            self.records[id].map { self.describe(id, $0) }
-        }
+        self.records.all.sorted { $0.id < $1.id }.filter { include($0.id) }.map(self.describe)
     }
 
-    private func describe(_ id: UInt64, _ record: Record) -> UnsettledTask {
+    private func describe(_ record: Record) -> UnsettledTask {
         UnsettledTask(
-            label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
+            label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(record.id),
             keepsRunning: record.immediateReturns >= 2, lastSeen: record.lastSeen.description,
             awaiting: record.awaiting.isEmpty
                 ? nil : record.awaiting.map { self.awaitedStanding($0) }.joined(separator: "; and it awaits "))
@@ -451,7 +449,7 @@ struct TrackedTasks: Sendable {
             return self.forget(id)
         }
         let drainsEnded = self.drainsEnded
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.phase = .failed
             record.error = Self.describe(error)
             record.failedAfterDrains = drainsEnded
@@ -482,7 +480,7 @@ struct TrackedTasks: Sendable {
             self.unobserved.removeAll { $0 == id }
             self.forget(id)
         } else {
-            self.update(id) { $0.claims += 1 }
+            self.records.update(id) { $0.claims += 1 }
         }
     }
 
@@ -490,7 +488,7 @@ struct TrackedTasks: Sendable {
     /// the task throws later is still reported, unless another call still awaits it.
     mutating func unclaim(_ key: TrackedTaskKey) {
         guard let id = self.id(of: key), self.records[id]?.phase != .failed else { return }
-        self.update(id) { $0.claims = Swift.max(0, $0.claims - 1) }
+        self.records.update(id) { $0.claims = Swift.max(0, $0.claims - 1) }
     }
 
     /// An async drain ended: the errors thrown until now are reported by the next call (see ``ErrorsToReport``).
@@ -529,15 +527,10 @@ struct TrackedTasks: Sendable {
     private mutating func wake(_ id: UInt64, _ change: (inout Record) -> Void) {
         self.wakeups &+= 1
         let wakeups = self.wakeups
-        self.update(id) { record in
+        self.records.update(id) { record in
             change(&record)
             record.wokenAt = wakeups
         }
-    }
-
-    /// Changes record `id`, if it exists.
-    private mutating func update(_ id: UInt64, _ change: (inout Record) -> Void) {
-        _ = self.records.update(id, change)  // in place: no copy of the record
     }
 }
 
