@@ -212,7 +212,12 @@ extension Storage {
                 label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs)
             let scope = TrackedTaskScope(
                 storage: self, id: id, label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
-            let start: @Sendable () -> Void = { self.send(.startRan(scope)) }
+            // The body goes on once the start is recorded and the lock released (the start runs under a claim, so
+            // the event claims no drain that would come first).
+            let start: @Sendable () -> Void = {
+                self.send(.startRan(scope))
+                scope.resumeAdmitted()
+            }
             let scheduled = schedule.accept(
                 DispatchedTask(
                     unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))

@@ -30,6 +30,26 @@ private struct Failure: Error {}
         #expect(tracked.unfinishedCount == 0)
     }
 
+    /// A finished task's slot goes to the next task started: the finished task's identity still reads as finished,
+    /// and a late event of it changes nothing; identities still sort in the order the tasks began.
+    @Test func aFinishedTasksIdentityStaysFinishedWhenItsSlotIsReused() {
+        var tracked = TrackedTasks()
+        let first = tracked.begin(label: "first", callSite: Self.site)
+        tracked.markStarted(first, at: 0)
+        tracked.finish(first, error: nil)
+        let second = tracked.begin(label: "second", callSite: Self.site)
+        tracked.markStarted(second, at: 0)
+        tracked.checkInvariants()
+        #expect(second > first)
+        #expect(tracked.hasFinished(first) && !tracked.hasFinished(second))
+        #expect(tracked.isSettled(first) && !tracked.isSettled(second))
+        tracked.ownedWaitBegan(first, on: "a sleep")  // late: the task has finished
+        tracked.checkInvariants()
+        #expect(tracked.name(first) == "a tracked task that has finished")
+        #expect(tracked.unsettled.map(\.label) == ["second"])
+        #expect(tracked.unsettledCount == 1)
+    }
+
     /// A wait of another task inside a task whose child jobs are not counted (a main-actor task's `async let`
     /// child) leaves the records unable to tell whether the task has settled: the first drain that relies on them is
     /// told, once; a wait of the task itself, or of a counted task's child, tells nothing new.

@@ -55,11 +55,11 @@ extension Schedule {
         switch event {
         case .registered(let key, let scope):
             self.tracked.register(key, id: scope.id)
-            effects.setRare { $0.gate = scope.releaseFromCaller() }
+            if let gate = scope.releaseFromCaller() { effects.setRare { $0.gate = gate } }
         case .parked(let scope, let continuation, let task):
             let (outcome, observer) = scope.park(continuation, task: task, in: &self)
-            effects.setRare { $0.gate = outcome.map { (continuation, $0) } }
-            effects.setRare { $0.observe = observer }
+            if let outcome { effects.setRare { $0.gate = (continuation, outcome) } }
+            if let observer { effects.setRare { $0.observe = observer } }
         case .startCancelled(let scope):
             let (released, waiting) = scope.cancelStart(in: &self)
             effects.setRare {
@@ -127,7 +127,7 @@ extension Schedule {
             self.tracked.prefersTaskExecutor = prefers
         // The changes to the tracked tasks that can end waits and let auto-advance move the clock:
         case .startRan(let scope):
-            effects.setRare { $0.gate = scope.startRan(in: &self).map { ($0, .success(())) } }
+            scope.startRan(in: &self)
             return self.trackedTasksChanged(effects, thread: thread)
         case .finished(let id, let error):
             self.tracked.finish(id, error: error)

@@ -15,17 +15,18 @@ extension TrackedTasks {
     ///
     /// - Complexity: O(n log n) in the records.
     func invariantViolations() -> [String] {
-        var violations: [String] = []
+        var violations = self.records.violations
         var failed: Set<UInt64> = []
         let unindexed = Set(self.unindexed)
-        for (id, record) in self.records {
+        for record in self.records.all {
+            let id = record.id
             if record.phase == .failed { failed.insert(id) }
             violations.append(
                 if: (record.phase == .failed) != (record.error != nil),
                 "tracked task \(id) is \(record.phase) but \(record.error == nil ? "has no" : "keeps an") error")
             violations.append(
-                if: id == 0 || id >= self.nextID,
-                "tracked task \(id) lies outside the identities handed out (1..<\(self.nextID))")
+                if: !self.records.handedOut(id),
+                "tracked task \(id) lies outside the identities handed out (orders 1..<\(self.records.nextOrder))")
             violations.append(if: record.awaiting.contains(id), "tracked task \(id) awaits its own value")
             violations.append(
                 if: record.uncountedTasks != .unseen && record.childJobs == .counted,
@@ -44,17 +45,17 @@ extension TrackedTasks {
                 if: record.key != nil && !record.isIndexed && !unindexed.contains(id),
                 "tracked task \(id) is registered but neither indexed nor listed to be")
         }
-        let keyed = self.records.values.compactMap(\.key)
+        let keyed = self.records.all.compactMap(\.key)
         violations.append(if: Set(keyed).count != keyed.count, "two tracked tasks share a key")
         violations.append(
             if: unindexed.count != self.unindexed.count
-                || self.unindexed.contains(where: { $0 == 0 || $0 >= self.nextID }),
-            "the tasks to index, \(self.unindexed), repeat one or lie outside 1..<\(self.nextID)")
+                || self.unindexed.contains(where: { !self.records.handedOut($0) }),
+            "the tasks to index, \(self.unindexed), repeat one or lie outside the identities handed out")
         violations.append(
             if: Set(self.unobserved) != failed || self.unobserved.count != failed.count,
             "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
         // Each indexed record's key maps to it, and no two records share a key: equal counts leave no other entry.
-        let indexed = self.records.values.count(where: \.isIndexed)
+        let indexed = self.records.all.count(where: \.isIndexed)
         violations.append(
             if: indexed != self.keys.count, "keys holds \(self.keys.count) tasks, but \(indexed) records are indexed")
         return violations

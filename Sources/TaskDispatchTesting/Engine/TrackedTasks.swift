@@ -40,6 +40,8 @@ struct TrackedTasks: Sendable {
     }
 
     struct Record: Sendable {
+        /// Its identity (see ``Records``).
+        let id: UInt64
         let label: String?
         let callSite: CallSite
         /// Whether its operation is isolated to the main actor, so it cannot run while a synchronous caller holds it.
@@ -166,12 +168,9 @@ struct TrackedTasks: Sendable {
     /// own tests, to run the start in that window.
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
-    private(set) var records: [UInt64: Record] = [:]
+    private(set) var records = Records()
     /// The addresses of the last tasks whose records were dropped as they finished (see ``finishedRecently(_:)``).
     private let recentlyFinished = RecentlyFinished()
-    /// The identity the next ``begin(label:callSite:onMainActor:)`` hands out.
-    private(set) var nextID: UInt64 = 1
-
     /// How many times a tracked task was woken (its start ran, or a wait on the dispatcher's own work ended): a
     /// synchronous drain compares it before it moves the clock, since it cannot wait for a task it woke.
     private(set) var wakeups: UInt64 = 0
@@ -191,21 +190,19 @@ struct TrackedTasks: Sendable {
     mutating func begin(
         label: String?, callSite: CallSite, onMainActor: Bool = false, childJobs: ChildJobs = .counted
     ) -> UInt64 {
-        let id = self.nextID
-        self.nextID += 1
-        self.records[id] = Record(
-            label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs,
-            phase: .waitingToStart, lastSeen: .created)
-        return id
+        self.records.insert { id in
+            Record(
+                id: id, label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs,
+                phase: .waitingToStart, lastSeen: .created)
+        }
     }
 
     /// Notes the task `key` as tracked task `id`, unless it has already finished cleanly.
     mutating func register(_ key: TrackedTaskKey, id: UInt64) {
-        guard let index = self.records.index(forKey: id) else {
+        guard self.records.update(id, { $0.key = key }) != nil else {
             self.recentlyFinished.note(key.address)  // it finished before its key was known
             return
         }
-        self.records.values[index].key = key
         self.unindexed.append(id)
         if self.unindexed.count >= 64, self.unindexed.count > 2 * self.records.count {
             // Nobody looks keys up: drop the finished tasks, so the list stays within twice the records.
@@ -225,7 +222,7 @@ struct TrackedTasks: Sendable {
     /// Task `id` was cancelled before its start ran, and its start with it: from here its body runs on its own to its
     /// end.
     mutating func markStartCancelled(_ id: UInt64) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.phase = .startCancelled
             record.lastSeen = .startCancelled
         }
@@ -234,7 +231,7 @@ struct TrackedTasks: Sendable {
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, is about to suspend until the
     /// dispatcher runs `description`.
     mutating func ownedWaitBegan(_ id: UInt64, on description: String, byAnotherTask: Bool = false) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.ownedWaits += 1
             record.lastSeen = .awaited(description)
             Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
@@ -260,7 +257,7 @@ struct TrackedTasks: Sendable {
     /// Task `id` was cancelled before its wait on `description` began: the wait ended at once with
     /// `CancellationError`, and the task runs on.
     mutating func waitEndedAtOnce(_ id: UInt64, on description: String) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.lastSeen = .waitCancelled(description)
             record.immediateReturns += 1
         }
@@ -269,23 +266,23 @@ struct TrackedTasks: Sendable {
     /// Task `id` slept on a dispatcher's clock until `deadline`, a time that had come, so the sleep returned (or, in
     /// a `cancelled` task, threw) at once without suspending.
     mutating func sleptWithoutSuspending(_ id: UInt64, until deadline: String, cancelled: Bool) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.lastSeen = .sleptWithoutSuspending(until: deadline, cancelled: cancelled)
             record.immediateReturns += 1
         }
     }
 
     /// A job of task `id`, of a child task of it, or of an actor one of them entered, was enqueued on its executor.
-    mutating func jobEnqueued(_ id: UInt64) { self.update(id) { $0.runningJobs += 1 } }
+    mutating func jobEnqueued(_ id: UInt64) { self.records.update(id) { $0.runningJobs += 1 } }
 
     /// That job has run: the code it ran has suspended or finished.
-    mutating func jobRan(_ id: UInt64) { self.update(id) { $0.runningJobs -= 1 } }
+    mutating func jobRan(_ id: UInt64) { self.records.update(id) { $0.runningJobs -= 1 } }
 
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, began to await the value of tracked
     /// task `other` through `value(of:)`.
     mutating func beginAwaiting(_ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false) {
         let seen = Event.awaitedValue(of: self.name(other))
-        self.update(id) { record in
+        self.records.update(id) { record in
             record.awaiting.append(other)
             record.lastSeen = seen
             Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
@@ -294,7 +291,7 @@ struct TrackedTasks: Sendable {
 
     /// One await of task `id` on the value of `other`, which ``beginAwaiting(_:_:)`` recorded, ended.
     mutating func endAwaiting(_ id: UInt64, _ other: UInt64) {
-        self.update(id) { record in
+        self.records.update(id) { record in
             if let index = record.awaiting.firstIndex(of: other) { record.awaiting.remove(at: index) }
             record.lastSeen = .gotValue
             record.immediateReturns = 0  // it waited on another tracked task
@@ -303,7 +300,7 @@ struct TrackedTasks: Sendable {
 
     /// The oldest tracked task that was cancelled and has not finished (failed ones aside), if any, in O(n).
     var firstCancelledUnfinished: UInt64? {
-        self.records.lazy.filter { $0.value.phase != .failed && $0.value.key?.isCancelled == true }.map(\.key).min()
+        self.records.all.filter { $0.phase != .failed && $0.key?.isCancelled == true }.map(\.id).min()
     }
 
     /// Whether tracked task `id` has finished: forgotten, or failed with an error nobody has claimed yet.
@@ -313,11 +310,12 @@ struct TrackedTasks: Sendable {
     /// error nobody claimed), indexing the tasks registered since the last look-up first: O(1) amortized.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
         for id in self.unindexed {
-            guard let index = self.records.index(forKey: id), !self.records.values[index].isIndexed,
-                let registered = self.records.values[index].key
-            else { continue }
-            self.records.values[index].isIndexed = true
-            self.keys[registered] = id
+            let registered = self.records.update(id) { record -> TrackedTaskKey? in
+                guard !record.isIndexed, let key = record.key else { return nil }
+                record.isIndexed = true
+                return key
+            }
+            if let registered = registered ?? nil { self.keys[registered] = id }
         }
         self.unindexed.removeAll(keepingCapacity: true)
         return self.keys[key]
@@ -347,14 +345,14 @@ struct TrackedTasks: Sendable {
     /// The number of tracked tasks that are not settled, derived from the records each time it is read.
     ///
     /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits).
-    var unsettledCount: Int { self.records.keys.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) } }
+    var unsettledCount: Int { self.records.all.reduce(0) { $0 + (self.isSettled($1.id) ? 0 : 1) } }
 
     /// ``unsettledCount``, and how many of those tasks were cancelled, in one pass.
     var unsettledCounts: (all: Int, cancelled: Int) {
         var counts = (all: 0, cancelled: 0)
-        for id in self.records.keys where !self.isSettled(id) {
+        for record in self.records.all where !self.isSettled(record.id) {
             counts.all += 1
-            if self.wasCancelled(id) { counts.cancelled += 1 }
+            if self.wasCancelled(record.id) { counts.cancelled += 1 }
         }
         return counts
     }
@@ -376,9 +374,9 @@ struct TrackedTasks: Sendable {
     ///
     /// - Complexity: O(n) in the tracked tasks that have not finished.
     mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
-        let found = self.records.lazy.filter { $0.value.uncountedTasks == .seen && $0.value.phase == .running }
-        guard let id = found.map(\.key).min(), let record = self.records[id] else { return nil }
-        self.records[id]?.uncountedTasks = .reported
+        let found = self.records.all.filter { $0.uncountedTasks == .seen && $0.phase == .running }
+        guard let id = found.map(\.id).min(), let record = self.records[id] else { return nil }
+        self.records.update(id) { $0.uncountedTasks = .reported }
         let isolation: TaskWithUncountedTasks.Isolation =
             switch record.childJobs {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
@@ -393,7 +391,7 @@ struct TrackedTasks: Sendable {
 
     /// Whether any tracked task is unsettled and isolated to the main actor; O(1) with no unfinished tracked task.
     var hasUnsettledOnMainActor: Bool {
-        self.unfinishedCount > 0 && self.records.keys.contains { self.needsMainActor($0) }
+        self.unfinishedCount > 0 && self.records.all.contains { self.needsMainActor($0.id) }
     }
 
     /// Whether task `id` is unsettled and isolated to the main actor, and not merely awaiting (through
@@ -415,16 +413,16 @@ struct TrackedTasks: Sendable {
     }
 
     /// How tracked task `id` stands, as an error shows it; `nil` once it has finished.
-    func standing(of id: UInt64) -> UnsettledTask? { self.records[id].map { self.describe(id, $0) } }
+    func standing(of id: UInt64) -> UnsettledTask? { self.records[id].map(self.describe) }
 
     /// The records `include` picks, oldest first, as an error shows them.
     private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
-        self.records.keys.sorted().filter(include).compactMap { id in self.records[id].map { self.describe(id, $0) } }
+        self.records.all.sorted { $0.id < $1.id }.filter { include($0.id) }.map(self.describe)
     }
 
-    private func describe(_ id: UInt64, _ record: Record) -> UnsettledTask {
+    private func describe(_ record: Record) -> UnsettledTask {
         UnsettledTask(
-            label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(id),
+            label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(record.id),
             keepsRunning: record.immediateReturns >= 2, lastSeen: record.lastSeen.description,
             awaiting: record.awaiting.isEmpty
                 ? nil : record.awaiting.map { self.awaitedStanding($0) }.joined(separator: "; and it awaits "))
@@ -446,17 +444,17 @@ struct TrackedTasks: Sendable {
 
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.
     mutating func finish(_ id: UInt64, error: (any Error)?) {
-        // One lookup, and the record read in place: a copy would retain and release the task it holds, from the
-        // thread that runs the task.
-        guard let index = self.records.index(forKey: id) else { return }
-        if let error, !(error is CancellationError), self.records.values[index].claims == 0 {
-            self.records.values[index].phase = .failed
-            self.records.values[index].error = Self.describe(error)
-            self.records.values[index].failedAfterDrains = self.drainsEnded
-            self.unobserved.append(id)
-            return
+        // Read and changed in place: a copy of the record would retain and release its task, from the task's thread.
+        guard let error, !(error is CancellationError), self.records.update(id, { $0.claims }) == 0 else {
+            return self.forget(id)
         }
-        self.forget(at: index)
+        let drainsEnded = self.drainsEnded
+        self.records.update(id) { record in
+            record.phase = .failed
+            record.error = Self.describe(error)
+            record.failedAfterDrains = drainsEnded
+        }
+        self.unobserved.append(id)
     }
 
     /// An error as the unobserved-error message shows it, qualified by its type: `LoadError.offline` and
@@ -482,7 +480,7 @@ struct TrackedTasks: Sendable {
             self.unobserved.removeAll { $0 == id }
             self.forget(id)
         } else {
-            self.update(id) { $0.claims += 1 }
+            self.records.update(id) { $0.claims += 1 }
         }
     }
 
@@ -490,7 +488,7 @@ struct TrackedTasks: Sendable {
     /// the task throws later is still reported, unless another call still awaits it.
     mutating func unclaim(_ key: TrackedTaskKey) {
         guard let id = self.id(of: key), self.records[id]?.phase != .failed else { return }
-        self.update(id) { $0.claims = Swift.max(0, $0.claims - 1) }
+        self.records.update(id) { $0.claims = Swift.max(0, $0.claims - 1) }
     }
 
     /// An async drain ended: the errors thrown until now are reported by the next call (see ``ErrorsToReport``).
@@ -515,12 +513,7 @@ struct TrackedTasks: Sendable {
     }
 
     private mutating func forget(_ id: UInt64) {
-        if let index = self.records.index(forKey: id) { self.forget(at: index) }
-    }
-
-    private mutating func forget(at index: Dictionary<UInt64, Record>.Index) {
-        let record = self.records.remove(at: index).value
-        if let key = record.key {
+        if let record = self.records.remove(id), let key = record.key {
             if record.isIndexed { self.keys.removeValue(forKey: key) }
             self.recentlyFinished.note(key.address)
         }
@@ -534,16 +527,10 @@ struct TrackedTasks: Sendable {
     private mutating func wake(_ id: UInt64, _ change: (inout Record) -> Void) {
         self.wakeups &+= 1
         let wakeups = self.wakeups
-        self.update(id) { record in
+        self.records.update(id) { record in
             change(&record)
             record.wokenAt = wakeups
         }
-    }
-
-    /// Changes record `id`, if it exists.
-    private mutating func update(_ id: UInt64, _ change: (inout Record) -> Void) {
-        guard let index = self.records.index(forKey: id) else { return }
-        change(&self.records.values[index])  // in place: no copy of the record
     }
 }
 

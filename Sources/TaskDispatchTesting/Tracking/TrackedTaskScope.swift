@@ -34,6 +34,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The body, suspended at the gate. Taken, under the lock of ``storage``, by whichever resumes it: exactly one
     /// of ``startRan(in:)``, ``cancelStart(in:)`` and ``releaseFromCaller()``.
     private var waiting: StartContinuation?
+    /// The body's wait that ``startRan(in:)`` let through, set under the lock of ``storage`` and taken after unlocking
+    /// by the same thread (``resumeAdmitted()``); nothing else reads it.
+    private var admitted: StartContinuation?
     /// Whether the body may still run on its creator's stack (begun with `Task.immediate`, until
     /// ``releaseFromCaller()``): only that resumes it meanwhile, or a start run by another thread would run the
     /// operation inside `startTask`.
@@ -72,16 +75,19 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 
     // MARK: - The start gate
 
-    /// The start task ran: records the start and returns the body's wait to resume (unless the body is still held
-    /// for its creator: then ``releaseFromCaller()`` lets it through). Call under the lock of ``storage``. From here
-    /// the task runs on its own until it waits on the dispatcher.
-    func startRan(in schedule: inout Schedule) -> StartContinuation? {
+    /// The start task ran: records the start and admits the body's wait, for ``resumeAdmitted()`` (unless the body is
+    /// still held for its creator: then ``releaseFromCaller()`` lets it through). Call under the lock of ``storage``.
+    /// From here the task runs on its own until it waits on the dispatcher.
+    func startRan(in schedule: inout Schedule) {
         schedule.tracked.markStarted(self.id, at: schedule.now)
         // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
-        guard self.outcome == nil else { return nil }
+        guard self.outcome == nil else { return }
         self.outcome = .success(())
-        return self.heldForCaller ? nil : self.waiting.take()
+        if !self.heldForCaller { self.admitted = self.waiting.take() }
     }
+
+    /// Lets the body through the gate that ``startRan(in:)`` opened; call after unlocking, on the same thread.
+    func resumeAdmitted() { self.admitted.take()?.resume() }
 
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first,
     /// which cancels the start. It runs on the caller's isolation, and the body resumes there.
