@@ -75,3 +75,10 @@ extension ManualDispatcher {
         Clock(dispatcher: self)
     }
 }
+
+extension ManualDispatcher.Clock: NanosecondReadingClock {
+    /// ``now`` in nanoseconds, read without a `Duration`: what a repeating series reads at each tick.
+    package var nanosecondsNow: Int64 {
+        self.dispatcher.storage.read { $0.now }
+    }
+}
