@@ -31,6 +31,8 @@ extension Duration {
 package protocol NanosecondReadingClock: Sendable {
     /// The time now, in nanoseconds since the clock's fixed point.
     var nanosecondsNow: Int64 { get }
+    /// A closure that reads ``nanosecondsNow`` straight from the clock's storage (no protocol witness at each call).
+    var nanosecondReader: @Sendable () -> Int64 { get }
 }
 
 /// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
@@ -64,7 +66,7 @@ struct SeriesTiming: Sendable {
             case (let start, false) = reading.nanosecondsNow.addingReportingOverflow(shiftNanoseconds)
         {
             (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (
-                true, { reading.nanosecondsNow }, start
+                true, reading.nanosecondReader, start
             )
         } else {
             (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (false, { 0 }, 0)

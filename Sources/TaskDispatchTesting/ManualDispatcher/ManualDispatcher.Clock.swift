@@ -81,4 +81,9 @@ extension ManualDispatcher.Clock: NanosecondReadingClock {
     package var nanosecondsNow: Int64 {
         self.dispatcher.storage.read { $0.now }
     }
+
+    /// Reads ``nanosecondsNow`` through the storage alone.
+    package var nanosecondReader: @Sendable () -> Int64 {
+        { [storage = self.dispatcher.storage] in storage.read { $0.now } }
+    }
 }
