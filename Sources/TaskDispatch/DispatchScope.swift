@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A dispatcher that forwards to another and remembers the live work dispatched through it, so that its owner can
 /// cancel all of it at once: ``cancelAll()``, or the scope's release.
 ///

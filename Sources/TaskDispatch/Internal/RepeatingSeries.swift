@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a tick of a repeating series carries (``DispatchedTask/series``): the series as diagnostics name it.
 package final class SeriesMarker: Sendable {
     /// The time between two ticks.
@@ -14,6 +16,25 @@ package final class SeriesMarker: Sendable {
     }
 }
 
+extension Duration {
+    /// `.nanoseconds(nanoseconds)` in one full-width multiplication: the standard library's goes through its generic
+    /// 128-bit arithmetic, a hundred instructions at every tick.
+    @inline(__always)
+    fileprivate static func exactly(nanoseconds: Int64) -> Duration {
+        let (high, low) = nanoseconds.multipliedFullWidth(by: 1_000_000_000)  // attoseconds
+        return Duration(_high: high, low: low)
+    }
+}
+
+/// A clock that reads its time as whole nanoseconds since a fixed point of its own, without a `Duration` or generic
+/// code: a series reads it at each tick (`ManualDispatcher`'s virtual clock).
+package protocol NanosecondReadingClock: Sendable {
+    /// The time now, in nanoseconds since the clock's fixed point.
+    var nanosecondsNow: Int64 { get }
+    /// A closure that reads ``nanosecondsNow`` straight from the clock's storage (no protocol witness at each call).
+    var nanosecondReader: @Sendable () -> Int64 { get }
+}
+
 /// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
 /// push the later ones; a tick whose due time has passed when its turn comes is skipped (see ``next(after:)``).
 struct SeriesTiming: Sendable {
@@ -24,6 +45,11 @@ struct SeriesTiming: Sendable {
     /// The time since the origin on the series' clock: the one place that knows the clock's type, so that a tick
     /// pays for no generic code.
     private let elapsed: @Sendable () -> Duration
+    /// Whether the clock reads in nanoseconds (a ``NanosecondReadingClock``) and the origin is within its range: then
+    /// `nanosecondsNow` reads it and a tick does no `Duration` arithmetic.
+    private let readsNanoseconds: Bool
+    private let nanosecondsNow: @Sendable () -> Int64
+    private let originNanoseconds: Int64
 
     /// Starts the series now: its first tick after `delay`, or after `interval` when `delay` is `nil`. An interval
     /// under one nanosecond counts as one nanosecond.
@@ -32,14 +58,39 @@ struct SeriesTiming: Sendable {
         self.interval = interval
         let nanoseconds = interval.nanosecondsSaturated
         self.wholeNanoseconds = interval == .nanoseconds(nanoseconds) ? nanoseconds : nil
-        let origin = clock.now.advanced(by: (delay ?? interval) - interval)
+        let shift = (delay ?? interval) - interval
+        let origin = clock.now.advanced(by: shift)
         self.elapsed = { origin.duration(to: clock.now) }
+        let shiftNanoseconds = shift.nanosecondsSaturated
+        if let reading = clock as? any NanosecondReadingClock, shift == .nanoseconds(shiftNanoseconds),
+            case (let start, false) = reading.nanosecondsNow.addingReportingOverflow(shiftNanoseconds)
+        {
+            (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (
+                true, reading.nanosecondReader, start
+            )
+        } else {
+            (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (false, { 0 }, 0)
+        }
     }
 
     /// The tick that comes after `tick`, and the delay from now until it is due: the first tick not yet past, so the
     /// ticks missed while the process was busy (or a tick ran longer than the interval) are dropped, not run in a burst.
     func next(after tick: Int64) -> (tick: Int64, delay: Duration) {
-        let elapsed = self.elapsed()
+        // The tick after `tick`, when it is not yet past, on a clock read in nanoseconds: the usual case of a test.
+        if self.readsNanoseconds, let interval = self.wholeNanoseconds,
+            case (let elapsed, false) = self.nanosecondsNow().subtractingReportingOverflow(self.originNanoseconds)
+        {
+            if tick < .max, case (let due, false) = (tick + 1).multipliedReportingOverflow(by: interval),
+                due >= elapsed, case (let delay, false) = due.subtractingReportingOverflow(elapsed)
+            {
+                return (tick + 1, .exactly(nanoseconds: delay))
+            }
+            return self.next(after: tick, elapsed: .exactly(nanoseconds: elapsed))
+        }
+        return self.next(after: tick, elapsed: self.elapsed())
+    }
+
+    private func next(after tick: Int64, elapsed: Duration) -> (tick: Int64, delay: Duration) {
         if let interval = self.wholeNanoseconds {
             // The tick after `tick`, when it is not yet past (the usual case; no division).
             if tick < .max, case (let due, false) = (tick + 1).multipliedReportingOverflow(by: interval),
@@ -78,7 +129,7 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
         var isCancelled = false
         /// The last tick that began.
         var tick: Int64 = 0
-        /// The handle of the next tick, once dispatched and until it begins.
+        /// The handle of the tick dispatched last (kept once it began, until the next one replaces it).
         var handle: TaskHandle?
         /// The user's closure, released at the cancel (a tick that captures the handle makes no cycle).
         var work: DispatchedTask.Work?
@@ -89,7 +140,7 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
     private let isForeground: Bool
     private let priority: BackgroundPriority
     private let marker: SeriesMarker
-    private let state = LockedValue(State())
+    private let state = ShortLock(State())
     /// The number of the tick dispatched last.
     private var next: Int64 = 0
 
@@ -121,34 +172,36 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
             unbound: work, label: self.marker.label, delay: delay, priority: self.priority,
             callSite: self.marker.callSite)
         task.series = self.marker
-        var handle: TaskHandle? = self.target.dispatch(task)  // moved into the state, not copied
+        // Swapped into the state, not copied: the handle of the tick before leaves it, and is released outside the lock.
+        var handle: TaskHandle? = self.target.dispatch(task)
         let cancelled = self.state.withLock { state -> Bool in
             if state.isCancelled { return true }
-            if state.tick < next { state.handle = handle.take() }  // not begun yet (an auto-drain may have run it)
+            if state.tick < next { swap(&state.handle, &handle) }  // not begun yet (an auto-drain may have run it)
             return false
         }
         if cancelled { handle?.cancel() }
     }
 
-    /// The number of the tick that begins now and the closure to run, or `nil` when the series was cancelled.
-    private func begin() -> (Int64, DispatchedTask.Work)? {
-        let tick = self.next
-        return self.state.withLock { state in
-            guard !state.isCancelled, let work = state.work else { return nil }
+    /// Marks `tick` begun and returns the closure to run, or `nil` when the series was cancelled.
+    @inline(__always)
+    private func begin(_ tick: Int64) -> DispatchedTask.Work? {
+        self.state.withLock { state in
+            guard !state.isCancelled else { return nil }
             state.tick = tick
-            state.handle = nil
-            return (tick, work)
+            return state.work
         }
     }
 
     private func runTick() {
-        guard let (tick, work) = self.begin(), case .background(let body) = work else { return }
+        let tick = self.next
+        guard case .background(let body)? = self.begin(tick) else { return }
         body()
         self.schedule(after: tick)
     }
 
     @MainActor private func runTickOnMainActor() {
-        guard let (tick, work) = self.begin(), case .foreground(let body) = work else { return }
+        let tick = self.next
+        guard case .foreground(let body)? = self.begin(tick) else { return }
         body()
         self.schedule(after: tick)
     }

@@ -1,35 +1,44 @@
-/// The live work of one ``DispatchScope``: a slot table of entries (a slot freed when its work ends is reused, so
-/// memory follows the live work), whether the scope was cancelled, and the count of its background work.
+import Synchronization
+
+/// The live work of one ``DispatchScope``: a list of entries linked through the entries themselves (an entry leaves it
+/// when its work ends, so memory follows the live work), whether the scope was cancelled, and the count of its
+/// background work.
 ///
-/// `@unchecked Sendable`: the table and each entry's mutable fields are read and written only under `state`'s lock.
+/// `@unchecked Sendable`: the list and each entry's mutable fields are read and written only under `state`'s lock.
 final class ScopeRegistry: @unchecked Sendable {
     struct State: @unchecked Sendable {
-        var entries: [ScopeEntry?] = []
-        var free: [Int] = []
+        /// The entry inserted last; each holds the one before it (`next`), strongly.
+        var head: ScopeEntry?
         var isCancelled = false
         var liveCount = 0
 
+        /// Links `entry` in at the head: O(1), no allocation.
         mutating func insert(_ entry: ScopeEntry) {
-            if let slot = self.free.popLast() {
-                self.entries[slot] = entry
-                entry.slot = slot
-            } else {
-                entry.slot = self.entries.count
-                self.entries.append(entry)
-            }
+            let first = self.head.take()
+            first?.previous = entry
+            entry.next = first
+            entry.isLinked = true
+            self.head = entry
             self.liveCount += 1
         }
 
+        /// Unlinks `entry` if it is linked: O(1). The caller holds `entry`, so the list's reference is not its last.
         mutating func remove(_ entry: ScopeEntry) {
-            guard entry.slot >= 0 else { return }
-            self.entries[entry.slot] = nil
-            self.free.append(entry.slot)
-            entry.slot = -1
+            guard entry.isLinked else { return }
+            entry.isLinked = false
+            let next = entry.next.take()
+            next?.previous = entry.previous
+            if let previous = entry.previous {
+                previous.next = next
+            } else {
+                self.head = next
+            }
+            entry.previous = nil
             self.liveCount -= 1
         }
     }
 
-    let state = LockedValue(State())
+    let state = ShortLock(State())
     let tracker = BackgroundWorkTracker()
 
     /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) runs
@@ -37,14 +46,19 @@ final class ScopeRegistry: @unchecked Sendable {
     func cancelAll() {
         let entries = self.state.withLock { state -> [ScopeEntry] in
             state.isCancelled = true
-            let live = state.entries.compactMap { $0 }
-            for entry in live {
-                entry.slot = -1
+            var live: [ScopeEntry] = []
+            live.reserveCapacity(state.liveCount)
+            // Unlinked one by one, so that a long list is not released by a deep chain of releases.
+            var current = state.head.take()
+            while let entry = current {
+                current = entry.next.take()
+                entry.previous = nil
+                entry.isLinked = false
                 entry.endedByScope()
+                live.append(entry)
             }
-            state.entries = []
-            state.free = []
             state.liveCount = 0
+            live.reverse()  // oldest first: cancelled in the order they were dispatched
             return live
         }
         for entry in entries { entry.scopeCancelled() }
@@ -53,10 +67,15 @@ final class ScopeRegistry: @unchecked Sendable {
 
 /// One piece of live work in a ``ScopeRegistry``.
 ///
-/// `@unchecked Sendable`: `slot` and the subclasses' mutable fields are guarded by the registry's lock.
+/// `@unchecked Sendable`: the links and the subclasses' mutable fields are guarded by the registry's lock.
 class ScopeEntry: @unchecked Sendable {
-    /// The entry's index in the registry's table; -1 when it is not in it.
-    @exclusivity(unchecked) var slot = -1
+    /// The entry inserted before this one, held by it.
+    @exclusivity(unchecked) var next: ScopeEntry?
+    /// The entry inserted after this one, which holds this one: `unowned(unsafe)`, since that entry unlinks itself
+    /// (under the lock) before it can go.
+    @exclusivity(unchecked) unowned(unsafe) var previous: ScopeEntry?
+    /// Whether the entry is in the registry's list.
+    @exclusivity(unchecked) var isLinked = false
 
     /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``: the entry takes what its cancellation needs.
     func endedByScope() {}
@@ -85,10 +104,13 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     // Guarded by the registry's lock (so exclusivity is not checked again at run time).
     @exclusivity(unchecked) private var phase = Phase.dispatching
     @exclusivity(unchecked) private var work: DispatchedTask.Work?
-    // Once `phase` is `.cancelled`, only the cancelling call reads these (and releases them).
+    // The handle of the dispatcher beneath: written once, by `accepted`, before the entry joins the registry (under
+    // the lock, which publishes it); read under the lock while `.live`, then by the call that cancelled the entry.
+    // Kept after the run, released with the entry (outside any lock).
     @exclusivity(unchecked) private var inner: TaskHandle?
 
-    init(_ task: DispatchedTask, registry: ScopeRegistry) {
+    /// Takes what it needs of `task` (borrowed: a copy of the whole task would cost as much as the rest of the entry).
+    init(_ task: borrowing DispatchedTask, registry: ScopeRegistry) {
         self.registry = registry
         // The awaitable call this scope is forwarding, if the task is its: the scope ends that await itself when
         // it cancels the task.
@@ -111,7 +133,8 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     /// The dispatcher beneath accepted the task: keeps its handle in the registry, or, if the scope was cancelled
     /// meanwhile, cancels it.
     func accepted(_ inner: consuming TaskHandle) {
-        var handle: TaskHandle? = consume inner  // moved into the entry, not copied
+        // No other call reads `inner` before the lock below publishes it: a run that comes first leaves it alone.
+        self.inner = consume inner
         let cancelled = self.registry.state.withLock { state -> Bool in
             guard self.phase == .dispatching else { return false }
             if state.isCancelled {
@@ -119,14 +142,10 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
                 return true
             }
             self.phase = .live
-            self.inner = handle.take()
             state.insert(self)
             return false
         }
-        if cancelled {
-            handle?.cancel()
-            self.scopeCancelled()
-        }
+        if cancelled { self.scopeCancelled() }
     }
 
     /// Takes the closure to run, unless the entry or its scope was cancelled.
@@ -140,12 +159,12 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
                 return (nil, true)
             case .dispatching, .live:
                 self.phase = .ran
-                self.inner = nil
                 state.remove(self)
                 return (self.work.take(), false)
             }
         }
-        if cancelledMeanwhile { self.scopeCancelled() }
+        // The task beneath is this run: nothing to cancel there, and `inner` may not be written yet.
+        if cancelledMeanwhile { self.end(self.work.take(), failingTheAwait: true) }
         return work
     }
 

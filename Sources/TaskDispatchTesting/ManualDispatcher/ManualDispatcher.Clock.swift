@@ -75,3 +75,15 @@ extension ManualDispatcher {
         Clock(dispatcher: self)
     }
 }
+
+extension ManualDispatcher.Clock: NanosecondReadingClock {
+    /// ``now`` in nanoseconds, read without a `Duration`: what a repeating series reads at each tick.
+    package var nanosecondsNow: Int64 {
+        self.dispatcher.storage.read { $0.now }
+    }
+
+    /// Reads ``nanosecondsNow`` through the storage alone.
+    package var nanosecondReader: @Sendable () -> Int64 {
+        { [storage = self.dispatcher.storage] in storage.read { $0.now } }
+    }
+}
