@@ -32,7 +32,7 @@ struct Schedule: Sendable {
     var waitingForeground = 0
     var waitingBackground = 0
     /// References to cancelled tasks still held by a queue or the heap.
-    private(set) var staleEntries = 0
+    var staleEntries = 0
 
     var history = RingBuffer<RunRecord>()
     let historyLimit: Int
@@ -160,12 +160,6 @@ struct Schedule: Sendable {
         self.pool.removeAll(where: isStale)
         self.delayed.removeAll(where: isStale)
         self.staleEntries = 0
-    }
-
-    /// Notes that a queue or the heap let go of a cancelled task.
-    @inline(__always)
-    mutating func dropStale() {
-        self.staleEntries -= 1
     }
 
     @inline(__always)
