@@ -182,9 +182,7 @@ struct Schedule: Sendable {
     /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
     /// generator from its seed.
     mutating func setOrder(_ order: ManualDispatcher.Order) {
-        var due: [ScheduledTask] = []
-        for queue in self.background { due.append(contentsOf: queue.lazy.filter(\.isPending)) }
-        due.append(contentsOf: self.pool.tasks.lazy.filter(\.isPending))
+        var due = self.background.flatMap { $0.filter(\.isPending) } + self.pool.tasks.filter(\.isPending)
         self.pool = RandomPool()
         due.sort { $0.key < $1.key }
         self.order = order
