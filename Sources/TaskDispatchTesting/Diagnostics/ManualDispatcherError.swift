@@ -148,18 +148,18 @@ extension ManualDispatcherError {
         case .autoDrainRunaway(_, let jumps?):
             "auto-advance moved the clock \(count(jumps, "time")), to \(formatTime(snapshot.now)), in one go (inside one call of the test's, or while it waited, with no other call in between), and tasks keep falling due; \(Self.recurringTasks(last: jumps, snapshot)). A timer or poll loop that never ends keeps an auto-advancing clock moving: cancel it before the end of the test"
         case .liveSeries(let method, let tick, _):
-            "\(method) would move the clock for ever: the repeating series \(tick.quotedLabel) started at \(tick.series?.callSite ?? snapshot.callSites[Int(tick.callSite)]) ticks every \(tick.series.map { formatDuration($0.interval) } ?? "?") for as long as it lives, and its next tick is due at \(formatTime(tick.key.due)). Run its ticks with advance(by:) or advance(to:), or cancel the series (its handle, or the DispatchScope it was started through) before draining to idle"
+            "\(method) would move the clock for ever: the repeating series \(quoted(tick.label)) started at \(tick.series?.callSite ?? snapshot.callSites[Int(tick.callSite)]) ticks every \(tick.series.map { formatDuration($0.interval) } ?? "?") for as long as it lives, and its next tick is due at \(formatTime(tick.key.due)). Run its ticks with advance(by:) or advance(to:), or cancel the series (its handle, or the DispatchScope it was started through) before draining to idle"
         case .pendingTasks(let unfinished) where unfinished.isEmpty:
             "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
         case .pendingTasks(let unfinished):
             "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.unfinishedAdvice(unfinished, orAwait: false))"
-        case .labelNotFound(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
+        case .conditionNotMet(let method, let label?, let ran, let unsettled) where !unsettled.isEmpty:
             "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may dispatch it later. Let them settle first with try await dispatcher.settle(), then call \(method)"
-        case .labelNotFound(let method, let label, let ran, _):
+        case .conditionNotMet(let method, let label?, let ran, _):
             "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more. Check the label, and that the code under test dispatched that task"
-        case .conditionNotMet(let method, let ran, let unsettled) where !unsettled.isEmpty:
+        case .conditionNotMet(let method, nil, let ran, let unsettled) where !unsettled.isEmpty:
             "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may change the state later. Let them settle first with try await dispatcher.settle(), then call \(method)"
-        case .conditionNotMet(let method, let ran, _):
+        case .conditionNotMet(let method, nil, let ran, _):
             "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
         case .dueTaskNotDispatched(let method, let scope, let limit):
             "\(method) found no \(Self.task(in: scope.context)) due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
@@ -287,7 +287,7 @@ extension ManualDispatcherError {
         let ticks = snapshot.pending.filter { $0.series != nil }
         guard !ticks.isEmpty else { return "" }
         let named = ticks.prefix(3).compactMap { tick in
-            tick.series.map { "\(tick.quotedLabel) every \(formatDuration($0.interval)), started at \($0.callSite)" }
+            tick.series.map { "\(quoted(tick.label)) every \(formatDuration($0.interval)), started at \($0.callSite)" }
         }
         return
             ", among them the next tick of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : "")), which runs until its handle or its DispatchScope cancels it"
@@ -305,7 +305,7 @@ extension ManualDispatcherError {
         var firstSeen: [UInt32] = []
         for run in window {
             if labels[run.task.callSite] == nil { firstSeen.append(run.task.callSite) }
-            labels[run.task.callSite, default: []].append(run.task.quotedLabel)
+            labels[run.task.callSite, default: []].append(quoted(run.task.label))
         }
         let top = firstSeen.enumerated()
             .sorted { (labels[$0.element]?.count ?? 0, -$0.offset) > (labels[$1.element]?.count ?? 0, -$1.offset) }
@@ -323,7 +323,7 @@ extension ManualDispatcherError {
     /// A sentence about what is pending besides `scope`, with the next step to take.
     private static func otherWork(besides scope: Schedule.Scope, _ snapshot: Snapshot) -> String {
         func list(_ tasks: [ScheduledTask], total: Int) -> String {
-            let named = tasks.prefix(3).map { "\($0.quotedLabel) from \(snapshot.callSites[Int($0.callSite)])" }
+            let named = tasks.prefix(3).map { "\(quoted($0.label)) from \(snapshot.callSites[Int($0.callSite)])" }
             return named.joined(separator: ", ") + (total > 3 ? ", …" : "")
         }
         let waitingCount = snapshot.pendingCount - snapshot.dueForeground - snapshot.dueBackground
@@ -370,7 +370,7 @@ extension Failure.Misuse {
         case .autoDrainRunaway(let ran, let jumps): .runawayTasks(limit: jumps ?? ran)
         case .pendingTasks, .taskStillRunning: .pendingTasks
         case .unfinishedTasks: .unfinishedTasks
-        case .labelNotFound, .conditionNotMet: .conditionNotMet
+        case .conditionNotMet: .conditionNotMet
         case .dueTaskNotDispatched(_, _, let limit), .pendingTasksNotReached(_, _, _, let limit),
             .taskNotFinished(_, let limit, _, _, _), .untrackedTaskNotFinished(let limit),
             .awaitNotRun(_, let limit, _, _),

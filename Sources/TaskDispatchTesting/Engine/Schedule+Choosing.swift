@@ -80,7 +80,7 @@ extension Schedule {
         while let first = self.foreground.first {
             if first.isPending { return first.key.sequence < sequenceLimit ? first : nil }
             _ = self.foreground.removeFirst()
-            self.dropStale()
+            self.staleEntries -= 1
         }
         return nil
     }
@@ -97,7 +97,7 @@ extension Schedule {
                     break
                 }
                 _ = self.background[index].removeFirst()
-                self.dropStale()
+                self.staleEntries -= 1
             }
             index -= 1
         }
@@ -118,7 +118,7 @@ extension Schedule {
             if choice < foregroundChoices { return self.foreground.removeFirst() }
             let task = self.pool.remove(at: choice - foregroundChoices)
             if task.isPending { return task }
-            self.dropStale()  // cancelled: draw again
+            self.staleEntries -= 1  // cancelled: draw again
         }
     }
 
@@ -136,7 +136,7 @@ extension Schedule {
         while let first = self.delayed.first {
             if first.task.isPending { return first.key.due == TaskKey.never ? nil : first.key.due }
             _ = self.delayed.removeFirst()
-            self.dropStale()
+            self.staleEntries -= 1
         }
         return nil
     }
@@ -151,7 +151,7 @@ extension Schedule {
         while let first = self.delayed.first, first.key.due <= time {
             let task = self.delayed.removeFirst()
             guard task.isPending else {
-                self.dropStale()
+                self.staleEntries -= 1
                 continue
             }
             task.state = .due

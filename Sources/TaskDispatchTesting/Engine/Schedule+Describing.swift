@@ -37,9 +37,8 @@ struct Failure {
         case liveSeries(method: String, tick: ScheduledTask, limit: Int)
         /// `unfinished`: tracked tasks that have not finished either, often the ones whose sleeps are pending.
         case pendingTasks(unfinished: [TrackedTasks.UnsettledTask])
-        /// `unsettled`: the tracked tasks still running on their own when the tasks ran out, which may dispatch it.
-        case labelNotFound(method: String, label: String, ran: Int, unsettled: [TrackedTasks.UnsettledTask])
-        case conditionNotMet(method: String, ran: Int, unsettled: [TrackedTasks.UnsettledTask])
+        /// `label`: `nil` for `run(until:)`. `unsettled`: tracked tasks still running, which may dispatch it later.
+        case conditionNotMet(method: String, label: String?, ran: Int, unsettled: [TrackedTasks.UnsettledTask])
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
         case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])

@@ -32,7 +32,7 @@ struct Schedule: Sendable {
     var waitingForeground = 0
     var waitingBackground = 0
     /// References to cancelled tasks still held by a queue or the heap.
-    private(set) var staleEntries = 0
+    var staleEntries = 0
 
     var history = RingBuffer<RunRecord>()
     let historyLimit: Int
@@ -162,12 +162,6 @@ struct Schedule: Sendable {
         self.staleEntries = 0
     }
 
-    /// Notes that a queue or the heap let go of a cancelled task.
-    @inline(__always)
-    mutating func dropStale() {
-        self.staleEntries -= 1
-    }
-
     @inline(__always)
     mutating func enqueueDue(_ task: ScheduledTask) {
         if task.context == .foreground {
@@ -188,9 +182,7 @@ struct Schedule: Sendable {
     /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
     /// generator from its seed.
     mutating func setOrder(_ order: ManualDispatcher.Order) {
-        var due: [ScheduledTask] = []
-        for queue in self.background { due.append(contentsOf: queue.lazy.filter(\.isPending)) }
-        due.append(contentsOf: self.pool.tasks.lazy.filter(\.isPending))
+        var due = self.background.flatMap { $0.filter(\.isPending) } + self.pool.tasks.filter(\.isPending)
         self.pool = RandomPool()
         due.sort { $0.key < $1.key }
         self.order = order

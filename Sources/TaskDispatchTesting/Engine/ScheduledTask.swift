@@ -53,11 +53,6 @@ class ScheduledTask: @unchecked Sendable {
         self.state.rawValue <= State.due.rawValue
     }
 
-    /// `"parse"` with its quotes, or `(no label)`.
-    var quotedLabel: String {
-        quoted(self.label)
-    }
-
     /// The repeating series this task is the next tick of, if it is one.
     var series: SeriesMarker? {
         (self as? SeriesTick)?.marker

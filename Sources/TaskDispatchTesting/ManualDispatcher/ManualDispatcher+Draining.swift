@@ -10,9 +10,7 @@ extension ManualDispatcher {
     /// - Complexity: O(k) for k tasks, in every order.
     @discardableResult
     public func runCurrent() throws(ManualDispatcherError) -> Int {
-        var run = Run("runCurrent()", .current)
-        try self.storage.run(&run)
-        return run.ran
+        try self.drain("runCurrent()", .current)
     }
 
     /// Runs tasks until none is pending, including the tasks they dispatch, moving the clock to each delayed
@@ -65,14 +63,15 @@ extension ManualDispatcher {
         }
     }
 
-    /// Runs the synchronous drain `method` to its end, holding the clock on the main actor (see ``advance(by:)``).
+    /// Runs the synchronous `method` of `kind` to its end, holding the clock on the main actor (see ``advance(by:)``).
     private func drain(
         _ method: String,
+        _ kind: Run.Kind = .drain,
         requiresSettled: Bool = false,
         movesClock: Bool = false,
         target: (_ now: Int64) -> Int64 = { _ in TaskKey.latestTime }
     ) throws(ManualDispatcherError) -> Int {
-        var run = Run(method, .drain)
+        var run = Run(method, kind)
         run.requiresSettled = requiresSettled
         run.movesClock = movesClock
         try self.storage.run(&run, target: target)
@@ -95,9 +94,7 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(untilTaskLabeled label: String) throws(ManualDispatcherError) -> TaskRun {
-        let run = try self.runPausing(
-            "run(untilTaskLabeled: \"\(label)\")", until: { $0?.task.label == label },
-            notFound: { .labelNotFound(method: $0.method, label: label, ran: $0.ran, unsettled: $1) })
+        let run = try self.runPausing("run(untilTaskLabeled: \"\(label)\")", label: label) { $0?.task.label == label }
         let callSites = self.storage.read { $0.callSites.sites }
         return TaskRun(run.last.unsafelyUnwrapped, callSites: callSites)  // it stopped at the label
     }
@@ -114,19 +111,14 @@ extension ManualDispatcher {
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(until condition: () -> Bool) throws(ManualDispatcherError) -> Int {
-        try self.runPausing(
-            "run(until:)", until: { _ in condition() },
-            notFound: { .conditionNotMet(method: $0.method, ran: $0.ran, unsettled: $1) }
-        ).ran
+        try self.runPausing("run(until:)", label: nil) { _ in condition() }.ran
     }
 
     /// Runs tasks as ``runUntilIdle()`` does until `stop`, given the last task run, holds (checked under the claim,
-    /// before the first task and after each); when the tasks run out first, throws the misuse `notFound` makes.
-    private func runPausing(
-        _ method: String,
-        until stop: (_ last: RunRecord?) -> Bool,
-        notFound: (Run, [TrackedTasks.UnsettledTask]) -> Failure.Misuse
-    ) throws(ManualDispatcherError) -> Run {
+    /// before the first task and after each); when the tasks run out first, throws `conditionNotMet` for `label`.
+    private func runPausing(_ method: String, label: String?, until stop: (_ last: RunRecord?) -> Bool)
+        throws(ManualDispatcherError) -> Run
+    {
         var run = Run(method, .drain)
         run.pauses = true
         var paused = try self.storage.run(&run)
@@ -137,8 +129,10 @@ extension ManualDispatcher {
             }
             paused = try self.storage.resume(&run)
         }
-        throw ManualDispatcherError(
-            self.storage.read { $0.failure(notFound(run, $0.tracked.unsettled)) })
+        let failure = self.storage.read {
+            $0.failure(.conditionNotMet(method: method, label: label, ran: run.ran, unsettled: $0.tracked.unsettled))
+        }
+        throw ManualDispatcherError(failure)
     }
 
     // MARK: - Async drains, which wait for tracked tasks to settle

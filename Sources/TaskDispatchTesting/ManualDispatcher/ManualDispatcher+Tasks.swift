@@ -47,12 +47,6 @@ extension ManualDispatcher {
         prefersExecutor: Bool
     ) -> Task<Success, any Error> {
         let isolation = operation.isolation  // nil for a nonisolated operation
-        if isolation == nil, prefersExecutor, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            // The package's own tests: every job of the task is a pending task of the dispatcher.
-            return Task(executorPreference: self.taskExecutor) {
-                try await Self.runTracked(scope, operation, isolation: nil)
-            }
-        }
         // When `immediate`, the body runs at once on this thread up to the gate, so its first trip through an executor
         // is the one its start sends it on; it is held there until `Task.immediate` has returned.
         if isolation === MainActor.shared {
@@ -67,9 +61,11 @@ extension ManualDispatcher {
         // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
         // that counts them, so the task settles only when no part of it runs. A task isolated to an actor has none:
         // with one, a main-actor task would give up the main actor at each call that takes an isolation. The task's
-        // closure keeps the executor alive: a runtime may not.
+        // closure keeps the executor alive: a runtime may not. With `prefersExecutor` (the package's own tests), the
+        // dispatcher's executor: every job of the task is a pending task of the dispatcher.
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            let counting = isolation == nil ? TrackedTaskExecutor(scope: scope) : nil
+            let preferred: (any TaskExecutor)? = prefersExecutor ? self.taskExecutor : nil
+            let counting = isolation == nil ? preferred ?? TrackedTaskExecutor(scope: scope) : nil
             let body: @Sendable () async throws -> Success = {
                 _ = counting
                 return try await Self.runTracked(scope, operation, isolation: isolation)
