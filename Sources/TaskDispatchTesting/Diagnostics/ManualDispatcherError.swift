@@ -141,7 +141,7 @@ extension ManualDispatcherError {
             "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or pass a longer limit"
         case .clockMovedBackwards(let method, let from, let to):
             "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
-        case .runawayTasks(let method, _, let ran, _):
+        case .runawayTasks(let method, _, let ran):
             "\(method) ran \(count(ran, "task")) and tasks keep falling due; \(Self.recurringTasks(last: ran, snapshot))"
         case .autoDrainRunaway(let ran, nil):
             "auto-drain ran \(count(ran, "task")) in one go and tasks kept falling due; \(Self.recurringTasks(last: ran, snapshot))"
@@ -366,7 +366,7 @@ extension Failure.Misuse {
         case .clockMovedBackwards(_, let from, let to):
             .clockMovedBackwards(from: .nanoseconds(from), to: .nanoseconds(to))
         // A live series is a runaway in the making: the kind a test already matches for work that keeps coming back.
-        case .runawayTasks(_, let limit, _, _), .liveSeries(_, _, let limit): .runawayTasks(limit: limit)
+        case .runawayTasks(_, let limit, _), .liveSeries(_, _, let limit): .runawayTasks(limit: limit)
         case .autoDrainRunaway(let ran, let jumps): .runawayTasks(limit: jumps ?? ran)
         case .pendingTasks, .taskStillRunning: .pendingTasks
         case .unfinishedTasks: .unfinishedTasks

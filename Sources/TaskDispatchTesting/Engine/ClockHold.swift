@@ -20,8 +20,9 @@ struct ClockHold: Sendable {
     private(set) var isHolding = false
     /// Counts the holds, so that a timer set for an earlier hold does nothing.
     private(set) var generation: UInt64 = 0
-    /// Set once a hold outlasted the wait limit: from then on jumps no longer wait for the test.
-    private(set) var isReleased = false
+    /// Set once a hold outlasted the wait limit, or when that limit is zero or less: from then on jumps no longer
+    /// wait for the test.
+    var isReleased = false
     /// How many holds outlasted the wait limit; for the package's own tests.
     private(set) var timedOut = 0
     /// Sets the timer that ends hold `generation` after the wait limit; `nil` in the engine's own tests, which
@@ -47,10 +48,6 @@ struct ClockHold: Sendable {
         }
         return false
     }
-
-    /// Lets every jump through from now on, without a note: the dispatcher's wait limit is zero or less, so a hold
-    /// would end at once anyway.
-    mutating func releaseHolds() { self.isReleased = true }
 
     /// Whether the jump auto-advance would make now may be made: the test waits (`testWaits`), a call of the
     /// test's let the clock reach the task, or holds have been released. Holds it otherwise, unless `drainWaits`

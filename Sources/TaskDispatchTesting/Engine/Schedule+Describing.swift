@@ -29,7 +29,7 @@ struct Failure {
         /// An async run method waited `limit` for another thread's run to end, and it did not.
         case runNotReleased(method: String, running: String, limit: Duration)
         case clockMovedBackwards(method: String, from: Int64, to: Int64)
-        case runawayTasks(method: String, maxTasks: Int, ran: Int, firstSequence: UInt64)
+        case runawayTasks(method: String, maxTasks: Int, ran: Int)
         /// An auto-drain ran `ran` tasks in one go, or (`jumps` not `nil`) auto-advance moved the clock that often.
         case autoDrainRunaway(ran: Int, jumps: Int?)
         /// A drain to idle, or auto-advance, would move the clock to `tick`, the next tick of a live repeating series,

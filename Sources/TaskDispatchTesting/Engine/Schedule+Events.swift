@@ -43,9 +43,7 @@ extension Schedule {
     /// `nil` when none can.
     mutating func runawayFailure(_ run: Run) -> Failure? {
         guard self.hasRunnableTask(jumpingClockTo: run.start.target) else { return nil }
-        return self.failure(
-            .runawayTasks(
-                method: run.method, maxTasks: self.runawayLimit, ran: run.ran, firstSequence: run.start.firstSequence))
+        return self.failure(.runawayTasks(method: run.method, maxTasks: self.runawayLimit, ran: run.ran))
     }
 
     /// `scheduled` was just accepted, with `wait` if a tracked task awaits it: records the wait, wakes the waiters, lets

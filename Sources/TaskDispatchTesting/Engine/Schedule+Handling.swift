@@ -116,7 +116,7 @@ extension Schedule {
         case .clockHoldTimer(let setTimer?):
             self.clockHold.setTimer = setTimer
         case .clockHoldTimer(nil):
-            self.clockHold.releaseHolds()
+            self.clockHold.isReleased = true  // a zero wait limit: a hold would end at once
         case .observeWaiterRegistrations(let observer):
             self.waiters.registrationObserver = observer
         case .observeStartGateParking(let observer):

@@ -66,11 +66,11 @@ extension Schedule {
             }
         }
         violations.append(
-            if: self.order.seed == nil && self.pool.count > 0,
-            "the random pool holds \(self.pool.count) tasks under order \(self.order)")
+            if: self.order.seed == nil && self.pool.tasks.count > 0,
+            "the random pool holds \(self.pool.tasks.count) tasks under order \(self.order)")
         violations.append(
-            if: self.pool.boundary < 0 || self.pool.boundary > self.pool.count,
-            "the random pool's boundary (\(self.pool.boundary)) lies outside 0...\(self.pool.count)")
+            if: self.pool.boundary < 0 || self.pool.boundary > self.pool.tasks.count,
+            "the random pool's boundary (\(self.pool.boundary)) lies outside 0...\(self.pool.tasks.count)")
         for task in self.pool.tasks {
             violations.append(
                 if: task.context != .background, "the random pool holds foreground task #\(task.key.sequence)")
