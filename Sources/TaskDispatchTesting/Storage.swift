@@ -152,7 +152,7 @@ final class Storage: Sendable {
     private func perform(_ effects: Schedule.Effects, observing: Bool) {
         guard !effects.isEmpty else { return }
         let rare = effects.rare  // a cancelled task's closure, and what it captured, go with it: outside the lock
-        for resumer in effects.woken ?? [] { resumer.resume(returning: .conditionMet) }
+        if let woken = effects.woken { for resumer in woken { resumer.resume(returning: .conditionMet) } }
         if let (continuation, outcome) = rare?.value.gate { continuation.resume(with: outcome) }
         if let (resumers, outcome) = rare?.value.ended {
             for resumer in resumers { resumer.resume(returning: outcome) }
