@@ -49,7 +49,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     ///
     /// - Parameter task: The task to run.
     /// - Returns: A handle that cancels the task until it starts.
-    /// - Complexity: O(1) amortized, besides the dispatcher beneath.
+    /// - Complexity: O(1), besides the dispatcher beneath.
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         let entry = DispatchEntry(task, registry: self.registry)

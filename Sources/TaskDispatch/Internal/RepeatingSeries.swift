@@ -17,8 +17,8 @@ package final class SeriesMarker: Sendable {
 }
 
 extension Duration {
-    /// `.nanoseconds(nanoseconds)` in one full-width multiplication: the standard library's goes through its generic
-    /// 128-bit arithmetic, a hundred instructions at every tick.
+    /// `.nanoseconds(nanoseconds)` in one full-width multiplication, without the standard library's generic 128-bit
+    /// arithmetic (see `Docs/Design.md`, "Repeating work and dispatch scopes").
     @inline(__always)
     fileprivate static func exactly(nanoseconds: Int64) -> Duration {
         let (high, low) = nanoseconds.multipliedFullWidth(by: 1_000_000_000)  // attoseconds

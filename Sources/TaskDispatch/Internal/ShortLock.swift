@@ -8,6 +8,6 @@
 
     /// The lock of a state held for a few instructions at a time (a repeating series, a dispatch scope's registry):
     /// the standard library's `Mutex` where it has no availability floor, whose uncontended lock and unlock are one
-    /// atomic exchange each, about half the instructions of a `pthread_mutex_t` call pair.
+    /// atomic exchange each.
     typealias ShortLock<Value: Sendable> = Mutex<Value>
 #endif

@@ -6,7 +6,8 @@ extension TrackedTasks {
         private var slots: [Record?] = []
         /// The empty slots, the last emptied last.
         private var free: [Int] = []
-        /// The high bits of the next identity handed out.
+        /// The high bits of the next identity handed out; they wrap after 2³² tasks on one dispatcher (hours of
+        /// nonstop starts), after which identities could repeat.
         private(set) var nextOrder: UInt64 = 1
 
         /// How many records there are (stored: every dispatch reads it).

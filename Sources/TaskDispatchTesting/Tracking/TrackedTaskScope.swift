@@ -31,8 +31,8 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// What the body's wait ends with: `nil` while the start task has not run, `success` once it ran, `failure` if
     /// the task was cancelled before its start ran, and the start with it. Under the lock of ``storage``.
     private var outcome: Result<Void, any Error>?
-    /// The body, suspended at the gate. Taken, under the lock of ``storage``, by whichever resumes it: exactly one
-    /// of ``startRan(in:)``, ``cancelStart(in:)`` and ``releaseFromCaller()``.
+    /// The body, suspended at the gate. Taken, under the lock of ``storage``, by exactly one of ``startRan(in:)`` (into
+    /// `admitted`, resumed after unlocking), ``cancelStart(in:)`` and ``releaseFromCaller()``.
     private var waiting: StartContinuation?
     /// The body's wait that ``startRan(in:)`` let through, set under the lock of ``storage`` and taken after unlocking
     /// by the same thread (``resumeAdmitted()``); nothing else reads it.
@@ -137,7 +137,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// task was cancelled meanwhile. Call under the lock of ``storage``, then resume what it returns.
     func releaseFromCaller() -> (continuation: StartContinuation, outcome: Result<Void, any Error>)? {
         self.heldForCaller = false
-        // Still pending: `startRan(in:)` or `cancelStart(in:)` resumes it.
+        // Still pending: `startRan(in:)` (through `admitted`) or `cancelStart(in:)` lets it go on.
         guard let outcome = self.outcome, let continuation = self.waiting.take() else { return nil }
         return (continuation, outcome)
     }
