@@ -79,6 +79,32 @@ import Testing
         #expect(dispatcher.pendingTaskCount == 0)
     }
 
+    @Test func workTheDispatcherBeneathCancelledIsForgotten() async throws {
+        // An await from outside the tracked tasks that nobody runs: the dispatcher's wait limit cancels the task
+        // beneath and ends the await; the scope must not keep the task as live work.
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(50))
+        let scope = DispatchScope(dispatcher)
+        let error = await #expect(throws: ManualDispatcherError.self) {
+            try await scope.runInBackground(label: "never run") { 1 }
+        }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(50)))
+        #expect(dispatcher.pendingTaskCount == 0)
+        #expect(scope.liveWorkCount == 0)
+        #expect(await scope.waitForBackgroundTasks(timeout: .seconds(10)))
+    }
+
+    @Test func aCancelThroughTheScopeOfWorkCancelledBeneathForgetsIt() async throws {
+        // The awaiting task is cancelled once the dispatcher beneath has accepted the task: the awaiter cancels the
+        // task beneath, then the scope's handle, which finds it cancelled already and must retire its entry.
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(CancelsTheCallerOnceAccepted(base: dispatcher))
+        let awaiting = Task { try await scope.runInBackground(label: "cancelled while dispatched") { 1 } }
+        await #expect(throws: CancellationError.self) { try await awaiting.value }
+        #expect(dispatcher.pendingTaskCount == 0)
+        #expect(scope.liveWorkCount == 0)
+        #expect(await scope.waitForBackgroundTasks(timeout: .seconds(10)))
+    }
+
     @Test func aDispatchAfterCancelAllIsCancelledAtOnce() async throws {
         let dispatcher = ManualDispatcher()
         let scope = DispatchScope(dispatcher)
@@ -146,5 +172,17 @@ import Testing
             return DispatcherContract.Subject(
                 DispatchScope(manual), now: { manual.now }, advance: { try manual.advance(by: $0) })
         }
+    }
+}
+
+/// A decorator that cancels the awaiting task (the one calling it) once the wrapped dispatcher has accepted the task,
+/// before the dispatch returns to the scope.
+private struct CancelsTheCallerOnceAccepted: TaskDispatcher {
+    let base: ManualDispatcher
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        let handle = self.base.dispatch(task)
+        withUnsafeCurrentTask { $0?.cancel() }
+        return handle
     }
 }

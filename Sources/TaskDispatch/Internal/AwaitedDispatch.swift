@@ -85,8 +85,9 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
 
     /// Ends the await with `error`: the dispatcher cancelled the awaited task, which therefore never finishes it.
     /// The await is taken before `work` is released, so the release (see ``AwaitedWork``) does not end it first.
+    /// A ``DispatchScope`` that forwarded the task, and returned the handle kept here, forgets it.
     package func fail(with error: any Error, releasing work: consuming DispatchedTask.Work) {
-        let continuation = self.takeContinuation()
+        let continuation = self.takeAwait(forgettingScopedWork: true).continuation
         _ = consume work
         guard let continuation else { return }
         self.resume(continuation, with: .failure(error))
@@ -109,13 +110,18 @@ package final class AwaitedDispatch<Value: Sendable>: TaskAwaiter {
     /// Ends the await's hold on its state: takes the continuation, so that nothing else resumes it (`nil` if the
     /// await has ended), with whether the awaiting task cancelled it. Nothing is left to cancel either: the handle
     /// (a decorator's may hold code of its own) is released outside the lock.
-    private func takeAwait() -> (continuation: CheckedContinuation<Value, any Error>?, isCancelled: Bool) {
+    private func takeAwait(forgettingScopedWork: Bool = false) -> (
+        continuation: CheckedContinuation<Value, any Error>?, isCancelled: Bool
+    ) {
         let (continuation, isCancelled, handle) = self.state.withLock { state in
             defer {
                 state.continuation = nil
                 state.handle = nil
             }
             return (state.continuation, state.isCancelled, state.handle)
+        }
+        if forgettingScopedWork, continuation != nil, let entry = handle?._canceller as? DispatchEntry {
+            _ = entry.cancelTask()  // the task beneath is cancelled already: the entry only retires
         }
         _ = consume handle
         return (continuation, isCancelled)

@@ -58,7 +58,7 @@ final class ScopeRegistry: @unchecked Sendable {
                 live.append(entry)
             }
             state.liveCount = 0
-            live.reverse()  // oldest first: cancelled in the order they were dispatched
+            live.reverse()  // oldest first: in the order the dispatcher beneath accepted them
             return live
         }
         for entry in entries { entry.scopeCancelled() }
@@ -80,7 +80,8 @@ class ScopeEntry: @unchecked Sendable {
     /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``: the entry takes what its cancellation needs.
     func endedByScope() {}
 
-    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry: cancels the work.
+    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry, or the entry was accepted after
+    /// it: cancels the work.
     func scopeCancelled() {}
 }
 
@@ -130,8 +131,8 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         }
     }
 
-    /// The dispatcher beneath accepted the task: keeps its handle in the registry, or, if the scope was cancelled
-    /// meanwhile, cancels it.
+    /// The dispatcher beneath accepted the task: keeps its handle in the entry and the entry in the registry, or, if
+    /// the scope was cancelled meanwhile, cancels it.
     func accepted(_ inner: consuming TaskHandle) {
         // No other call reads `inner` before the lock below publishes it: a run that comes first leaves it alone.
         self.inner = consume inner
@@ -198,10 +199,14 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         }
     }
 
+    /// Returns whether this call cancelled the task beneath; an entry whose task another call cancelled there (the
+    /// dispatcher's wait limit, the awaiting task) is forgotten all the same.
     func cancelTask() -> Bool {
-        guard let inner = self.registry.state.withLock({ _ in self.phase == .live ? self.inner : nil }),
-            inner.cancel()
-        else { return false }
+        guard let inner = self.registry.state.withLock({ _ in self.phase == .live ? self.inner : nil }) else {
+            return false
+        }
+        let cancelledHere = inner.cancel()
+        guard cancelledHere || inner.isCancelled else { return false }
         let work = self.registry.state.withLock { state -> DispatchedTask.Work?? in
             guard self.phase == .live else { return nil }
             self.phase = .cancelled
@@ -209,9 +214,9 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
             state.remove(self)
             return .some(self.work.take())
         }
-        guard let work else { return true }
+        guard let work else { return cancelledHere }
         self.end(work, failingTheAwait: false)
-        return true
+        return cancelledHere
     }
 
     var isTaskCancelled: Bool {
