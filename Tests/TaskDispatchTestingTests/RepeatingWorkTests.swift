@@ -72,6 +72,23 @@ struct LaggingDispatcher: ForwardsStartTask {
 
     /// A cancelled series lets its closure go at once, so a tick that captures its own handle, or an owner that
     /// holds the handle, makes no cycle that outlives the cancel.
+    @Test(arguments: [TaskContext.background, .foreground])
+    func aLiveSeriesDoesNotKeepItsDispatcherAlive(_ context: TaskContext) {
+        // Its release is what reports the series left running to a test that checks nothing itself.
+        weak var released: ManualDispatcher?
+        do {
+            let dispatcher = ManualDispatcher()
+            released = dispatcher
+            if context == .background {
+                dispatcher.background(every: .seconds(1), label: "poll") {}
+            } else {
+                dispatcher.foreground(every: .seconds(1), after: .milliseconds(500), label: "poll") {}
+            }
+            #expect(dispatcher.pendingTaskCount == 1)
+        }
+        #expect(released == nil)
+    }
+
     @Test func cancelReleasesTheSeriesClosure() throws {
         final class Probe: Sendable {}
         let dispatcher = ManualDispatcher()

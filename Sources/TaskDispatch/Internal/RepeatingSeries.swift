@@ -35,6 +35,14 @@ package protocol NanosecondReadingClock: Sendable {
     var nanosecondReader: @Sendable () -> Int64 { get }
 }
 
+/// A dispatcher that its repeating series must not keep alive (the test's `ManualDispatcher`, whose release reports
+/// the work left on it, a live series included): the series forwards its ticks through ``seriesForward`` instead of
+/// holding the dispatcher.
+package protocol SeriesForwarding: TaskDispatcher {
+    /// Dispatches a tick without a reference to the dispatcher itself.
+    var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? { get }
+}
+
 /// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
 /// push the later ones; a tick whose due time has passed when its turn comes is skipped (see ``next(after:)``).
 struct SeriesTiming: Sendable {
@@ -59,16 +67,17 @@ struct SeriesTiming: Sendable {
         let nanoseconds = interval.nanosecondsSaturated
         self.wholeNanoseconds = interval == .nanoseconds(nanoseconds) ? nanoseconds : nil
         let shift = (delay ?? interval) - interval
-        let origin = clock.now.advanced(by: shift)
-        self.elapsed = { origin.duration(to: clock.now) }
         let shiftNanoseconds = shift.nanosecondsSaturated
         if let reading = clock as? any NanosecondReadingClock, shift == .nanoseconds(shiftNanoseconds),
             case (let start, false) = reading.nanosecondsNow.addingReportingOverflow(shiftNanoseconds)
         {
-            (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (
-                true, reading.nanosecondReader, start
-            )
+            let reader = reading.nanosecondReader
+            // Without the clock, which may hold its dispatcher: the series must not keep it alive (see `SeriesTarget`).
+            self.elapsed = { .nanoseconds(reader()) - .nanoseconds(start) }
+            (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (true, reader, start)
         } else {
+            let origin = clock.now.advanced(by: shift)
+            self.elapsed = { origin.duration(to: clock.now) }
             (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (false, { 0 }, 0)
         }
     }
@@ -233,6 +242,8 @@ struct SeriesTarget: TaskDispatcher {
     init(_ dispatcher: some TaskDispatcher) {
         if let scope = dispatcher as? DispatchScope {
             self.forward = { [weak scope] in scope?.dispatch($0) }
+        } else if let forwarding = dispatcher as? any SeriesForwarding {
+            self.forward = forwarding.seriesForward
         } else {
             self.forward = { dispatcher.dispatch($0) }
         }

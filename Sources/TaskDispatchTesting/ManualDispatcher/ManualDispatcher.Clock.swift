@@ -87,3 +87,11 @@ extension ManualDispatcher.Clock: NanosecondReadingClock {
         { [storage = self.dispatcher.storage] in storage.read { $0.now } }
     }
 }
+
+extension ManualDispatcher: SeriesForwarding {
+    /// Dispatches a series' tick through the storage, so that a live series does not keep the dispatcher alive: its
+    /// release still reports the series.
+    package var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? {
+        { [storage = self.storage] in storage.dispatch($0) }
+    }
+}
