@@ -70,8 +70,6 @@ struct LaggingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
-    /// A cancelled series lets its closure go at once, so a tick that captures its own handle, or an owner that
-    /// holds the handle, makes no cycle that outlives the cancel.
     @Test(arguments: [TaskContext.background, .foreground])
     func aLiveSeriesDoesNotKeepItsDispatcherAlive(_ context: TaskContext) {
         // Its release is what reports the series left running to a test that checks nothing itself.
@@ -89,6 +87,29 @@ struct LaggingDispatcher: ForwardsStartTask {
         #expect(released == nil)
     }
 
+    /// The dispatcher's release cancels the ticks it reported, so a series that nothing cancelled lets go of its
+    /// closure and of the dispatcher's storage (the tick held the series, which held the storage).
+    @Test(arguments: [TaskContext.background, .foreground])
+    func aLiveSeriesLetsGoOfItsClosureWhenItsDispatcherGoes(_ context: TaskContext) throws {
+        final class Probe: Sendable {}
+        weak var released: Probe?
+        do {
+            let dispatcher = ManualDispatcher()
+            let probe = Probe()
+            released = probe
+            if context == .background {
+                dispatcher.background(every: .seconds(1), label: "poll") { _ = probe }
+            } else {
+                dispatcher.foreground(every: .seconds(1), label: "poll") { _ = probe }
+            }
+            try dispatcher.advance(by: .seconds(1))
+            #expect(released != nil, "a live series keeps its closure")
+        }
+        #expect(released == nil, "the dispatcher's release did not let go of the series' closure")
+    }
+
+    /// A cancelled series lets its closure go at once, so a tick that captures its own handle, or an owner that
+    /// holds the handle, makes no cycle that outlives the cancel.
     @Test func cancelReleasesTheSeriesClosure() throws {
         final class Probe: Sendable {}
         let dispatcher = ManualDispatcher()

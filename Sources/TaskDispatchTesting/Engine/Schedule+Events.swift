@@ -140,6 +140,9 @@ extension Schedule {
         var errors: Failure?
         var awaits: Failure?
         var running: Failure?
+        /// The closures of the live series' pending ticks, cancelled: each holds its series, which holds the storage,
+        /// so they go with the leftovers, outside the lock.
+        var ticks: [DispatchedTask.Work] = []
     }
 
     /// What the dispatcher leaves at its release: pending tasks, unclaimed errors, awaits the limit ended, and tracked
@@ -148,12 +151,16 @@ extension Schedule {
         // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
         // which the pending report would list with its start or its wait).
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
-        return Leftovers(
+        var left = Leftovers(
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 0) : nil,
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
             running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running))
         )
+        for task in self.pendingCount > 0 ? self.allPendingTasks : [] where task.series != nil {
+            if let work = self.cancel(task) { left.ticks.append(work) }
+        }
+        return left
     }
 
     /// At the registry's check after the release: the tracked tasks left running, or an error they threw since.
