@@ -183,6 +183,29 @@ struct LaggingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
+    /// An interval under one nanosecond (zero, negative) counts as one nanosecond, a negative first delay means at
+    /// once, and an interval past the clock's range ticks never: none traps or loops.
+    @Test func intervalsAndDelaysAtTheEdgesOfTheirRange() throws {
+        let dispatcher = ManualDispatcher()
+        let count = Locked(0)
+        let zero = dispatcher.background(every: .zero, label: "zero") { count.withLock { $0 += 1 } }
+        let negative = dispatcher.background(every: .seconds(-1), after: .seconds(-5), label: "negative") {
+            count.withLock { $0 += 100 }
+        }
+        #expect(dispatcher.pendingTasks.map(\.repeatInterval) == [.nanoseconds(1), .nanoseconds(1)])
+        #expect(dispatcher.pendingTasks.map(\.dueTime) == [.zero, .nanoseconds(1)])
+        try dispatcher.advance(by: .nanoseconds(3))
+        #expect(count.withLock { $0 } == 3 + 4 * 100)
+        #expect(zero.cancel())
+        #expect(negative.cancel())
+        let huge = dispatcher.background(every: .seconds(Int64.max), label: "huge") { count.withLock { $0 += 1 } }
+        try dispatcher.advance(by: .seconds(1_000_000_000))
+        #expect(count.withLock { $0 } == 403)
+        #expect(dispatcher.pendingTaskCount == 1)
+        #expect(huge.cancel())
+        try dispatcher.verifyIdle()
+    }
+
     @Test func ticksMissedWhileATickRanLongAreDroppedNotRunInABurst() throws {
         // A tick that takes 2.5 s (the decorator's clock jumps inside it): the ticks due at 2 s and 3 s have passed
         // when its turn ends, so the next is the one due at 4 s, and the grid does not move.
