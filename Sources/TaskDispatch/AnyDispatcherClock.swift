@@ -54,6 +54,9 @@ public struct AnyDispatcherClock: Clock, Sendable {
     private let readNow: @Sendable () -> Duration
     private let sleepUntil: @Sendable (Duration, Duration?) async throws -> Void
     private let resolution: Duration
+    /// ``now`` in nanoseconds, when the wrapped clock reads in them (`ManualDispatcher`'s, or another such wrapper):
+    /// what a repeating series reads at each tick, without the wrapped clock (which may hold its dispatcher).
+    package let nanosecondReader: (@Sendable () -> Int64)?
 
     /// Wraps `clock`, measuring instants from now.
     ///
@@ -65,11 +68,13 @@ public struct AnyDispatcherClock: Clock, Sendable {
     private init(
         readNow: @escaping @Sendable () -> Duration,
         sleepUntil: @escaping @Sendable (Duration, Duration?) async throws -> Void,
-        resolution: Duration
+        resolution: Duration,
+        nanosecondReader: (@Sendable () -> Int64)?
     ) {
         self.readNow = readNow
         self.sleepUntil = sleepUntil
         self.resolution = resolution
+        self.nanosecondReader = nanosecondReader
     }
 
     /// The furthest offset handed to the wrapped clock either way, and the cap on a sleep's tolerance: 2^62 seconds,
@@ -78,7 +83,14 @@ public struct AnyDispatcherClock: Clock, Sendable {
 
     /// Opens the wrapped clock's type, so that its instants can be kept and compared.
     private static func erasing<Wrapped: Clock<Duration>>(_ clock: Wrapped) -> AnyDispatcherClock {
+        let read = (clock as? any NanosecondReadingClock)?.nanosecondReader ?? (clock as? Self)?.nanosecondReader
+        let before = read?()
         let start = clock.now
+        // Read in nanoseconds only from a start both readings agree on (the clock did not move in between).
+        let nanosecondReader = read.flatMap { read -> (@Sendable () -> Int64)? in
+            guard let before, read() == before else { return nil }
+            return { read() &- before }
+        }
         return AnyDispatcherClock(
             readNow: { start.duration(to: clock.now) },
             sleepUntil: { offset, tolerance in
@@ -86,7 +98,8 @@ public struct AnyDispatcherClock: Clock, Sendable {
                 let tolerance = tolerance.map { Swift.min(Swift.max($0, .zero), Self.furthestOffset) }
                 try await clock.sleep(until: start.advanced(by: offset), tolerance: tolerance)
             },
-            resolution: clock.minimumResolution
+            resolution: clock.minimumResolution,
+            nanosecondReader: nanosecondReader
         )
     }
 

@@ -21,6 +21,23 @@ import Testing
         #expect(AnyDispatcherClock(dispatcher.clock).now.offset == .zero)  // why a decorator erases once
     }
 
+    /// What a series through a scope or decorator reads at each tick: nanoseconds since the erasure, from a virtual
+    /// clock (also erased twice), and nothing from a real one.
+    @Test func anErasedVirtualClockReadsInNanosecondsFromItsOrigin() throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(3))
+        let once = AnyDispatcherClock(dispatcher.clock)
+        try dispatcher.advance(by: .seconds(1))
+        let twice = AnyDispatcherClock(once)
+        try dispatcher.advance(by: .milliseconds(1))
+        let readOnce = try #require(once.nanosecondReader)
+        let readTwice = try #require(twice.nanosecondReader)
+        #expect(readOnce() == 1_001_000_000)
+        #expect(readTwice() == 1_000_000)
+        #expect(Duration.nanoseconds(readOnce()) == once.now.offset)
+        #expect(AnyDispatcherClock(ContinuousClock()).nanosecondReader == nil)
+    }
+
     @Test func aSleepThroughAnErasingDecoratorIsATimerOnTheVirtualClock() async throws {
         let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
         let clock = ForwardingDispatcher(base: dispatcher).clock

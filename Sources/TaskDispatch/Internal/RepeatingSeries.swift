@@ -29,9 +29,8 @@ extension Duration {
 /// A clock that reads its time as whole nanoseconds since a fixed point of its own, without a `Duration` or generic
 /// code: a series reads it at each tick (`ManualDispatcher`'s virtual clock).
 package protocol NanosecondReadingClock: Sendable {
-    /// The time now, in nanoseconds since the clock's fixed point.
-    var nanosecondsNow: Int64 { get }
-    /// A closure that reads ``nanosecondsNow`` straight from the clock's storage (no protocol witness at each call).
+    /// A closure that reads the time now, in nanoseconds since the clock's fixed point, straight from the clock's
+    /// storage (no protocol witness at each call, and no reference to the clock).
     var nanosecondReader: @Sendable () -> Int64 { get }
 }
 
@@ -53,7 +52,8 @@ struct SeriesTiming: Sendable {
     /// The time since the origin on the series' clock: the one place that knows the clock's type, so that a tick
     /// pays for no generic code.
     private let elapsed: @Sendable () -> Duration
-    /// Whether the clock reads in nanoseconds (a ``NanosecondReadingClock``) and the origin is within its range: then
+    /// Whether the clock reads in nanoseconds (a ``NanosecondReadingClock``, or an ``AnyDispatcherClock`` over one, as
+    /// a scope's) and the origin is within its range: then
     /// `nanosecondsNow` reads it and a tick does no `Duration` arithmetic.
     private let readsNanoseconds: Bool
     private let nanosecondsNow: @Sendable () -> Int64
@@ -68,10 +68,11 @@ struct SeriesTiming: Sendable {
         self.wholeNanoseconds = interval == .nanoseconds(nanoseconds) ? nanoseconds : nil
         let shift = (delay ?? interval) - interval
         let shiftNanoseconds = shift.nanosecondsSaturated
-        if let reading = clock as? any NanosecondReadingClock, shift == .nanoseconds(shiftNanoseconds),
-            case (let start, false) = reading.nanosecondsNow.addingReportingOverflow(shiftNanoseconds)
+        let reader =
+            (clock as? any NanosecondReadingClock)?.nanosecondReader ?? (clock as? AnyDispatcherClock)?.nanosecondReader
+        if let reader, shift == .nanoseconds(shiftNanoseconds),
+            case (let start, false) = reader().addingReportingOverflow(shiftNanoseconds)
         {
-            let reader = reading.nanosecondReader
             // Without the clock, which may hold its dispatcher: the series must not keep it alive (see `SeriesTarget`).
             self.elapsed = { .nanoseconds(reader()) - .nanoseconds(start) }
             (self.readsNanoseconds, self.nanosecondsNow, self.originNanoseconds) = (true, reader, start)

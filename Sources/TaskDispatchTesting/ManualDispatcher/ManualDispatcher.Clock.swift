@@ -77,12 +77,8 @@ extension ManualDispatcher {
 }
 
 extension ManualDispatcher.Clock: NanosecondReadingClock {
-    /// ``now`` in nanoseconds, read without a `Duration`: what a repeating series reads at each tick.
-    package var nanosecondsNow: Int64 {
-        self.dispatcher.storage.read { $0.now }
-    }
-
-    /// Reads ``nanosecondsNow`` through the storage alone.
+    /// Reads ``now`` in nanoseconds through the storage alone, without a `Duration`: what a repeating series reads
+    /// at each tick.
     package var nanosecondReader: @Sendable () -> Int64 {
         { [storage = self.dispatcher.storage] in storage.read { $0.now } }
     }
