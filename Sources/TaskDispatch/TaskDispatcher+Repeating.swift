@@ -8,7 +8,7 @@ extension TaskDispatcher {
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.
     ///   - priority: How urgent the work is; mapped to a quality of service in production.
-    ///   - delay: When the first tick is due; `nil` (the default) means after `interval`.
+    ///   - delay: When the first tick is due (at once when zero or below); `nil` (the default) means after `interval`.
     ///   - label: A short name shown in diagnostics, carried by every tick.
     ///   - fileID: The dispatching file; leave the default.
     ///   - line: The dispatching line; leave the default.
@@ -38,7 +38,7 @@ extension TaskDispatcher {
     ///
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.
-    ///   - delay: When the first tick is due; `nil` (the default) means after `interval`.
+    ///   - delay: When the first tick is due (at once when zero or below); `nil` (the default) means after `interval`.
     ///   - label: A short name shown in diagnostics, carried by every tick.
     ///   - fileID: The dispatching file; leave the default.
     ///   - line: The dispatching line; leave the default.
@@ -69,7 +69,7 @@ extension TaskDispatcher {
     ///
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.
-    ///   - delay: When the first tick is due; `nil` (the default) means after `interval`.
+    ///   - delay: When the first tick is due (at once when zero or below); `nil` (the default) means after `interval`.
     ///   - label: A short name shown in diagnostics.
     ///   - fileID: The calling file; leave the default.
     ///   - line: The calling line; leave the default.

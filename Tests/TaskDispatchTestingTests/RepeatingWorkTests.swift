@@ -9,8 +9,16 @@ struct LaggingClock: Clock {
     typealias Instant = ManualDispatcher.Clock.Instant
     let base: ManualDispatcher.Clock
     let lag: Locked<Duration>
+    /// Whether each read of `now` adds a nanosecond to `lag`.
+    var creeps = false
 
-    var now: Instant { self.base.now.advanced(by: self.lag.withLock { $0 }) }
+    var now: Instant {
+        self.base.now.advanced(
+            by: self.lag.withLock { lag in
+                defer { if self.creeps { lag += .nanoseconds(1) } }
+                return lag
+            })
+    }
     var minimumResolution: Duration { .zero }
 
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
@@ -26,6 +34,22 @@ struct LaggingDispatcher: ForwardsStartTask {
     init(base: ManualDispatcher) {
         self.base = base
         self.clock = LaggingClock(base: base.clock, lag: Locked(.zero))
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+}
+
+/// A decorator over a `ManualDispatcher` whose clock reads one nanosecond later at each read, as a real clock moves
+/// between two reads: a series' start and its first dispatch see different times.
+struct CreepingDispatcher: ForwardsStartTask {
+    let base: any TaskDispatcher
+    let clock: LaggingClock
+
+    init(base: ManualDispatcher) {
+        self.base = base
+        self.clock = LaggingClock(base: base.clock, lag: Locked(.zero), creeps: true)
     }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
@@ -203,6 +227,48 @@ struct LaggingDispatcher: ForwardsStartTask {
         #expect(count.withLock { $0 } == 403)
         #expect(dispatcher.pendingTaskCount == 1)
         #expect(huge.cancel())
+        try dispatcher.verifyIdle()
+    }
+
+    /// The first tick always runs, at once when its time has passed by the series' first dispatch (a zero delay on a
+    /// clock that moved meanwhile); a later tick whose time has passed is dropped as before.
+    @Test func theFirstTickRunsAtOnceWhenItsTimeHasPassed() async throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        let series = CreepingDispatcher(base: dispatcher).background(every: .seconds(10), after: .zero) {
+            log.record("tick at \(dispatcher.now)")
+        }
+        #expect(dispatcher.pendingTasks.first?.dueTime == .zero, "\(dispatcher.pendingTasks)")
+        try await dispatcher.runNextBackground()
+        #expect(log.events == ["tick at 0.0 seconds"])
+        #expect(dispatcher.pendingTasks.first?.dueTime == .seconds(10) - .nanoseconds(2))
+        #expect(series.cancel())
+        // A tick loop's first tick is tick 1 (auto-drain runs it inside its dispatch).
+        let draining = ManualDispatcher(mode: .autoDrain)
+        var ticks: [Int] = []
+        for await tick in CreepingDispatcher(base: draining).ticks(every: .seconds(10), after: .zero) {
+            ticks.append(tick)
+            break
+        }
+        #expect(ticks == [1])
+    }
+
+    /// A first delay far in the past (a "never refreshed" sentinel such as `Date.distantPast`) means at once, then the
+    /// interval: no tick loop at the same instant, and no trap where the delay less the interval overflows.
+    @Test func aFirstDelayFarInThePastMeansAtOnce() throws {
+        let dispatcher = ManualDispatcher()
+        let count = Locked(0)
+        let series = dispatcher.background(every: .seconds(60), after: .seconds(-64_000_000_000)) {
+            count.withLock { $0 += 1 }
+        }
+        try dispatcher.advance(by: .seconds(150))
+        #expect(count.withLock { $0 } == 3)  // at 0, 60 and 120 s
+        #expect(series.cancel())
+        let huge = Duration.seconds(Int64.max) * 10
+        let edge = dispatcher.background(every: huge, after: .zero - huge) { count.withLock { $0 += 1 } }
+        try dispatcher.advance(by: .seconds(1))
+        #expect(count.withLock { $0 } == 4)
+        #expect(edge.cancel())
         try dispatcher.verifyIdle()
     }
 

@@ -61,6 +61,34 @@ import Testing
         #expect(seen == seen.sorted() && Set(seen).count == 3)
     }
 
+    /// A zero first delay is a little past by the time the series dispatches its first tick on a real clock: that tick
+    /// runs at once, as tick 1, not an interval later (an hour here, so a late tick fails the bounded wait).
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    func theFirstTickOfAZeroDelayRunsAtOnce(kind: ProductionDispatcherKind) async throws {
+        let dispatcher = kind.makeDispatcher()
+        let ticked = DispatchSemaphore(value: 0)
+        let series = dispatcher.background(every: .seconds(3_600), after: .zero, label: "at once") { ticked.signal() }
+        let ranInTime = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async { done.resume(returning: ticked.wait(timeout: .now() + 30) == .success) }
+        }
+        #expect(ranInTime, "the first tick of a series with a zero delay did not run within 30 s")
+        #expect(series.cancel())
+        let first = AwaitBox(0)
+        let loop = Task {
+            for await tick in dispatcher.ticks(every: .seconds(3_600), after: .zero) {
+                first.value = tick
+                ticked.signal()
+                return
+            }
+        }
+        let loopTickedInTime = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async { done.resume(returning: ticked.wait(timeout: .now() + 30) == .success) }
+        }
+        loop.cancel()
+        #expect(loopTickedInTime, "the first tick of a tick loop with a zero delay did not come within 30 s")
+        #expect(first.value == 1)
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
     func aTickLoopEndsWhenItsTaskIsCancelled(kind: ProductionDispatcherKind) async throws {
         let dispatcher = kind.makeDispatcher()

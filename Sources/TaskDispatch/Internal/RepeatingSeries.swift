@@ -43,7 +43,8 @@ package protocol SeriesForwarding: TaskDispatcher {
 }
 
 /// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
-/// push the later ones; a tick whose due time has passed when its turn comes is skipped (see ``next(after:)``).
+/// push the later ones; a later tick whose due time has passed when its turn comes is skipped, while the first always
+/// runs, at once if its time has passed (see ``next(after:)``).
 struct SeriesTiming: Sendable {
     let interval: Duration
     /// The interval in nanoseconds when it is a whole number of them (nearly always): the next tick is then found
@@ -59,14 +60,16 @@ struct SeriesTiming: Sendable {
     private let nanosecondsNow: @Sendable () -> Int64
     private let originNanoseconds: Int64
 
-    /// Starts the series now: its first tick after `delay`, or after `interval` when `delay` is `nil`. An interval
-    /// under one nanosecond counts as one nanosecond.
+    /// Starts the series now: its first tick after `delay` (at once when zero or below), or after `interval` when
+    /// `delay` is `nil`. An interval under one nanosecond counts as one nanosecond, one over 2^62 seconds (for ever)
+    /// as 2^62 seconds, so that a tick's arithmetic stays in range.
     init<SeriesClock: Clock<Duration>>(clock: SeriesClock, interval: Duration, firstAfter delay: Duration?) {
-        let interval = Swift.max(interval, .nanoseconds(1))
+        let interval = Swift.min(Swift.max(interval, .nanoseconds(1)), AnyDispatcherClock.furthestOffset)
         self.interval = interval
         let nanoseconds = interval.nanosecondsSaturated
         self.wholeNanoseconds = interval == .nanoseconds(nanoseconds) ? nanoseconds : nil
-        let shift = (delay ?? interval) - interval
+        // In (−interval, delay]: no overflow, and an origin never far in the past.
+        let shift = Swift.max(delay ?? interval, .zero) - interval
         let shiftNanoseconds = shift.nanosecondsSaturated
         let reader =
             (clock as? any NanosecondReadingClock)?.nanosecondReader ?? (clock as? AnyDispatcherClock)?.nanosecondReader
@@ -85,7 +88,16 @@ struct SeriesTiming: Sendable {
 
     /// The tick that comes after `tick`, and the delay from now until it is due: the first tick not yet past, so the
     /// ticks missed while the process was busy (or a tick ran longer than the interval) are dropped, not run in a burst.
+    /// The first tick (after tick 0) is never dropped: a zero first delay is always a little past by the time the
+    /// series dispatches it.
     func next(after tick: Int64) -> (tick: Int64, delay: Duration) {
+        let next = self.nextNotPast(after: tick)
+        guard tick == 0, next.tick != 1 else { return next }
+        return (1, .zero)
+    }
+
+    @inline(__always)
+    private func nextNotPast(after tick: Int64) -> (tick: Int64, delay: Duration) {
         // The tick after `tick`, when it is not yet past, on a clock read in nanoseconds: the usual case of a test.
         if self.readsNanoseconds, let interval = self.wholeNanoseconds,
             case (let elapsed, false) = self.nanosecondsNow().subtractingReportingOverflow(self.originNanoseconds)
