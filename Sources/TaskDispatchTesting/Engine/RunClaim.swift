@@ -85,10 +85,11 @@ extension Schedule {
     }
 
     /// The time auto-advance would move the clock to now, whoever asks: it is on, no runaway's failure waits,
-    /// nothing is due, every tracked task has settled, and a delayed task can fall due.
+    /// nothing is due, every tracked task has settled, and a delayed task can fall due that is not only the tick of a
+    /// live repeating series (for those it would move the clock for ever; `advance(by:)` runs them).
     private mutating func autoAdvanceTarget() -> Int64? {
         guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
-            self.tracked.unsettledCount == 0
+            self.tracked.unsettledCount == 0, self.seriesTickBlockingIdle(onlySeriesLeft: true) == nil
         else { return nil }
         return self.nextWaitingDueTime()
     }

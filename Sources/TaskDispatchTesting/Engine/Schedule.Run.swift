@@ -135,11 +135,6 @@ extension Schedule {
                 if let failure = self.uncountedTasksFailure(method: "auto-advance") {
                     return self.autoDrainRunaway(failure)
                 }
-                // Only live repeating series are left to move the clock to: it would move for ever.
-                if let tick = self.seriesTickBlockingIdle(onlySeriesLeft: true) {
-                    return self.autoDrainRunaway(
-                        self.failure(.liveSeries(method: "auto-advance", tick: tick, limit: self.runawayLimit)))
-                }
                 guard self.autoAdvanceJumps < self.runawayLimit else {
                     let jumps = self.autoAdvanceJumps
                     return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: jumps)))
