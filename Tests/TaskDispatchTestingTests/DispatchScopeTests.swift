@@ -173,6 +173,23 @@ import Testing
                 DispatchScope(manual), now: { manual.now }, advance: { try manual.advance(by: $0) })
         }
     }
+
+    /// A scope cancelled before the check cancels every task: the check says so at once instead of waiting out each
+    /// rule's time limit for ticks and runs that cannot come.
+    @Test(arguments: [DispatcherContract.Rule.exactlyOnce, .repeatingWorkTicksAtItsDueTimes])
+    func theContractCheckOfACancelledScopeSaysSoAtOnce(_ rule: DispatcherContract.Rule) async throws {
+        let started = ContinuousClock.now
+        let violation = await #expect(throws: DispatcherContractViolation.self) {
+            try await DispatcherContract.check(rules: [rule], timeLimitPerRule: .seconds(60)) {
+                let manual = ManualDispatcher()
+                let scope = DispatchScope(manual)
+                scope.cancelAll()
+                return DispatcherContract.Subject(scope, now: { manual.now }, advance: { try manual.advance(by: $0) })
+            }
+        }
+        #expect(violation?.evidence.contains("DispatchScope that was cancelled before the check") == true)
+        #expect(ContinuousClock.now - started < .seconds(30), "the check waited for the rule's time limit")
+    }
 }
 
 /// A decorator that cancels the awaiting task (the one calling it) once the wrapped dispatcher has accepted the task,

@@ -13,6 +13,11 @@ struct RuleCheck: Sendable {
 
     /// Runs the rule's check; a decorator rule checks nothing without a `ManualDispatcher` underneath.
     func run() async throws {
+        if let scope = self.subject.dispatcher as? DispatchScope, scope.isCancelled {
+            throw self.violation(
+                "the dispatcher is a DispatchScope that was cancelled before the check (cancelAll(), or its release): it cancels every dispatch at once, so no task can run. Make a live scope in the subject's closure"
+            )
+        }
         let base = self.subject.manualBase
         switch self.rule {
         case .exactlyOnce: try await self.checkExactlyOnce()
