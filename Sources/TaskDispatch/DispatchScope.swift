@@ -33,11 +33,16 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
 
     /// Creates a scope that forwards to `base`.
     ///
+    /// Over another scope, this scope is cancelled with it (all its work runs through it), or at once if that scope
+    /// is cancelled already.
+    ///
     /// - Parameter base: The dispatcher that runs the work: a production dispatcher, a test's `ManualDispatcher`,
     ///   a decorator, or another scope.
     public init(_ base: some TaskDispatcher) {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
+        // A scope over a scope: the outer scope's cancellation is this one's too, since its work runs through it.
+        if let outer = base as? DispatchScope, !outer.registry.adopt(self.registry) { self.registry.cancelAll() }
     }
 
     deinit {
@@ -118,7 +123,9 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     }
 
     /// The number of tasks, awaitable runs, started tasks and pending series ticks the scope remembers: those that
-    /// have neither ended nor been cancelled.
+    /// have neither ended nor been cancelled. A callback task leaves it as it runs or is cancelled; a started task
+    /// shortly after its end, when a watcher sees it end (a test that checks the count right after awaiting the task
+    /// may see it once more).
     public var liveWorkCount: Int {
         self.registry.state.withLock { $0.liveCount }
     }

@@ -166,6 +166,36 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// A scope over a scope is cancelled with it: all its work ran through the outer one, so it forgets that work,
+    /// lets go of its closures, ends its waits, and its series read cancelled; one made over a cancelled scope starts
+    /// cancelled. The inner scope's own cancellation leaves the outer one's work alone.
+    @Test func aScopeOverAScopeIsCancelledWithIt() async throws {
+        final class Probe: Sendable {}
+        let dispatcher = ManualDispatcher()
+        let outer = DispatchScope(dispatcher)
+        let inner = DispatchScope(outer)
+        let sibling = DispatchScope(outer)
+        weak var released: Probe?
+        do {
+            let probe = Probe()
+            released = probe
+            inner.background(after: .seconds(60), label: "inner work") { _ = probe }
+        }
+        let series = inner.background(every: .seconds(1), label: "inner series") {}
+        let outerWork = outer.background(after: .seconds(60), label: "outer work") {}
+        sibling.cancelAll()
+        #expect(!outer.isCancelled && !outerWork.isCancelled)
+        #expect(inner.liveWorkCount == 2)
+        outer.cancelAll()
+        #expect(inner.isCancelled)
+        #expect(inner.liveWorkCount == 0)
+        #expect(released == nil, "the inner scope kept the closure of work its outer scope cancelled")
+        #expect(series.isCancelled)
+        #expect(await inner.waitForBackgroundTasks(timeout: .seconds(30)))
+        #expect(DispatchScope(outer).isCancelled)
+        try dispatcher.verifyIdle()
+    }
+
     @Test func theScopeKeepsTheContract() async throws {
         try await DispatcherContract.check {
             let manual = ManualDispatcher()

@@ -11,6 +11,10 @@ final class ScopeRegistry: @unchecked Sendable {
         var head: ScopeEntry?
         var isCancelled = false
         var liveCount = 0
+        /// The registries of scopes over this one's scope, which this scope's cancellation cancels too.
+        var children: [Child] = []
+        /// The count of `children` at which the released ones are dropped.
+        var childrenToPrune = 16
 
         /// Links `entry` in at the head: O(1), no allocation.
         mutating func insert(_ entry: ScopeEntry) {
@@ -38,14 +42,35 @@ final class ScopeRegistry: @unchecked Sendable {
         }
     }
 
+    /// A scope over this one's scope, held weakly: its release cancels its own work.
+    struct Child: @unchecked Sendable {
+        weak var registry: ScopeRegistry?
+    }
+
     let state = ShortLock(State())
     let tracker = BackgroundWorkTracker()
+
+    /// Adds `child`, the registry of a scope over this one's scope: all the child's work runs through this scope, so
+    /// this scope's cancellation cancels the child too. Returns `false`, adding nothing, when this scope is cancelled.
+    func adopt(_ child: ScopeRegistry) -> Bool {
+        self.state.withLock { state in
+            guard !state.isCancelled else { return false }
+            if state.children.count >= state.childrenToPrune {
+                state.children.removeAll { $0.registry == nil }
+                state.childrenToPrune = Swift.max(16, state.children.count * 2)
+            }
+            state.children.append(Child(registry: child))
+            return true
+        }
+    }
 
     /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) runs
     /// outside the lock.
     func cancelAll() {
-        let entries = self.state.withLock { state -> [ScopeEntry] in
+        let (entries, children) = self.state.withLock { state -> ([ScopeEntry], [Child]) in
             state.isCancelled = true
+            let children = state.children
+            state.children = []
             var live: [ScopeEntry] = []
             live.reserveCapacity(state.liveCount)
             // Unlinked one by one, so that a long list is not released by a deep chain of releases.
@@ -59,9 +84,10 @@ final class ScopeRegistry: @unchecked Sendable {
             }
             state.liveCount = 0
             live.reverse()  // oldest first: in the order the dispatcher beneath accepted them
-            return live
+            return (live, children)
         }
         for entry in entries { entry.scopeCancelled() }
+        for child in children { child.registry?.cancelAll() }
     }
 }
 
