@@ -91,13 +91,6 @@ struct SeriesTiming: Sendable {
     /// The first tick (after tick 0) is never dropped: a zero first delay is always a little past by the time the
     /// series dispatches it.
     func next(after tick: Int64) -> (tick: Int64, delay: Duration) {
-        let next = self.nextNotPast(after: tick)
-        guard tick == 0, next.tick != 1 else { return next }
-        return (1, .zero)
-    }
-
-    @inline(__always)
-    private func nextNotPast(after tick: Int64) -> (tick: Int64, delay: Duration) {
         // The tick after `tick`, when it is not yet past, on a clock read in nanoseconds: the usual case of a test.
         if self.readsNanoseconds, let interval = self.wholeNanoseconds,
             case (let elapsed, false) = self.nanosecondsNow().subtractingReportingOverflow(self.originNanoseconds)
@@ -120,6 +113,7 @@ struct SeriesTiming: Sendable {
             {
                 return (tick + 1, .nanoseconds(due) - elapsed)
             }
+            if tick == 0 { return (1, .zero) }  // the first tick, past: at once
             // The first tick k > `tick` with k × interval ≥ elapsed.
             let whole = elapsed.nanosecondsSaturated
             let caughtUp =
@@ -130,6 +124,7 @@ struct SeriesTiming: Sendable {
         }
         var next = tick + 1
         let late = elapsed - self.interval * next
+        if late > .zero, tick == 0 { return (1, .zero) }  // the first tick, past: at once
         if late > .zero {
             let (sum, overflow) = next.addingReportingOverflow(
                 late.nanosecondsSaturated / Swift.max(1, self.interval.nanosecondsSaturated))
