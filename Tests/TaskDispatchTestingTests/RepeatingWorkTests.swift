@@ -394,6 +394,36 @@ struct CreepingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
+    /// While the test waits for a task, auto-advance drives a tick loop as it drives sleeps: a countdown ends; one
+    /// that never ends meets the runaway limit, which names the series.
+    @Test func aTickLoopAwaitedByTheTestIsDrivenByAutoAdvance() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance)
+        let countdown = dispatcher.startTask(label: "countdown") {
+            var seen: [Int] = []
+            for await tick in dispatcher.ticks(every: .seconds(1), label: "countdown tick") {
+                seen.append(tick)
+                if tick == 3 { break }
+            }
+            return seen
+        }
+        #expect(try await dispatcher.value(of: countdown) == [1, 2, 3])
+        #expect(dispatcher.now == .seconds(3))
+        try dispatcher.verifyIdle()
+
+        let endless = ManualDispatcher(mode: .autoAdvance, runawayLimit: 50)
+        let poll = endless.startTask(label: "poll loop") {
+            for await _ in endless.ticks(every: .seconds(1), label: "poll") {}
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) { try await endless.value(of: poll) }
+        #expect(error?.kind == .runawayTasks(limit: 50))
+        #expect(
+            error?.summary.contains("auto-advance would move the clock for ever: the repeating series \"poll\"")
+                == true,
+            "\(String(describing: error))")
+        poll.cancel()
+        _ = try? await endless.value(of: poll)
+    }
+
     @Test func asyncRunUntilIdleThrowsOverALiveTickLoop() async throws {
         let dispatcher = ManualDispatcher()
         let task = dispatcher.startTask(label: "poll loop") {

@@ -114,7 +114,7 @@ extension ManualDispatcherError {
         case .unfinishedTasks(let tasks):
             "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). \(Self.unfinishedAdvice(tasks, orAwait: true))"
         case .taskNotFinished(let method, let limit, let task, let mode, let holding):
-            "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding))"
+            "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding))\(mode == .autoAdvance && snapshot.pending.contains { $0.series != nil } ? ". Live repeating series keep auto-advance moving while the test waits, and the clock stands at \(formatTime(snapshot.now)): if the task waits for a series that never ends, cancel the series, or drive it with advance(by:)" : "")"
         case .runFromTrackedTask(let method, let task, true):
             "\(method) was called from inside \(task), which this dispatcher tracks: its drains wait for that task to settle, so the call would wait for itself. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
         case .runFromTrackedTask(let method, let task, false):

@@ -85,11 +85,12 @@ extension Schedule {
     }
 
     /// The time auto-advance would move the clock to now, whoever asks: it is on, no runaway's failure waits,
-    /// nothing is due, every tracked task has settled, and a delayed task can fall due that is not only the tick of a
-    /// live repeating series (for those it would move the clock for ever; `advance(by:)` runs them).
+    /// nothing is due, every tracked task has settled, and a delayed task can fall due. When only the ticks of live
+    /// repeating series are left, it jumps only while the test waits for a task (a countdown's end; a series that
+    /// never ends meets the runaway limit): else it would move the clock for ever, and `advance(by:)` runs them.
     private mutating func autoAdvanceTarget() -> Int64? {
         guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
-            self.tracked.unsettledCount == 0, self.seriesTickBlockingIdle(onlySeriesLeft: true) == nil
+            self.tracked.unsettledCount == 0, self.testWaits || self.seriesTickBlockingIdle(onlySeriesLeft: true) == nil
         else { return nil }
         return self.nextWaitingDueTime()
     }

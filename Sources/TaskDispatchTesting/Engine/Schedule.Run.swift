@@ -136,6 +136,11 @@ extension Schedule {
                     return self.autoDrainRunaway(failure)
                 }
                 guard self.autoAdvanceJumps < self.runawayLimit else {
+                    if let tick = self.seriesTickBlockingIdle(onlySeriesLeft: true) {
+                        let limit = self.runawayLimit
+                        return self.autoDrainRunaway(
+                            self.failure(.liveSeries(method: "auto-advance", tick: tick, limit: limit)))
+                    }
                     let jumps = self.autoAdvanceJumps
                     return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: jumps)))
                 }
