@@ -54,7 +54,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         let entry = DispatchEntry(task, registry: self.registry)
         var forwarded = task
-        forwarded.work = entry.forwardedWork
+        entry.takeClosure(of: &forwarded)
         entry.accepted(self.base.dispatch(forwarded))
         return TaskHandle(canceller: entry)
     }

@@ -15,21 +15,21 @@ final class ScopeRegistry: @unchecked Sendable {
         /// Links `entry` in at the head: O(1), no allocation.
         mutating func insert(_ entry: ScopeEntry) {
             let first = self.head.take()
-            first?.previous = entry
+            first?.previous = Unmanaged.passUnretained(entry)
             entry.next = first
-            entry.isLinked = true
             self.head = entry
             self.liveCount += 1
         }
 
         /// Unlinks `entry` if it is linked: O(1). The caller holds `entry`, so the list's reference is not its last.
         mutating func remove(_ entry: ScopeEntry) {
-            guard entry.isLinked else { return }
-            entry.isLinked = false
+            // Linked: after another entry (which an unlinked entry never is), or first.
+            guard entry.previous != nil || self.head === entry else { return }
             let next = entry.next.take()
             next?.previous = entry.previous
             if let previous = entry.previous {
-                previous.next = next
+                // Borrowed, not retained: the entry before holds this one, which the caller holds.
+                previous._withUnsafeGuaranteedRef { $0.next = next }
             } else {
                 self.head = next
             }
@@ -53,7 +53,6 @@ final class ScopeRegistry: @unchecked Sendable {
             while let entry = current {
                 current = entry.next.take()
                 entry.previous = nil
-                entry.isLinked = false
                 entry.endedByScope()
                 live.append(entry)
             }
@@ -71,11 +70,9 @@ final class ScopeRegistry: @unchecked Sendable {
 class ScopeEntry: @unchecked Sendable {
     /// The entry inserted before this one, held by it.
     @exclusivity(unchecked) var next: ScopeEntry?
-    /// The entry inserted after this one, which holds this one: `unowned(unsafe)`, since that entry unlinks itself
-    /// (under the lock) before it can go.
-    @exclusivity(unchecked) unowned(unsafe) var previous: ScopeEntry?
-    /// Whether the entry is in the registry's list.
-    @exclusivity(unchecked) var isLinked = false
+    /// The entry inserted after this one, which holds this one: unretained, since that entry unlinks itself (under
+    /// the lock) before it can go.
+    @exclusivity(unchecked) var previous: Unmanaged<ScopeEntry>?
 
     /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``: the entry takes what its cancellation needs.
     func endedByScope() {}
@@ -99,36 +96,50 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         case cancelled
     }
 
+    // In this order, the one-byte fields fill the padding after `work`'s tag, and the entry takes 120 bytes: a
+    // 128-byte block, the largest malloc keeps in its fast bins.
     private let registry: ScopeRegistry
     private let awaiter: (any TaskAwaiter)?
-    private let countsAsBackground: Bool
     // Guarded by the registry's lock (so exclusivity is not checked again at run time).
-    @exclusivity(unchecked) private var phase = Phase.dispatching
     @exclusivity(unchecked) private var work: DispatchedTask.Work?
+    private let countsAsBackground: Bool
+    @exclusivity(unchecked) private var phase = Phase.dispatching
     // The handle of the dispatcher beneath: written once, by `accepted`, before the entry joins the registry (under
     // the lock, which publishes it); read under the lock while `.live`, then by the call that cancelled the entry.
     // Kept after the run, released with the entry (outside any lock).
     @exclusivity(unchecked) private var inner: TaskHandle?
 
-    /// Takes what it needs of `task` (borrowed: a copy of the whole task would cost as much as the rest of the entry).
+    /// Takes what it needs of `task` but its closure (borrowed: a copy of the whole task would cost as much as the
+    /// rest of the entry).
     init(_ task: borrowing DispatchedTask, registry: ScopeRegistry) {
-        self.registry = registry
+        let countsAsBackground = task.context == .background && !task.neverRuns
+        if countsAsBackground { Self.withTracker(of: registry) { $0.taskAccepted() } }
+        self.countsAsBackground = countsAsBackground
         // The awaitable call this scope is forwarding, if the task is its: the scope ends that await itself when
         // it cancels the task.
         self.awaiter =
             task.awaitIdentity == 0
             ? nil : TaskTracking.dispatchingCall.flatMap { $0.identity == task.awaitIdentity ? $0.awaiter : nil }
-        self.work = task.work
-        self.countsAsBackground = task.context == .background && !task.neverRuns
-        if self.countsAsBackground { registry.tracker.taskAccepted() }
+        self.registry = registry
     }
 
-    /// The closure to hand to the dispatcher beneath in place of the task's own.
-    var forwardedWork: DispatchedTask.Work {
-        switch self.work {
-        case .foreground: .foreground { self.runOnMainActor() }
-        default: .background { self.run() }
-        }
+    /// Runs `body` with the tracker of `registry`, borrowed (not retained): the registry keeps it, and the caller
+    /// holds the registry.
+    @inline(__always)
+    private static func withTracker(of registry: ScopeRegistry, _ body: (BackgroundWorkTracker) -> Void) {
+        Unmanaged.passUnretained(registry.tracker)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Takes `task`'s closure, and puts in its place one that runs it through this entry: moved, not copied (`task`
+    /// is the scope's own copy, the one it forwards).
+    func takeClosure(of task: inout DispatchedTask) {
+        var work: DispatchedTask.Work =
+            switch task.work {
+            case .foreground: .foreground { self.runOnMainActor() }
+            case .background: .background { self.run() }
+            }
+        swap(&work, &task.work)
+        self.work = work
     }
 
     /// The dispatcher beneath accepted the task: keeps its handle in the entry and the entry in the registry, or, if
@@ -172,7 +183,7 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     private func run() {
         guard case .background(let work)? = self.takeWork() else { return }
         work()
-        if self.countsAsBackground { self.registry.tracker.taskEnded() }
+        if self.countsAsBackground { self.endCounting() }
     }
 
     @MainActor private func runOnMainActor() {
@@ -190,8 +201,12 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         self.end(self.work.take(), failingTheAwait: true)
     }
 
+    private func endCounting() {
+        Self.withTracker(of: self.registry) { $0.taskEnded() }
+    }
+
     private func end(_ work: consuming DispatchedTask.Work?, failingTheAwait: Bool) {
-        if self.countsAsBackground { self.registry.tracker.taskEnded() }
+        if self.countsAsBackground { self.endCounting() }
         guard let work else { return }
         if failingTheAwait, let awaiter = self.awaiter, awaiter.mayFail {
             awaiter.claimFailure()
