@@ -8,12 +8,12 @@ import Synchronization
 final class ScopeRegistry: @unchecked Sendable {
     struct State: @unchecked Sendable {
         /// The entry inserted last; each holds the one before it (`next`), strongly.
-        var head: ScopeEntry?
+        var head: DispatchEntry?
         var isCancelled = false
         var liveCount = 0
 
         /// Links `entry` in at the head: O(1), no allocation.
-        mutating func insert(_ entry: ScopeEntry) {
+        mutating func insert(_ entry: DispatchEntry) {
             let first = self.head.take()
             first?.previous = Unmanaged.passUnretained(entry)
             entry.next = first
@@ -22,7 +22,7 @@ final class ScopeRegistry: @unchecked Sendable {
         }
 
         /// Unlinks `entry` if it is linked: O(1). The caller holds `entry`, so the list's reference is not its last.
-        mutating func remove(_ entry: ScopeEntry) {
+        mutating func remove(_ entry: DispatchEntry) {
             // Linked: after another entry (which an unlinked entry never is), or first.
             guard entry.previous != nil || self.head === entry else { return }
             let next = entry.next.take()
@@ -44,9 +44,9 @@ final class ScopeRegistry: @unchecked Sendable {
     /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) runs
     /// outside the lock.
     func cancelAll() {
-        let entries = self.state.withLock { state -> [ScopeEntry] in
+        let entries = self.state.withLock { state -> [DispatchEntry] in
             state.isCancelled = true
-            var live: [ScopeEntry] = []
+            var live: [DispatchEntry] = []
             live.reserveCapacity(state.liveCount)
             // Unlinked one by one, so that a long list is not released by a deep chain of releases.
             var current = state.head.take()
@@ -64,27 +64,14 @@ final class ScopeRegistry: @unchecked Sendable {
     }
 }
 
-/// One piece of live work in a ``ScopeRegistry``.
+/// One piece of live work in a ``ScopeRegistry``: a task dispatched through the scope (its closure, run through the
+/// entry so that it runs only while the scope lives, and the handle of the dispatcher beneath; the entry is the
+/// canceller of the handle the scope returns), or a Swift task started through it (cancelled with the scope, forgotten
+/// when it ends).
 ///
-/// `@unchecked Sendable`: the links and the subclasses' mutable fields are guarded by the registry's lock.
-class ScopeEntry: @unchecked Sendable {
-    /// The entry inserted before this one, held by it.
-    @exclusivity(unchecked) var next: ScopeEntry?
-    /// The entry inserted after this one, which holds this one: unretained, since that entry unlinks itself (under
-    /// the lock) before it can go.
-    @exclusivity(unchecked) var previous: Unmanaged<ScopeEntry>?
-
-    /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``: the entry takes what its cancellation needs.
-    func endedByScope() {}
-
-    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry, or the entry was accepted after
-    /// it: cancels the work.
-    func scopeCancelled() {}
-}
-
-/// A task dispatched through a scope: its closure, run through the entry so that it runs only while the scope lives,
-/// and the handle of the dispatcher beneath. It is the canceller of the handle the scope returns.
-final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
+/// `@unchecked Sendable`: the links and the mutable fields are read and written under the registry's lock, but for
+/// `inner` (see there).
+final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     enum Phase: UInt8 {
         /// Being handed to the dispatcher beneath.
         case dispatching
@@ -96,8 +83,14 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         case cancelled
     }
 
-    // In this order, the one-byte fields fill the padding after `work`'s tag, and the entry takes 120 bytes: a
-    // 128-byte block, the largest malloc keeps in its fast bins.
+    // Field order: the one-byte fields fill the padding after `work`'s tag, so that an entry takes 120 bytes, a
+    // 128-byte block: the largest that glibc's malloc keeps in its fast bins.
+
+    /// The entry inserted before this one, held by it.
+    @exclusivity(unchecked) var next: DispatchEntry?
+    /// The entry inserted after this one, which holds this one: unretained, since that entry unlinks itself (under
+    /// the lock) before it can go.
+    @exclusivity(unchecked) var previous: Unmanaged<DispatchEntry>?
     private let registry: ScopeRegistry
     private let awaiter: (any TaskAwaiter)?
     // Guarded by the registry's lock (so exclusivity is not checked again at run time).
@@ -106,8 +99,18 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     @exclusivity(unchecked) private var phase = Phase.dispatching
     // The handle of the dispatcher beneath: written once, by `accepted`, before the entry joins the registry (under
     // the lock, which publishes it); read under the lock while `.live`, then by the call that cancelled the entry.
-    // Kept after the run, released with the entry (outside any lock).
-    @exclusivity(unchecked) private var inner: TaskHandle?
+    // Kept after the run, released with the entry (outside any lock). Until then, and once let go, a handle that
+    // cancels nothing: an optional's destroy would take the generic path twice a task.
+    @exclusivity(unchecked) private var inner = TaskHandle(canceller: NoTask())
+
+    /// An entry for `task`, started through the scope: live from the start, and cancelled through its handle.
+    init<Success: Sendable>(started task: Task<Success, any Error>, registry: ScopeRegistry) {
+        self.registry = registry
+        self.awaiter = nil
+        self.countsAsBackground = false
+        self.phase = .live
+        self.inner = TaskHandle(canceller: StartedTask(task: task))
+    }
 
     /// Takes what it needs of `task` but its closure (borrowed: a copy of the whole task would cost as much as the
     /// rest of the entry).
@@ -191,18 +194,28 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         work()
     }
 
-    override func endedByScope() {
+    /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``, which removed the entry.
+    func endedByScope() {
         self.phase = .cancelled
     }
 
-    /// Cancels the task beneath, stops counting it, and ends an await on it with `CancellationError`.
-    override func scopeCancelled() {
-        self.inner.take()?.cancel()
+    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry, or the entry was accepted after
+    /// it: cancels the task beneath (or the started task), stops counting it, and ends an await on it with
+    /// `CancellationError`.
+    func scopeCancelled() {
+        self.takeInner().cancel()
         self.end(self.work.take(), failingTheAwait: true)
     }
 
     private func endCounting() {
         Self.withTracker(of: self.registry) { $0.taskEnded() }
+    }
+
+    /// The handle of the dispatcher beneath, which the entry lets go.
+    private func takeInner() -> TaskHandle {
+        var inner = TaskHandle(canceller: NoTask())
+        swap(&inner, &self.inner)
+        return inner
     }
 
     private func end(_ work: consuming DispatchedTask.Work?, failingTheAwait: Bool) {
@@ -225,7 +238,7 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         let work = self.registry.state.withLock { state -> DispatchedTask.Work?? in
             guard self.phase == .live else { return nil }
             self.phase = .cancelled
-            self.inner = nil
+            self.inner = TaskHandle(canceller: NoTask())
             state.remove(self)
             return .some(self.work.take())
         }
@@ -239,15 +252,21 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     }
 }
 
-/// A Swift task started through a scope: cancelled with the scope, forgotten when it ends.
-final class StartedTaskEntry<Success: Sendable>: ScopeEntry, @unchecked Sendable {
-    private let task: Task<Success, any Error>
+/// The canceller of a ``DispatchEntry``'s handle beneath before the dispatcher beneath returns its own, and after the
+/// entry lets that go: there is no task to cancel.
+private struct NoTask: TaskCancelling {
+    func cancelTask() -> Bool { false }
+    var isTaskCancelled: Bool { false }
+}
 
-    init(_ task: Task<Success, any Error>) {
-        self.task = task
-    }
+/// The canceller of a Swift task started through a scope.
+private struct StartedTask<Success: Sendable>: TaskCancelling {
+    let task: Task<Success, any Error>
 
-    override func scopeCancelled() {
+    func cancelTask() -> Bool {
         self.task.cancel()
+        return true
     }
+
+    var isTaskCancelled: Bool { self.task.isCancelled }
 }
