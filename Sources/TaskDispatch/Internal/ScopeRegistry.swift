@@ -22,6 +22,7 @@ final class ScopeRegistry: @unchecked Sendable {
         }
 
         /// Unlinks `entry` if it is linked: O(1). The caller holds `entry`, so the list's reference is not its last.
+        @inline(__always)
         mutating func remove(_ entry: DispatchEntry) {
             // Linked: after another entry (which an unlinked entry never is), or first.
             guard entry.previous != nil || self.head === entry else { return }
@@ -164,6 +165,7 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     }
 
     /// Takes the closure to run, unless the entry or its scope was cancelled.
+    @inline(__always)
     private func takeWork() -> DispatchedTask.Work? {
         let (work, cancelledMeanwhile) = self.registry.state.withLock { state -> (DispatchedTask.Work?, Bool) in
             switch self.phase {
