@@ -59,7 +59,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         let entry = DispatchEntry(task, registry: self.registry)
         var forwarded = task
-        forwarded.work = entry.forwardedWork
+        entry.takeClosure(of: &forwarded)
         entry.accepted(self.base.dispatch(forwarded))
         return TaskHandle(canceller: entry)
     }
@@ -79,7 +79,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
         let task = self.base.startTask(label: label, callSite: callSite, operation: operation)
-        let entry = StartedTaskEntry(task)
+        let entry = DispatchEntry(started: task, registry: self.registry)
         let accepted = self.registry.state.withLock { state -> Bool in
             guard !state.isCancelled else { return false }
             state.insert(entry)

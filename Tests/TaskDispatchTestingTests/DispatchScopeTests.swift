@@ -79,6 +79,25 @@ import Testing
         #expect(dispatcher.pendingTaskCount == 0)
     }
 
+    @Test func workLeavesTheScopeInAnyOrder() throws {
+        // The scope links its live work into a list: the oldest entry, one between two others and the newest (the
+        // list's head) each leave it, and the rest is still found by cancelAll.
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(dispatcher)
+        let handles = (0..<5).map { index in scope.background(after: .seconds(1), label: "task \(index)") {} }
+        #expect(handles[2].cancel())
+        #expect(handles[4].cancel())
+        #expect(handles[0].cancel())
+        #expect(scope.liveWorkCount == 2)
+        #expect(!handles[2].cancel())
+        #expect(scope.liveWorkCount == 2)
+        scope.cancelAll()
+        for handle in handles { #expect(handle.isCancelled) }
+        #expect(scope.liveWorkCount == 0)
+        #expect(dispatcher.pendingTaskCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
     @Test func workTheDispatcherBeneathCancelledIsForgotten() async throws {
         // An await from outside the tracked tasks that nobody runs: the dispatcher's wait limit cancels the task
         // beneath and ends the await; the scope must not keep the task as live work.

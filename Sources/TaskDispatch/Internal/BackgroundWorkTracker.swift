@@ -34,15 +34,24 @@ final class BackgroundWorkTracker: Sendable {
         }
     }
 
-    private let counter: any OutstandingWorkCounter
+    #if canImport(Darwin)
+        // `Atomic` needs macOS 15 / iOS 18: chosen at run time.
+        private let counter: any OutstandingWorkCounter
+    #else
+        // Concrete where `Atomic` has no availability floor: the count's add and subtract inline, with no witness
+        // call and no retain around one.
+        private let counter = AtomicOutstandingWorkCounter()
+    #endif
     private let waiters = LockedValue(Waiters())
 
     init() {
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            self.counter = AtomicOutstandingWorkCounter()
-        } else {
-            self.counter = LockedOutstandingWorkCounter()
-        }
+        #if canImport(Darwin)
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                self.counter = AtomicOutstandingWorkCounter()
+            } else {
+                self.counter = LockedOutstandingWorkCounter()
+            }
+        #endif
     }
 
     /// Counts one more outstanding task. Call only from the task's initializer, with the dispatcher held.

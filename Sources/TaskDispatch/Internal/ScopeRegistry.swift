@@ -8,7 +8,7 @@ import Synchronization
 final class ScopeRegistry: @unchecked Sendable {
     struct State: @unchecked Sendable {
         /// The entry inserted last; each holds the one before it (`next`), strongly.
-        var head: ScopeEntry?
+        var head: DispatchEntry?
         var isCancelled = false
         var liveCount = 0
         /// The registries of scopes over this one's scope, which this scope's cancellation cancels too.
@@ -17,23 +17,24 @@ final class ScopeRegistry: @unchecked Sendable {
         var childrenToPrune = 16
 
         /// Links `entry` in at the head: O(1), no allocation.
-        mutating func insert(_ entry: ScopeEntry) {
+        mutating func insert(_ entry: DispatchEntry) {
             let first = self.head.take()
-            first?.previous = entry
+            first?.previous = Unmanaged.passUnretained(entry)
             entry.next = first
-            entry.isLinked = true
             self.head = entry
             self.liveCount += 1
         }
 
         /// Unlinks `entry` if it is linked: O(1). The caller holds `entry`, so the list's reference is not its last.
-        mutating func remove(_ entry: ScopeEntry) {
-            guard entry.isLinked else { return }
-            entry.isLinked = false
+        @inline(__always)
+        mutating func remove(_ entry: DispatchEntry) {
+            // Linked: after another entry (which an unlinked entry never is), or first.
+            guard entry.previous != nil || self.head === entry else { return }
             let next = entry.next.take()
             next?.previous = entry.previous
             if let previous = entry.previous {
-                previous.next = next
+                // Borrowed, not retained: the entry before holds this one, which the caller holds.
+                previous._withUnsafeGuaranteedRef { $0.next = next }
             } else {
                 self.head = next
             }
@@ -67,18 +68,17 @@ final class ScopeRegistry: @unchecked Sendable {
     /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) runs
     /// outside the lock.
     func cancelAll() {
-        let (entries, children) = self.state.withLock { state -> ([ScopeEntry], [Child]) in
+        let (entries, children) = self.state.withLock { state -> ([DispatchEntry], [Child]) in
             state.isCancelled = true
             let children = state.children
             state.children = []
-            var live: [ScopeEntry] = []
+            var live: [DispatchEntry] = []
             live.reserveCapacity(state.liveCount)
             // Unlinked one by one, so that a long list is not released by a deep chain of releases.
             var current = state.head.take()
             while let entry = current {
                 current = entry.next.take()
                 entry.previous = nil
-                entry.isLinked = false
                 entry.endedByScope()
                 live.append(entry)
             }
@@ -91,29 +91,14 @@ final class ScopeRegistry: @unchecked Sendable {
     }
 }
 
-/// One piece of live work in a ``ScopeRegistry``.
+/// One piece of live work in a ``ScopeRegistry``: a task dispatched through the scope (its closure, run through the
+/// entry so that it runs only while the scope lives, and the handle of the dispatcher beneath; the entry is the
+/// canceller of the handle the scope returns), or a Swift task started through it (cancelled with the scope, forgotten
+/// when it ends).
 ///
-/// `@unchecked Sendable`: the links and the subclasses' mutable fields are guarded by the registry's lock.
-class ScopeEntry: @unchecked Sendable {
-    /// The entry inserted before this one, held by it.
-    @exclusivity(unchecked) var next: ScopeEntry?
-    /// The entry inserted after this one, which holds this one: `unowned(unsafe)`, since that entry unlinks itself
-    /// (under the lock) before it can go.
-    @exclusivity(unchecked) unowned(unsafe) var previous: ScopeEntry?
-    /// Whether the entry is in the registry's list.
-    @exclusivity(unchecked) var isLinked = false
-
-    /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``: the entry takes what its cancellation needs.
-    func endedByScope() {}
-
-    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry, or the entry was accepted after
-    /// it: cancels the work.
-    func scopeCancelled() {}
-}
-
-/// A task dispatched through a scope: its closure, run through the entry so that it runs only while the scope lives,
-/// and the handle of the dispatcher beneath. It is the canceller of the handle the scope returns.
-final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
+/// `@unchecked Sendable`: the links and the mutable fields are read and written under the registry's lock, but for
+/// `inner` (see there).
+final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     enum Phase: UInt8 {
         /// Being handed to the dispatcher beneath.
         case dispatching
@@ -125,36 +110,66 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         case cancelled
     }
 
+    // Field order: the one-byte fields fill the padding after `work`'s tag, so that an entry takes 120 bytes, a
+    // 128-byte block: the largest that glibc's malloc keeps in its fast bins.
+
+    /// The entry inserted before this one, held by it.
+    @exclusivity(unchecked) var next: DispatchEntry?
+    /// The entry inserted after this one, which holds this one: unretained, since that entry unlinks itself (under
+    /// the lock) before it can go.
+    @exclusivity(unchecked) var previous: Unmanaged<DispatchEntry>?
     private let registry: ScopeRegistry
     private let awaiter: (any TaskAwaiter)?
-    private let countsAsBackground: Bool
     // Guarded by the registry's lock (so exclusivity is not checked again at run time).
-    @exclusivity(unchecked) private var phase = Phase.dispatching
     @exclusivity(unchecked) private var work: DispatchedTask.Work?
+    private let countsAsBackground: Bool
+    @exclusivity(unchecked) private var phase = Phase.dispatching
     // The handle of the dispatcher beneath: written once, by `accepted`, before the entry joins the registry (under
     // the lock, which publishes it); read under the lock while `.live`, then by the call that cancelled the entry.
-    // Kept after the run, released with the entry (outside any lock).
-    @exclusivity(unchecked) private var inner: TaskHandle?
+    // Kept after the run, released with the entry (outside any lock). Until then, and once let go, a handle that
+    // cancels nothing: an optional's destroy would take the generic path twice a task.
+    @exclusivity(unchecked) private var inner = TaskHandle(canceller: NoTask())
 
-    /// Takes what it needs of `task` (borrowed: a copy of the whole task would cost as much as the rest of the entry).
-    init(_ task: borrowing DispatchedTask, registry: ScopeRegistry) {
+    /// An entry for `task`, started through the scope: live from the start, and cancelled through its handle.
+    init<Success: Sendable>(started task: Task<Success, any Error>, registry: ScopeRegistry) {
         self.registry = registry
+        self.awaiter = nil
+        self.countsAsBackground = false
+        self.phase = .live
+        self.inner = TaskHandle(canceller: StartedTask(task: task))
+    }
+
+    /// Takes what it needs of `task` but its closure (borrowed: a copy of the whole task would cost as much as the
+    /// rest of the entry).
+    init(_ task: borrowing DispatchedTask, registry: ScopeRegistry) {
+        let countsAsBackground = task.context == .background && !task.neverRuns
+        if countsAsBackground { Self.withTracker(of: registry) { $0.taskAccepted() } }
+        self.countsAsBackground = countsAsBackground
         // The awaitable call this scope is forwarding, if the task is its: the scope ends that await itself when
         // it cancels the task.
         self.awaiter =
             task.awaitIdentity == 0
             ? nil : TaskTracking.dispatchingCall.flatMap { $0.identity == task.awaitIdentity ? $0.awaiter : nil }
-        self.work = task.work
-        self.countsAsBackground = task.context == .background && !task.neverRuns
-        if self.countsAsBackground { registry.tracker.taskAccepted() }
+        self.registry = registry
     }
 
-    /// The closure to hand to the dispatcher beneath in place of the task's own.
-    var forwardedWork: DispatchedTask.Work {
-        switch self.work {
-        case .foreground: .foreground { self.runOnMainActor() }
-        default: .background { self.run() }
-        }
+    /// Runs `body` with the tracker of `registry`, borrowed (not retained): the registry keeps it, and the caller
+    /// holds the registry.
+    @inline(__always)
+    private static func withTracker(of registry: ScopeRegistry, _ body: (BackgroundWorkTracker) -> Void) {
+        Unmanaged.passUnretained(registry.tracker)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Takes `task`'s closure, and puts in its place one that runs it through this entry: moved, not copied (`task`
+    /// is the scope's own copy, the one it forwards).
+    func takeClosure(of task: inout DispatchedTask) {
+        var work: DispatchedTask.Work =
+            switch task.work {
+            case .foreground: .foreground { self.runOnMainActor() }
+            case .background: .background { self.run() }
+            }
+        swap(&work, &task.work)
+        self.work = work
     }
 
     /// The dispatcher beneath accepted the task: keeps its handle in the entry and the entry in the registry, or, if
@@ -176,6 +191,7 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     }
 
     /// Takes the closure to run, unless the entry or its scope was cancelled.
+    @inline(__always)
     private func takeWork() -> DispatchedTask.Work? {
         let (work, cancelledMeanwhile) = self.registry.state.withLock { state -> (DispatchedTask.Work?, Bool) in
             switch self.phase {
@@ -198,7 +214,7 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     private func run() {
         guard case .background(let work)? = self.takeWork() else { return }
         work()
-        if self.countsAsBackground { self.registry.tracker.taskEnded() }
+        if self.countsAsBackground { self.endCounting() }
     }
 
     @MainActor private func runOnMainActor() {
@@ -206,18 +222,32 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         work()
     }
 
-    override func endedByScope() {
+    /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``, which removed the entry.
+    func endedByScope() {
         self.phase = .cancelled
     }
 
-    /// Cancels the task beneath, stops counting it, and ends an await on it with `CancellationError`.
-    override func scopeCancelled() {
-        self.inner.take()?.cancel()
+    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry, or the entry was accepted after
+    /// it: cancels the task beneath (or the started task), stops counting it, and ends an await on it with
+    /// `CancellationError`.
+    func scopeCancelled() {
+        self.takeInner().cancel()
         self.end(self.work.take(), failingTheAwait: true)
     }
 
+    private func endCounting() {
+        Self.withTracker(of: self.registry) { $0.taskEnded() }
+    }
+
+    /// The handle of the dispatcher beneath, which the entry lets go.
+    private func takeInner() -> TaskHandle {
+        var inner = TaskHandle(canceller: NoTask())
+        swap(&inner, &self.inner)
+        return inner
+    }
+
     private func end(_ work: consuming DispatchedTask.Work?, failingTheAwait: Bool) {
-        if self.countsAsBackground { self.registry.tracker.taskEnded() }
+        if self.countsAsBackground { self.endCounting() }
         guard let work else { return }
         if failingTheAwait, let awaiter = self.awaiter, awaiter.mayFail {
             awaiter.claimFailure()
@@ -236,7 +266,7 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
         let work = self.registry.state.withLock { state -> DispatchedTask.Work?? in
             guard self.phase == .live else { return nil }
             self.phase = .cancelled
-            self.inner = nil
+            self.inner = TaskHandle(canceller: NoTask())
             state.remove(self)
             return .some(self.work.take())
         }
@@ -250,15 +280,21 @@ final class DispatchEntry: ScopeEntry, TaskCancelling, @unchecked Sendable {
     }
 }
 
-/// A Swift task started through a scope: cancelled with the scope, forgotten when it ends.
-final class StartedTaskEntry<Success: Sendable>: ScopeEntry, @unchecked Sendable {
-    private let task: Task<Success, any Error>
+/// The canceller of a ``DispatchEntry``'s handle beneath before the dispatcher beneath returns its own, and after the
+/// entry lets that go: there is no task to cancel.
+private struct NoTask: TaskCancelling {
+    func cancelTask() -> Bool { false }
+    var isTaskCancelled: Bool { false }
+}
 
-    init(_ task: Task<Success, any Error>) {
-        self.task = task
-    }
+/// The canceller of a Swift task started through a scope.
+private struct StartedTask<Success: Sendable>: TaskCancelling {
+    let task: Task<Success, any Error>
 
-    override func scopeCancelled() {
+    func cancelTask() -> Bool {
         self.task.cancel()
+        return true
     }
+
+    var isTaskCancelled: Bool { self.task.isCancelled }
 }
