@@ -54,9 +54,12 @@ public struct AnyDispatcherClock: Clock, Sendable {
     private let readNow: @Sendable () -> Duration
     private let sleepUntil: @Sendable (Duration, Duration?) async throws -> Void
     private let resolution: Duration
-    /// ``now`` in nanoseconds, when the wrapped clock reads in them (`ManualDispatcher`'s, or another such wrapper):
-    /// what a repeating series reads at each tick, without the wrapped clock (which may hold its dispatcher).
-    package let nanosecondReader: (@Sendable () -> Int64)?
+    /// ``now`` in nanoseconds, when the wrapped clock reads in them (``readsNanoseconds``; `ManualDispatcher`'s, or
+    /// another such wrapper): what a repeating series reads at each tick, without the wrapped clock (which may hold
+    /// its dispatcher). Not optional, so that a call goes through no reabstraction thunk.
+    package let nanosecondReader: @Sendable () -> Int64
+    /// Whether ``nanosecondReader`` reads the time.
+    package let readsNanoseconds: Bool
 
     /// Wraps `clock`, measuring instants from now.
     ///
@@ -69,12 +72,14 @@ public struct AnyDispatcherClock: Clock, Sendable {
         readNow: @escaping @Sendable () -> Duration,
         sleepUntil: @escaping @Sendable (Duration, Duration?) async throws -> Void,
         resolution: Duration,
-        nanosecondReader: (@Sendable () -> Int64)?
+        nanosecondReader: @escaping @Sendable () -> Int64,
+        readsNanoseconds: Bool
     ) {
         self.readNow = readNow
         self.sleepUntil = sleepUntil
         self.resolution = resolution
         self.nanosecondReader = nanosecondReader
+        self.readsNanoseconds = readsNanoseconds
     }
 
     /// The furthest offset handed to the wrapped clock either way, and the cap on a sleep's tolerance: 2^62 seconds,
@@ -83,14 +88,20 @@ public struct AnyDispatcherClock: Clock, Sendable {
 
     /// Opens the wrapped clock's type, so that its instants can be kept and compared.
     private static func erasing<Wrapped: Clock<Duration>>(_ clock: Wrapped) -> AnyDispatcherClock {
-        let read = (clock as? any NanosecondReadingClock)?.nanosecondReader ?? (clock as? Self)?.nanosecondReader
-        let before = read?()
+        let (read, readable): (@Sendable () -> Int64, Bool) =
+            if let reading = clock as? any NanosecondReadingClock {
+                (reading.nanosecondReader, true)
+            } else if let erased = clock as? Self, erased.readsNanoseconds {
+                (erased.nanosecondReader, true)
+            } else {
+                ({ 0 }, false)
+            }
+        let before = read()
         let start = clock.now
         // Read in nanoseconds only from a start both readings agree on (the clock did not move in between).
-        let nanosecondReader = read.flatMap { read -> (@Sendable () -> Int64)? in
-            guard let before, read() == before else { return nil }
-            return { read() &- before }
-        }
+        let reads = readable && read() == before
+        let nanoseconds: @Sendable () -> Int64
+        if reads { nanoseconds = { read() &- before } } else { nanoseconds = { 0 } }
         return AnyDispatcherClock(
             readNow: { start.duration(to: clock.now) },
             sleepUntil: { offset, tolerance in
@@ -99,7 +110,8 @@ public struct AnyDispatcherClock: Clock, Sendable {
                 try await clock.sleep(until: start.advanced(by: offset), tolerance: tolerance)
             },
             resolution: clock.minimumResolution,
-            nanosecondReader: nanosecondReader
+            nanosecondReader: nanoseconds,
+            readsNanoseconds: reads
         )
     }
 

@@ -71,9 +71,15 @@ struct SeriesTiming: Sendable {
         // In (−interval, delay]: no overflow, and an origin never far in the past.
         let shift = Swift.max(delay ?? interval, .zero) - interval
         let shiftNanoseconds = shift.nanosecondsSaturated
-        let reader =
-            (clock as? any NanosecondReadingClock)?.nanosecondReader ?? (clock as? AnyDispatcherClock)?.nanosecondReader
-        if let reader, shift == .nanoseconds(shiftNanoseconds),
+        let (reader, reads): (@Sendable () -> Int64, Bool) =
+            if let reading = clock as? any NanosecondReadingClock {
+                (reading.nanosecondReader, true)
+            } else if let erased = clock as? AnyDispatcherClock, erased.readsNanoseconds {
+                (erased.nanosecondReader, true)
+            } else {
+                ({ 0 }, false)
+            }
+        if reads, shift == .nanoseconds(shiftNanoseconds),
             case (let start, false) = reader().addingReportingOverflow(shiftNanoseconds)
         {
             // Without the clock, which may hold its dispatcher: the series must not keep it alive (see `SeriesTarget`).

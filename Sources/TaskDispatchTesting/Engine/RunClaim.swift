@@ -88,11 +88,18 @@ extension Schedule {
     /// nothing is due, every tracked task has settled, and a delayed task can fall due. When only the ticks of live
     /// repeating series are left, it jumps only while the test waits for a task (a countdown's end; a series that
     /// never ends meets the runaway limit): else it would move the clock for ever, and `advance(by:)` runs them.
+    @inline(__always)
     private mutating func autoAdvanceTarget() -> Int64? {
         guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
-            self.tracked.unsettledCount == 0, self.testWaits || self.seriesTickBlockingIdle(onlySeriesLeft: true) == nil
+            self.tracked.unsettledCount == 0, !self.onlySeriesLeftWithNoTestWaiting()
         else { return nil }
         return self.nextWaitingDueTime()
+    }
+
+    /// Out of line, so that auto-drain's checks stay inlined and short.
+    @inline(never)
+    private mutating func onlySeriesLeftWithNoTestWaiting() -> Bool {
+        !self.testWaits && self.seriesTickBlockingIdle(onlySeriesLeft: true) != nil
     }
 
     /// Whether the test waits on the dispatcher in `value(of:)`, for a tracked task or a plain one.
