@@ -12,11 +12,12 @@ final class ManualDispatcherRegistryXCTests: XCTestCase {
         dispatchers.track { super.invokeTest() }  // tracks setUp, the test and tearDown
     }
 
-    override func tearDown() {
-        for failure in dispatchers.idleFailures() {  // each at the line that created its dispatcher
+    override func tearDown() async throws {
+        // Once the tasks the test's end cancelled have ended; each failure at the line that created its dispatcher.
+        for failure in await dispatchers.idleFailuresOnceCancelledTasksEnd() {
             XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
         }
-        super.tearDown()
+        try await super.tearDown()
     }
 }
 
@@ -50,6 +51,16 @@ extension ManualDispatcherRegistryXCTests {
         XCTAssertNoThrow(try dispatcher.runUntilIdle())
     }
 
+    /// A model released as the test ends cancels its tick loop, which ends on its own thread: the async tearDown's
+    /// check waits for that end instead of reporting the loop as still running (a check at once failed most runs).
+    func testAModelReleasedAtTheEndCancelsItsLoopAndTheCheckWaitsForItsEnd() throws {
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        MainActor.assumeIsolated {
+            let model = PollingModel(dispatcher: dispatcher)
+            XCTAssertEqual(model.polls, 0)  // its loop starts once the test lets go of the main actor
+        }
+    }
+
     func testTheContractCheckRunsFromXCTest() async throws {
         try await DispatcherContract.check { .realTime(QueueDispatcher()) }
         try await DispatcherContract.check { .manual(ManualDispatcher()) }
@@ -62,5 +73,21 @@ final class ModelThatMakesItsOwnDispatcher: Sendable {
 
     func load() {
         self.dispatcher.background(label: "load") {}
+    }
+}
+
+/// A model that polls from a tick loop started through its scope, which its release cancels.
+@MainActor final class PollingModel {
+    private let scope: DispatchScope
+    private(set) var polls = 0
+
+    init(dispatcher: any TaskDispatcher) {
+        self.scope = DispatchScope(dispatcher)
+        self.scope.startTask(label: "poll loop") { [weak self, dispatcher] in
+            for await _ in dispatcher.ticks(every: .seconds(1), after: .zero, label: "poll tick") {
+                let polled = try await dispatcher.runInBackground(label: "poll") { 1 }
+                self?.polls += polled
+            }
+        }
     }
 }

@@ -73,16 +73,21 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// ``idleFailures()``, once the tracked tasks that were cancelled have ended (within each dispatcher's
-    /// ``ManualDispatcher/waitLimit``): the end-of-test check of the `.verifiesIdleDispatchers` trait.
+    /// ``ManualDispatcher/waitLimit``): the end-of-test check of the `.verifiesIdleDispatchers` trait, and of an
+    /// XCTest `tearDown() async throws`.
     ///
-    /// A loop cancelled as the test goes away ends on its own thread; checked at once, it would pass or fail by the
-    /// luck of the threads. One that does not end within the limit is reported as running. A cancelled caller does
-    /// not wait.
+    /// A loop that a model's release cancelled as the test went away ends on its own thread; checked at once, it would
+    /// pass or fail by the luck of the threads. One that does not end within the limit is reported as running. A
+    /// cancelled caller does not wait.
     ///
-    /// - Parameter reported: The error the tracked code threw, if any: a dispatcher whose leftover work it already
-    ///   listed gets no failure, so the work is reported once.
     /// - Returns: The failures, in creation order.
-    package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)? = nil) async -> [IdleFailure] {
+    public func idleFailuresOnceCancelledTasksEnd() async -> [IdleFailure] {
+        await self.idleFailuresOnceCancelledTasksEnd(besides: nil)
+    }
+
+    /// ``idleFailuresOnceCancelledTasksEnd()``, less the dispatchers whose leftover work `reported`, the error the
+    /// tracked code threw, already listed: the work is reported once.
+    package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)?) async -> [IdleFailure] {
         let registrations = self.registered().map(\.registration)
         for registration in registrations where !Task.isCancelled {
             // Read at its turn: a dispatcher released meanwhile is awaited through the schedule its release kept.
