@@ -182,7 +182,7 @@ extension Storage {
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // Two inlined calls of `record`, so that a plain dispatch, the hot path, carries nothing of the bound.
         guard let call = AwaitableCall.awaiting(task) else { return self.record(nil) { $0.accept(task) } }
-        return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description) { $0.accept(task) }
+        return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
     }
 
     /// Takes in the timer of a sleep on the virtual clock, due at `due`, which `wait` (a tracked sleeper's) waits on.

@@ -424,6 +424,25 @@ struct CreepingDispatcher: ForwardsStartTask {
         _ = try? await endless.value(of: poll)
     }
 
+    /// The test's own loop over `ticks(every:)` is driven by auto-advance as the test's own sleeps are; where nothing
+    /// drives it (manual mode), its await ends at the wait limit and the report names the loop as written.
+    @Test func theTestsOwnTickLoop() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance)
+        var seen: [Int] = []
+        for await tick in dispatcher.ticks(every: .seconds(1), label: "own") {
+            seen.append(tick)
+            if tick == 3 { break }
+        }
+        #expect(seen == [1, 2, 3])
+        #expect(dispatcher.now == .seconds(3))
+        try dispatcher.verifyIdle()
+
+        let manual = ManualDispatcher(waitLimit: .milliseconds(100))
+        for await _ in manual.ticks(every: .seconds(1), label: "undriven") { Issue.record("a tick ran undriven") }
+        let error = #expect(throws: ManualDispatcherError.self) { try manual.verifyIdle() }
+        #expect(error?.summary.contains("ticks \"undriven\" (") == true, "\(String(describing: error))")
+    }
+
     @Test func asyncRunUntilIdleThrowsOverALiveTickLoop() async throws {
         let dispatcher = ManualDispatcher()
         let task = dispatcher.startTask(label: "poll loop") {

@@ -96,10 +96,12 @@ extension Schedule {
         return self.nextWaitingDueTime()
     }
 
-    /// Out of line, so that auto-drain's checks stay inlined and short.
+    /// Out of line, so that auto-drain's checks stay inlined and short. A tick the test awaits itself counts as a
+    /// wait of the test's.
     @inline(never)
     private mutating func onlySeriesLeftWithNoTestWaiting() -> Bool {
-        !self.testWaits && self.seriesTickBlockingIdle(onlySeriesLeft: true) != nil
+        !self.testWaits && !self.untrackedAwaitedTicks.contains(where: \.isPending)
+            && self.seriesTickBlockingIdle(onlySeriesLeft: true) != nil
     }
 
     /// Whether the test waits on the dispatcher in `value(of:)`, for a tracked task or a plain one.

@@ -71,6 +71,10 @@ extension Schedule {
         // only while the test waits (see `ClockHold`).
         if self.mode == .autoAdvance, scheduled.key.due > self.now, !byTrackedTask, storage.callerIsUntracked {
             self.clockHold.allowJumps(to: scheduled)
+            if awaited, scheduled.series != nil {
+                self.untrackedAwaitedTicks.removeAll { !$0.isPending }
+                self.untrackedAwaitedTicks.append(scheduled)
+            }
         }
         let drain = self.autoDrain && self.claimForAutoDrain(thread: currentThreadIdentity())
         return (byTrackedTask, drain ? .drain(effects) : .proceed(effects))

@@ -69,6 +69,9 @@ struct Schedule: Sendable {
     var untrackedTasksEnded: Set<DispatchWaiters<WaitResumer>.ID> = []
     /// Who may move the clock in auto-advance: the test, or a tracked task while the test waits (`ClockHold.swift`).
     var clockHold = ClockHold()
+    /// Ticks awaited from outside the tracked tasks (the test's own `for await` over `ticks(every:)`): auto-advance
+    /// jumps to them even when only series are left, as it does to the test's own sleeps.
+    var untrackedAwaitedTicks: [ScheduledTask] = []
     /// The dispatcher's `ManualDispatcher.Executor`, once asked for (typed loosely: the type needs macOS 15).
     var taskExecutor: (any Sendable & AnyObject)?
 
