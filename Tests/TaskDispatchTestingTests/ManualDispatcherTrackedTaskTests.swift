@@ -243,9 +243,30 @@ private final class RunCounter: Sendable {
         #expect(error?.kind == .conditionNotMet)
         #expect(error?.description.contains("1 tracked task is still running on its own executor") == true)
         #expect(error?.description.contains("\"load\"") == true)
+        #expect(error?.description.contains("From async code, step with try await dispatcher.runNext()") == true)
         resumption.resume()
         try await dispatcher.value(of: task)
         try await dispatcher.runUntilIdle()
         try dispatcher.verifyIdle()
+    }
+
+    /// What that error advises, from async code: step with the async `runNext()`, which waits for a tracked task to
+    /// dispatch its next task, and check the label after each step; every time, whatever the threads do.
+    @Test func asyncCodeStepsToALabelThroughATrackedChain() async throws {
+        for _ in 0..<50 {
+            let dispatcher = ManualDispatcher()
+            let chain = dispatcher.startTask(label: "chain") { () async throws -> Int in
+                let first = try await dispatcher.runInBackground(label: "a") { 1 }
+                return try await dispatcher.runInBackground(label: "b") { first + 1 }
+            }
+            var steps = 0
+            while dispatcher.history.last?.task.label != "b" {
+                try await dispatcher.runNext()
+                steps += 1
+            }
+            #expect(steps == 3)  // the start, "a", "b"
+            #expect(try await dispatcher.value(of: chain) == 2)
+            try dispatcher.verifyIdle()
+        }
     }
 }

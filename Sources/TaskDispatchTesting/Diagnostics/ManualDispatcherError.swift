@@ -154,11 +154,11 @@ extension ManualDispatcherError {
         case .pendingTasks(let unfinished):
             "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.unfinishedAdvice(unfinished, orAwait: false))"
         case .conditionNotMet(let method, let label?, let ran, let unsettled) where !unsettled.isEmpty:
-            "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may dispatch it later. Let them settle first with try await dispatcher.settle(), then call \(method)"
+            "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may dispatch it later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
         case .conditionNotMet(let method, let label?, let ran, _):
             "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more. Check the label, and that the code under test dispatched that task"
         case .conditionNotMet(let method, nil, let ran, let unsettled) where !unsettled.isEmpty:
-            "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may change the state later. Let them settle first with try await dispatcher.settle(), then call \(method)"
+            "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may change the state later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
         case .conditionNotMet(let method, nil, let ran, _):
             "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
         case .dueTaskNotDispatched(let method, let scope, let limit):
