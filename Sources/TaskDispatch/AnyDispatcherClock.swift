@@ -88,14 +88,7 @@ public struct AnyDispatcherClock: Clock, Sendable {
 
     /// Opens the wrapped clock's type, so that its instants can be kept and compared.
     private static func erasing<Wrapped: Clock<Duration>>(_ clock: Wrapped) -> AnyDispatcherClock {
-        let (read, readable): (@Sendable () -> Int64, Bool) =
-            if let reading = clock as? any NanosecondReadingClock {
-                (reading.nanosecondReader, true)
-            } else if let erased = clock as? Self, erased.readsNanoseconds {
-                (erased.nanosecondReader, true)
-            } else {
-                ({ 0 }, false)
-            }
+        let (read, readable) = nanosecondReading(of: clock)
         let before = read()
         let start = clock.now
         // Read in nanoseconds only from a start both readings agree on (the clock did not move in between).

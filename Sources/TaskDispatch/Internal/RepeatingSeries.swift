@@ -34,6 +34,15 @@ package protocol NanosecondReadingClock: Sendable {
     var nanosecondReader: @Sendable () -> Int64 { get }
 }
 
+/// The closure that reads `clock`'s time in nanoseconds, and whether there is one: a ``NanosecondReadingClock``'s, or
+/// that of an ``AnyDispatcherClock`` over one. Not an optional closure, so that a call goes through no reabstraction
+/// thunk.
+func nanosecondReading(of clock: some Clock<Duration>) -> (read: @Sendable () -> Int64, reads: Bool) {
+    if let reading = clock as? any NanosecondReadingClock { return (reading.nanosecondReader, true) }
+    if let erased = clock as? AnyDispatcherClock, erased.readsNanoseconds { return (erased.nanosecondReader, true) }
+    return ({ 0 }, false)
+}
+
 /// A dispatcher that its repeating series must not keep alive (the test's `ManualDispatcher`, whose release reports
 /// the work left on it, a live series included): the series forwards its ticks through ``seriesForward`` instead of
 /// holding the dispatcher.
@@ -71,14 +80,7 @@ struct SeriesTiming: Sendable {
         // In (−interval, delay]: no overflow, and an origin never far in the past.
         let shift = Swift.max(delay ?? interval, .zero) - interval
         let shiftNanoseconds = shift.nanosecondsSaturated
-        let (reader, reads): (@Sendable () -> Int64, Bool) =
-            if let reading = clock as? any NanosecondReadingClock {
-                (reading.nanosecondReader, true)
-            } else if let erased = clock as? AnyDispatcherClock, erased.readsNanoseconds {
-                (erased.nanosecondReader, true)
-            } else {
-                ({ 0 }, false)
-            }
+        let (reader, reads) = nanosecondReading(of: clock)
         if reads, shift == .nanoseconds(shiftNanoseconds),
             case (let start, false) = reader().addingReportingOverflow(shiftNanoseconds)
         {
