@@ -41,7 +41,6 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     public init(_ base: some TaskDispatcher) {
         self.base = base
         self.clock = AnyDispatcherClock(base.clock)
-        // A scope over a scope: the outer scope's cancellation is this one's too, since its work runs through it.
         if let outer = base as? DispatchScope, !outer.registry.adopt(self.registry) { self.registry.cancelAll() }
     }
 

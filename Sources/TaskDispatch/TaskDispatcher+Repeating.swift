@@ -2,7 +2,7 @@ extension TaskDispatcher {
     /// Runs `work` on a background thread every `interval`, until the returned handle cancels the series.
     ///
     /// Each tick is a task dispatched with ``dispatch(_:)`` and timed on ``clock``: drift-free (tick k is due at start +
-    /// `delay` + (k − 1) × `interval`), a tick whose time has passed is dropped, and ticks never overlap. See the
+    /// `delay` + (k − 1) × `interval`), a later tick whose time has passed is dropped (the first always runs), and ticks never overlap. See the
     /// article "Repeating work and dispatch scopes".
     ///
     /// - Parameters:

@@ -62,8 +62,7 @@ struct SeriesTiming: Sendable {
     /// The time since the origin on the series' clock: the one place that knows the clock's type, so that a tick
     /// pays for no generic code.
     private let elapsed: @Sendable () -> Duration
-    /// Whether the clock reads in nanoseconds (a ``NanosecondReadingClock``, or an ``AnyDispatcherClock`` over one, as
-    /// a scope's) and the origin is within its range: then
+    /// Whether the clock reads in nanoseconds (see `nanosecondReading(of:)`) and the origin is within its range: then
     /// `nanosecondsNow` reads it and a tick does no `Duration` arithmetic.
     private let readsNanoseconds: Bool
     private let nanosecondsNow: @Sendable () -> Int64
@@ -77,7 +76,7 @@ struct SeriesTiming: Sendable {
         self.interval = interval
         let nanoseconds = interval.nanosecondsSaturated
         self.wholeNanoseconds = interval == .nanoseconds(nanoseconds) ? nanoseconds : nil
-        // In (−interval, delay]: no overflow, and an origin never far in the past.
+        // In [−interval, max(delay, 0) − interval]: no overflow, and an origin never far in the past.
         let shift = Swift.max(delay ?? interval, .zero) - interval
         let shiftNanoseconds = shift.nanosecondsSaturated
         let (reader, reads) = nanosecondReading(of: clock)

@@ -44,7 +44,7 @@ final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// A scope over this one's scope, held weakly: its release cancels its own work.
-    struct Child: @unchecked Sendable {
+    struct Child: Sendable {
         weak var registry: ScopeRegistry?
     }
 
@@ -97,7 +97,8 @@ final class ScopeRegistry: @unchecked Sendable {
 /// when it ends).
 ///
 /// `@unchecked Sendable`: the links and the mutable fields are read and written under the registry's lock, but for
-/// `inner` (see there).
+/// `work` and `inner` before the entry is published and after its phase has left `.live` under the lock, when one
+/// call owns the entry (see `inner`).
 final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     enum Phase: UInt8 {
         /// Being handed to the dispatcher beneath.

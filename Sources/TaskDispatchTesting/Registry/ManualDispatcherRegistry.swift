@@ -7,8 +7,8 @@ public import TaskDispatch
 /// scopes nest, and a dispatcher registers with the innermost one. The registry holds dispatchers weakly, and one
 /// released with work left hands its report over as it goes, so a dispatcher that dies with the test's scope is
 /// still reported. In Swift Testing, the `.verifiesIdleDispatchers` trait does all this. In XCTest, run
-/// `super.invokeTest()` inside ``track(_:)``, and in `tearDown` fail once for each of ``idleFailures()`` at its
-/// ``IdleFailure/createdAt`` (<doc:ManualDispatcherReference#In-XCTest>).
+/// `super.invokeTest()` inside ``track(_:)``, and in `tearDown() async throws` fail once for each of
+/// ``idleFailuresOnceCancelledTasksEnd()`` at its ``IdleFailure/createdAt`` (<doc:ManualDispatcherReference#In-XCTest>).
 public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
@@ -81,7 +81,7 @@ public final class ManualDispatcherRegistry: Sendable {
     /// cancelled caller does not wait.
     ///
     /// - Returns: The failures, in creation order.
-    public func idleFailuresOnceCancelledTasksEnd() async -> [IdleFailure] {
+    nonisolated(nonsending) public func idleFailuresOnceCancelledTasksEnd() async -> [IdleFailure] {
         await self.idleFailuresOnceCancelledTasksEnd(besides: nil)
     }
 
