@@ -215,6 +215,24 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// The outer scope holds an inner one weakly: released, the inner scope goes, and cancels its own work.
+    @Test func anOuterScopeDoesNotKeepAnInnerOneAlive() throws {
+        let dispatcher = ManualDispatcher()
+        let outer = DispatchScope(dispatcher)
+        weak var released: DispatchScope?
+        let work: TaskHandle
+        do {
+            let inner = DispatchScope(outer)
+            released = inner
+            work = inner.background(after: .seconds(1), label: "inner work") {}
+        }
+        #expect(released == nil)
+        #expect(work.isCancelled)
+        #expect(outer.liveWorkCount == 0)
+        #expect(!outer.isCancelled)
+        try dispatcher.verifyIdle()
+    }
+
     @Test func theScopeKeepsTheContract() async throws {
         try await DispatcherContract.check {
             let manual = ManualDispatcher()
