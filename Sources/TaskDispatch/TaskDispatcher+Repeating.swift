@@ -2,8 +2,8 @@ extension TaskDispatcher {
     /// Runs `work` on a background thread every `interval`, until the returned handle cancels the series.
     ///
     /// Each tick is a task dispatched with ``dispatch(_:)`` and timed on ``clock``: drift-free (tick k is due at start +
-    /// `delay` + (k − 1) × `interval`), a later tick whose time has passed is dropped (the first always runs), and ticks never overlap. See the
-    /// article "Repeating work and dispatch scopes".
+    /// `delay` + (k − 1) × `interval`), a later tick whose time has passed is dropped (the first always runs), and
+    /// ticks never overlap. See the article "Repeating work and dispatch scopes".
     ///
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.

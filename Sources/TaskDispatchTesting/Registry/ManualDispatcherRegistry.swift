@@ -8,7 +8,8 @@ public import TaskDispatch
 /// released with work left hands its report over as it goes, so a dispatcher that dies with the test's scope is
 /// still reported. In Swift Testing, the `.verifiesIdleDispatchers` trait does all this. In XCTest, run
 /// `super.invokeTest()` inside ``track(_:)``, and in `tearDown() async throws` fail once for each of
-/// ``idleFailuresOnceCancelledTasksEnd()`` at its ``IdleFailure/createdAt`` (<doc:ManualDispatcherReference#In-XCTest>).
+/// ``idleFailuresOnceCancelledTasksEnd()`` at its ``IdleFailure/createdAt``
+/// (<doc:ManualDispatcherReference#In-XCTest>).
 public final class ManualDispatcherRegistry: Sendable {
     /// The registry that dispatchers created in the current task register with.
     @TaskLocal static var current: ManualDispatcherRegistry?
