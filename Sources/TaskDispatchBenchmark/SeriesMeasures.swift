@@ -86,11 +86,25 @@ func queueDelayedChain(_ ticks: Int, timeout: Double) throws -> Double {
     return Double(nowNanoseconds() - start) / Double(ticks)
 }
 
-/// `size` immediate background tasks dispatched through `dispatcher` (a `ManualDispatcher` or a scope over one),
-/// then run.
-func manualDispatchAndRun(_ size: Int, through scoped: Bool) throws -> Double {
+/// Where ``manualDispatchAndRun(_:through:)`` sends its tasks.
+enum ScopeRoute {
+    /// Straight to the `ManualDispatcher`.
+    case direct
+    /// Through a `DispatchScope` over it.
+    case scope
+    /// Through a ``LeastScope`` over it, the least any scope can do.
+    case leastScope
+}
+
+/// `size` immediate background tasks dispatched to a `ManualDispatcher` by `route`, then run.
+func manualDispatchAndRun(_ size: Int, through route: ScopeRoute) throws -> Double {
     let dispatcher = ManualDispatcher(historyLimit: 0)
-    let target: any TaskDispatcher = scoped ? DispatchScope(dispatcher) : dispatcher
+    let target: any TaskDispatcher =
+        switch route {
+        case .direct: dispatcher
+        case .scope: DispatchScope(dispatcher)
+        case .leastScope: LeastScope(dispatcher)
+        }
     let counter = Counter()
     let elapsed = try time {
         for _ in 0..<size { target.background { counter.value &+= 1 } }
@@ -138,15 +152,29 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     progress("ManualDispatcher: a dispatch through a scope vs direct")
     do {
         let result = try compare(repetitions: configuration.repetitions) {
-            try manualDispatchAndRun(size, through: true)
+            try manualDispatchAndRun(size, through: .scope)
         } baseline: {
-            try manualDispatchAndRun(size, through: false)
+            try manualDispatchAndRun(size, through: .direct)
         }
         rows.append(
             ratioRow(
                 "ManualDispatcher: dispatch + run through a DispatchScope vs direct", size: size, result, target: 1.3))
     } catch {
         rows.append(.failure("ManualDispatcher through a scope", size: formatCount(size), "\(error)"))
+    }
+    progress("ManualDispatcher: a dispatch through the least scope vs direct")
+    do {
+        let result = try compare(repetitions: configuration.repetitions) {
+            try manualDispatchAndRun(size, through: .leastScope)
+        } baseline: {
+            try manualDispatchAndRun(size, through: .direct)
+        }
+        rows.append(
+            ratioRow(
+                "  the scope rows' floor: the same through the least scope (LeastScope) vs direct", size: size, result,
+                target: nil))
+    } catch {
+        rows.append(.failure("ManualDispatcher through the least scope", size: formatCount(size), "\(error)"))
     }
 
     let count = configuration.dispatchTasks
@@ -167,6 +195,26 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
             ratioRow("QueueDispatcher: background through a DispatchScope vs direct", size: count, result, target: 1.3))
     } catch {
         rows.append(.failure("QueueDispatcher through a scope", size: formatCount(count), "\(error)"))
+    }
+    progress("QueueDispatcher: a dispatch through the least scope vs direct")
+    do {
+        let direct = QueueDispatcher()
+        let scope = LeastScope(direct)
+        let result = try compare(repetitions: configuration.productionRepetitions) {
+            try throughput(count: count, timeout: configuration.batchTimeout) { group in
+                scope.background { group.leave() }
+            }
+        } baseline: {
+            try throughput(count: count, timeout: configuration.batchTimeout) { group in
+                direct.background { group.leave() }
+            }
+        }
+        rows.append(
+            ratioRow(
+                "  the scope rows' floor: the same through the least scope (LeastScope) vs direct", size: count, result,
+                target: nil))
+    } catch {
+        rows.append(.failure("QueueDispatcher through the least scope", size: formatCount(count), "\(error)"))
     }
 
     rows.append(scopeChurnRow(configuration))

@@ -26,7 +26,8 @@ let usage = """
       --series  only the repeating-work and dispatch-scope rows (1.1)
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
       --profile-series  only 100,000 series ticks and a chain of 100,000 delayed tasks, once, for the same
-      --profile-scope  only 100,000 dispatch-and-runs through a DispatchScope and 100,000 direct, once, for the same
+      --profile-scope  only 100,000 dispatch-and-runs through a DispatchScope, 100,000 direct and 100,000 through the
+                       least scope, once, for the same
       --profile-auto-drain  only 100,000 dispatches in auto-drain, once, for the same
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
@@ -68,8 +69,9 @@ for argument in CommandLine.arguments.dropFirst() {
     case "--profile-scope":
         // 100,000 dispatch-and-runs through a DispatchScope, then 100,000 direct ones: for the same.
         profileOnce {
-            _ = try manualDispatchAndRun(100_000, through: true)
-            _ = try manualDispatchAndRun(100_000, through: false)
+            _ = try manualDispatchAndRun(100_000, through: .scope)
+            _ = try manualDispatchAndRun(100_000, through: .direct)
+            _ = try manualDispatchAndRun(100_000, through: .leastScope)
         }
     case "--profile-auto-drain":
         // 100,000 dispatches in auto-drain, each run inside its dispatch, once: for the same.
