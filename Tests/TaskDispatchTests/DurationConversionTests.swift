@@ -23,6 +23,25 @@ import Testing
         #expect((Duration.nanoseconds(-3) / 2).nanosecondsSaturated == -1)
     }
 
+    /// `nanosecondsSaturated` divides the attoseconds directly while they fit in 64 bits: it must agree with the
+    /// general conversion on each side of that range's edges, rounding toward zero below zero too.
+    @Test func theShortDurationsQuickPathAgreesWithTheGeneralConversion() {
+        let half = UInt64(Int64.max)
+        var durations: [Duration] = [.zero, .nanoseconds(1), .nanoseconds(-1), .seconds(9), .seconds(-9), .seconds(19)]
+        // Attoseconds as (high, low): the last ones in the quick range, the first ones past it, on both sides.
+        for (high, low): (Int64, UInt64) in [
+            (0, half - 1), (0, half), (0, half + 1), (0, .max), (0, 999_999_999), (0, 1_000_000_001),
+            (-1, .max), (-1, .max - 999_999_999), (-1, half + 1), (-1, half), (-1, half - 1), (-1, 0),
+        ] {
+            durations.append(Duration(_high: high, low: low))
+        }
+        for duration in durations {
+            #expect(duration.nanosecondsSaturated == duration.nanoseconds(saturatingAs: Int64.self), "\(duration)")
+        }
+        #expect(Duration(_high: -1, low: .max).nanosecondsSaturated == 0)  // -1 attosecond
+        #expect(Duration(_high: 0, low: 2_500_000_000).nanosecondsSaturated == 2)
+    }
+
     @Test func realTimeComponentsFitA32BitInt() throws {
         // The bug this catches: `Int64(Int.max / 1_000_000_000) - 1` is 1 with a 32-bit `Int`, so every delay
         // of a second or more became "never"; and `Int(nanoseconds)` trapped past 2.1 s.

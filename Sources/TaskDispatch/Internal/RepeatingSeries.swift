@@ -153,8 +153,9 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
         var isCancelled = false
         /// The last tick that began.
         var tick: Int64 = 0
-        /// The handle of the tick dispatched last (kept once it began, until the next one replaces it).
-        var handle: TaskHandle?
+        /// The handle of the tick dispatched last (kept once it began, until the next one replaces it). Not optional:
+        /// an optional's destroy takes the generic path at every tick.
+        var handle = TaskHandle(canceller: NoTask())
         /// The user's closure, released at the cancel (a tick that captures the handle makes no cycle).
         var work: DispatchedTask.Work?
     }
@@ -197,13 +198,13 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
             callSite: self.marker.callSite)
         task.series = self.marker
         // Swapped into the state, not copied: the handle of the tick before leaves it, and is released outside the lock.
-        var handle: TaskHandle? = self.target.dispatch(task)
+        var handle = self.target.dispatch(task)
         let cancelled = self.state.withLock { state -> Bool in
             if state.isCancelled { return true }
             if state.tick < next { swap(&state.handle, &handle) }  // not begun yet (an auto-drain may have run it)
             return false
         }
-        if cancelled { handle?.cancel() }
+        if cancelled { handle.cancel() }
     }
 
     /// Marks `tick` begun and returns the closure to run, or `nil` when the series was cancelled.
@@ -234,7 +235,7 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
         let (stopped, handle, work) = self.state.withLock { state -> (Bool, TaskHandle?, DispatchedTask.Work?) in
             guard !state.isCancelled else { return (false, nil, nil) }
             state.isCancelled = true
-            defer { (state.handle, state.work) = (nil, nil) }
+            defer { (state.handle, state.work) = (TaskHandle(canceller: NoTask()), nil) }
             return (true, state.handle, state.work)
         }
         handle?.cancel()
@@ -245,7 +246,7 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
     /// Cancelled through its handle, or its next tick was cancelled by someone else (a ``DispatchScope``).
     var isTaskCancelled: Bool {
         let (cancelled, handle) = self.state.withLock { ($0.isCancelled, $0.handle) }
-        return cancelled || handle?.isCancelled == true
+        return cancelled || handle.isCancelled
     }
 }
 

@@ -281,9 +281,10 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     }
 }
 
-/// The canceller of a ``DispatchEntry``'s handle beneath before the dispatcher beneath returns its own, and after the
-/// entry lets that go: there is no task to cancel.
-private struct NoTask: TaskCancelling {
+/// The canceller of a handle that stands for no task (a ``DispatchEntry``'s handle beneath before the dispatcher
+/// beneath returns its own and after the entry lets it go, a series' before its first tick): there is nothing to
+/// cancel. A handle over it, rather than an optional handle, whose destroy would take the generic path.
+struct NoTask: TaskCancelling {
     func cancelTask() -> Bool { false }
     var isTaskCancelled: Bool { false }
 }
