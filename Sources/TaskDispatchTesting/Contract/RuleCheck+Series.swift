@@ -1,8 +1,6 @@
 import TaskDispatch
 
 extension RuleCheck {
-    // MARK: - Repeating work
-
     /// Ticks of a series every 20 ms, their times on the dispatcher's clock, a cancel from inside the third tick and
     /// a late-run pass: a fourth tick, or a tick before its due time, is a violation.
     func checkSeries(in context: TaskContext) async throws {

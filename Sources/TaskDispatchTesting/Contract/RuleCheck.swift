@@ -39,8 +39,6 @@ struct RuleCheck: Sendable {
         }
     }
 
-    // MARK: - Dispatching recorded tasks
-
     /// Dispatches one recorded task, which runs `body` after recording its start; returns its number and handle.
     @discardableResult
     func dispatch(
