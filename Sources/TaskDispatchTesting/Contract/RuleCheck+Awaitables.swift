@@ -124,7 +124,7 @@ extension RuleCheck {
                     return 42
                 }
                 if delay == .zero {
-                    try self.letTimePass(.zero)
+                    try self.subject.advance?(.zero)
                     try await self.waitForLateRuns()
                 }
                 if ran.isSet {
@@ -182,7 +182,7 @@ extension RuleCheck {
         // until it has: `dispatched` is fulfilled inside the `dispatch(_:)` call, before the awaitable holds the
         // handle it cancels, so a step now would race that cancel (and run the closure the cancel would stop).
         if !cancellingAfterDispatch {
-            try self.letTimePass(delay)
+            try self.subject.advance?(delay)
             self.runHeldTasks()
         }
         guard let result = await outcome.wait(until: self.deadline) else {

@@ -1,8 +1,6 @@
 import TaskDispatch
 
 extension RuleCheck {
-    // MARK: - A decorator forwards the clock
-
     func checkDecoratorForwardsTheClock(_ base: ManualDispatcher) async throws {
         let clock = self.subject.dispatcher.clock
         let pending = base.pendingTaskCount
@@ -20,8 +18,6 @@ extension RuleCheck {
             )
         }
     }
-
-    // MARK: - A decorator forwards startTask
 
     func checkDecoratorForwardsStartTask(_ base: ManualDispatcher) async throws {
         let label = "contract tracked task"
@@ -42,8 +38,6 @@ extension RuleCheck {
             throw self.violation("a task started with startTask through the subject did not return 42 once drained")
         }
     }
-
-    // MARK: - A decorator keeps a tracked task's wait
 
     func checkDecoratorKeepsAwaitedWaits(_ base: ManualDispatcher) async throws {
         let dispatcher = self.subject.dispatcher

@@ -2,8 +2,6 @@ import Dispatch
 import TaskDispatch
 
 extension RuleCheck {
-    // MARK: - Exactly once
-
     func checkExactlyOnce() async throws {
         // 300 background and 100 foreground tasks at once, then 60 and 40 with delays of 1, 2, 3, 1, … ms.
         var indices = (0..<400).map { self.dispatch($0 < 300 ? .background : .foreground).index }
@@ -15,8 +13,6 @@ extension RuleCheck {
         try await self.waitForLateRuns()
         try self.checkNoTaskRanTwice()
     }
-
-    // MARK: - Never inline
 
     func checkNeverInline() async throws {
         let indices = (0..<100).map { self.dispatch($0 < 50 ? .background : .foreground).index }
@@ -126,8 +122,6 @@ extension RuleCheck {
             )
         }
     }
-
-    // MARK: - A delay is a lower bound
 
     func checkDelayIsLowerBound() async throws {
         // Each context's longest delay goes past a whole second, so that a dispatcher that converts only part of a

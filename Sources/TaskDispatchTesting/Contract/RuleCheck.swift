@@ -39,8 +39,6 @@ struct RuleCheck: Sendable {
         }
     }
 
-    // MARK: - Dispatching recorded tasks
-
     /// Dispatches one recorded task, which runs `body` after recording its start; returns its number and handle.
     @discardableResult
     func dispatch(
@@ -63,11 +61,6 @@ struct RuleCheck: Sendable {
         return (index, self.subject.dispatcher.dispatch(task))
     }
 
-    /// Lets `duration` of a driven dispatcher's time pass; nothing for a dispatcher that runs tasks on its own.
-    func letTimePass(_ duration: Duration) throws {
-        try self.subject.advance?(duration)
-    }
-
     /// Runs the tasks the `ManualDispatcher` underneath holds that fall due within a day more of its virtual clock:
     /// what a decorator held later than the check asked (an added delay, which the contract allows; a second run,
     /// which it does not) runs now, and the rules see it. An error (a runaway) leaves them pending, for the waits.
@@ -78,7 +71,7 @@ struct RuleCheck: Sendable {
     /// Lets `duration` pass, then waits, until the rule's deadline at most, for `indices` to start; throws a violation
     /// naming the first that did not.
     func waitForStarts(of indices: [Int], after duration: Duration = .zero, reason: String = "") async throws {
-        try self.letTimePass(duration)
+        try self.subject.advance?(duration)
         let (tasks, _, counts) = self.log.current
         if indices.contains(where: { counts[$0] == 0 }) { self.runHeldTasks() }
         for index in indices where await tasks[index].started.wait(until: self.deadline) == nil {

@@ -307,15 +307,13 @@ extension ManualDispatcherError {
             if labels[run.task.callSite] == nil { firstSeen.append(run.task.callSite) }
             labels[run.task.callSite, default: []].append(quoted(run.task.label))
         }
-        let top = firstSeen.enumerated()
-            .sorted { (labels[$0.element]?.count ?? 0, -$0.offset) > (labels[$1.element]?.count ?? 0, -$1.offset) }
-            .prefix(3)
-            .map { _, site in
-                let seen = labels[site] ?? []
-                let first = seen.first ?? ""
-                let shown = seen.contains { $0 != first } ? "\(first) … \(seen.last ?? "")" : first
-                return "\(shown) from \(snapshot.callSites[Int(site)]) (\(seen.count) of the last \(window.count) runs)"
-            }
+        // A stable sort: of the call sites that ran as often, the one seen first comes first.
+        let top = firstSeen.sorted { (labels[$0]?.count ?? 0) > (labels[$1]?.count ?? 0) }.prefix(3).map { site in
+            let seen = labels[site] ?? []
+            let first = seen.first ?? ""
+            let shown = seen.contains { $0 != first } ? "\(first) … \(seen.last ?? "")" : first
+            return "\(shown) from \(snapshot.callSites[Int(site)]) (\(seen.count) of the last \(window.count) runs)"
+        }
         return
             "the tasks that keep coming back are \(top.joined(separator: ", ")). Stop the task that reschedules itself, or raise the dispatcher's runawayLimit if that many tasks are expected"
     }

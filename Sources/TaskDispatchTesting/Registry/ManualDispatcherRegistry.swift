@@ -26,8 +26,7 @@ public final class ManualDispatcherRegistry: Sendable {
         self.recordsEveryFailure = false
     }
 
-    /// Creates an empty registry whose check records every failure it finds, when `recordsEveryFailure` is `true`:
-    /// a dispatcher released with work left then reports it to the registry alone. For the idle trait.
+    /// Creates an empty registry; see ``recordsEveryFailure``. For the idle trait.
     package init(recordsEveryFailure: Bool) {
         self.recordsEveryFailure = recordsEveryFailure
     }
