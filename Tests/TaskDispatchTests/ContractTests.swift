@@ -61,6 +61,19 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aDecoratorWhoseClockIsARealTimeClockFailsTheClockRuleAtOnce() async throws {
+        // With an hour's limit, a check that waited for the sleep's timer would outlast the test's time limit.
+        let violation = await #expect(throws: DispatcherContractViolation.self) {
+            try await DispatcherContract.check(rules: [.decoratorForwardsTheClock], timeLimitPerRule: .seconds(3_600)) {
+                let manual = ManualDispatcher()
+                return .manual(ClockDroppingDecorator(base: manual), over: manual)
+            }
+        }
+        let found = try #require(violation)
+        #expect(found.evidence.contains("the clock is ContinuousClock, a real-time clock"), "\(found)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aDispatchThatWaitsForItsTaskBreaksNeverInline() async throws {
         // Checked on that rule alone: every immediate background dispatch of this dispatcher holds its caller, a
         // thread of the cooperative pool, until a thread of its own has run the task, and the other rules make
@@ -163,6 +176,7 @@ import Testing
 enum ManualConfiguration: String, Sendable, CaseIterable, CustomStringConvertible {
     case manual
     case autoDrain
+    case autoAdvance
     case priorityOrder
     case randomOrder
 
@@ -172,6 +186,7 @@ enum ManualConfiguration: String, Sendable, CaseIterable, CustomStringConvertibl
         switch self {
         case .manual: ManualDispatcher()
         case .autoDrain: ManualDispatcher(mode: .autoDrain)
+        case .autoAdvance: ManualDispatcher(mode: .autoAdvance)
         case .priorityOrder: ManualDispatcher(order: .priority)
         case .randomOrder: ManualDispatcher(order: .random(seed: 42))
         }

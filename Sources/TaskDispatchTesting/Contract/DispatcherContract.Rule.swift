@@ -65,7 +65,7 @@ extension DispatcherContract {
             case .exactlyOnce:
                 "Each task accepted by dispatch(_:) runs at most once. It runs exactly once unless its TaskHandle cancelled it first."
             case .neverInline:
-                "dispatch(_:) returns before the task starts; it never runs the task on the caller's stack (the documented exceptions are ManualDispatcher's: its auto-drain mode, and work that a tracked task on the main actor awaits while an async drain waits)."
+                "dispatch(_:) returns before the task starts; it never runs the task on the caller's stack (the documented exceptions are ManualDispatcher's: its auto-drain and auto-advance modes, and work that a tracked task on the main actor awaits while an async drain waits)."
             case .foregroundOnMainActorInOrder:
                 "Foreground tasks run on the main actor, one at a time, in the order they were dispatched (among those with equal delays)."
             case .delayIsLowerBound:

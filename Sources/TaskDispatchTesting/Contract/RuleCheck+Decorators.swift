@@ -3,6 +3,11 @@ import TaskDispatch
 extension RuleCheck {
     func checkDecoratorForwardsTheClock(_ base: ManualDispatcher) async throws {
         let clock = self.subject.dispatcher.clock
+        if clock is ContinuousClock || clock is SuspendingClock {
+            throw self.violation(
+                "a sleep on the subject's clock put no timer on the ManualDispatcher underneath: the clock is \(type(of: clock)), a real-time clock, so the sleep waits in real time"
+            )
+        }
         let pending = base.pendingTaskCount
         let (woke, sleeper) = ContractSignal.outcome { try await clock.sleep(for: .seconds(3_600)) }
         defer { sleeper.cancel() }
