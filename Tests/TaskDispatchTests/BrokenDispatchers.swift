@@ -323,6 +323,23 @@ struct WaitDroppingDecorator: StartTaskForwarding {
     }
 }
 
+/// Forwards the clock and `startTask`, and each task a second after its `dispatch(_:)` returned, from a queue of its
+/// own: a test's drains run before the task reaches the dispatcher underneath.
+struct LateForwardingDecorator: StartTaskForwarding {
+    let base: any TaskDispatcher
+    let clock: AnyDispatcherClock
+
+    init(base: any TaskDispatcher) {
+        self.base = base
+        self.clock = AnyDispatcherClock(base.clock)
+    }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { self.base.dispatch(task) }
+        return TaskHandle(canceller: SpentCanceller())
+    }
+}
+
 /// A handle passed from one thread to another. `@unchecked Sendable`: `lock` guards `handle`.
 final class HandleBox: @unchecked Sendable {
     private let lock = NSLock()

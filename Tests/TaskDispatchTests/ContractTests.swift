@@ -74,6 +74,22 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aDecoratorThatForwardsAfterItsDispatchReturnedIsToldSo() async throws {
+        // Each task reaches the ManualDispatcher a second after dispatch(_:) returned, after the check drove it.
+        let violation = await #expect(throws: DispatcherContractViolation.self) {
+            try await DispatcherContract.check(rules: [.exactlyOnce], timeLimitPerRule: .seconds(5)) {
+                let manual = ManualDispatcher()
+                return .manual(LateForwardingDecorator(base: manual), over: manual)
+            }
+        }
+        let found = try #require(violation)
+        #expect(found.evidence.contains("never ran within the rule's time limit"), "\(found)")
+        #expect(
+            found.evidence.contains("wait on the ManualDispatcher underneath: the decorator forwarded them after"),
+            "\(found)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aDispatchThatWaitsForItsTaskBreaksNeverInline() async throws {
         // Checked on that rule alone: every immediate background dispatch of this dispatcher holds its caller, a
         // thread of the cooperative pool, until a thread of its own has run the task, and the other rules make
