@@ -65,10 +65,7 @@ extension Schedule {
     }
 
     /// Hands out the failure an auto-drain left for the next run method, `verifyIdle()` or `value(of:)`, once.
-    mutating func takeDeferredFailure() -> Failure? {
-        defer { self.deferredFailure = nil }
-        return self.deferredFailure
-    }
+    mutating func takeDeferredFailure() -> Failure? { self.deferredFailure.take() }
 
     /// Claims the run for an auto-drain if it is on, nobody runs tasks, and a task is due or auto-advance can jump.
     mutating func claimForAutoDrain(thread: UInt) -> Bool {

@@ -141,11 +141,6 @@ extension Schedule {
         return nil
     }
 
-    /// The delayed tasks still pending, in O(n).
-    var waitingTasks: [ScheduledTask] {
-        self.delayed.elements.compactMap { $0.task.isPending ? $0.task : nil }
-    }
-
     /// Moves every delayed task due at or before `time` into the due queues, in key order.
     private mutating func promote(through time: Int64) {
         while let first = self.delayed.first, first.key.due <= time {

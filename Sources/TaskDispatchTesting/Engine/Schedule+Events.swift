@@ -126,9 +126,8 @@ extension Schedule {
         guard !endedBefore, !condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished) else {
             return .proceed(Effects(woken: [resumer]))
         }
-        let effects = Effects(
-            arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline),
-            observe: self.waiters.registrationObserver)
+        var effects = Effects(arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline))
+        if let observer = self.waiters.registrationObserver { effects.setRare { $0.observe = observer } }
         guard asTheTestsAwaitOfATask else { return .proceed(effects) }
         self.clockHold.endHold()  // a hold after this wait is timed from its own start
         return self.autoAdvance(effects, thread: thread)
@@ -169,7 +168,7 @@ extension Schedule {
 
     /// At the registry's check after the release: the tracked tasks left running, or an error they threw since.
     mutating func failureAfterRelease() -> Failure? {
-        let unfinished = self.tracked.unfinished
+        let unfinished = self.tracked.unfinished()
         guard unfinished.isEmpty else { return self.failure(.unfinishedTasks(tasks: unfinished)) }
         return self.unobservedErrorsFailure(method: "The check after the dispatcher's release")
     }
@@ -189,7 +188,7 @@ extension Schedule {
         if let failure = self.takeDeferredFailure() { return failure }
         if let failure = self.unobservedErrorsFailure(method: "verifyIdle()") { return failure }
         if let failure = self.cancelledAwaitsFailure(method: "verifyIdle()", limit: limit) { return failure }
-        let unfinished = self.tracked.unfinished
+        let unfinished = self.tracked.unfinished()
         if self.pendingCount > 0 {
             return self.failure(.pendingTasks(unfinished: unfinished))
         }

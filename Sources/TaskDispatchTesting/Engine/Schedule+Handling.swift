@@ -67,7 +67,7 @@ extension Schedule {
                 $0.gate = waiting.map { ($0, .failure(CancellationError())) }
             }
         case .sleptWithoutSuspending(let id, let deadline, let cancelled):
-            self.tracked.sleptWithoutSuspending(id, until: deadline, cancelled: cancelled)
+            self.tracked.returnedAtOnce(id, .sleptWithoutSuspending(until: deadline, cancelled: cancelled))
         case .runEnded:
             return self.endRun(movingClockTo: nil)
         case .untrackedTaskEnded(let id):
@@ -110,7 +110,9 @@ extension Schedule {
             self.mode = mode
             // The test's switch lets the clock reach every task pending now, once everything has settled.
             if mode == .autoAdvance, byTest {
-                for task in self.waitingTasks { self.clockHold.allowJumps(to: task) }
+                for element in self.delayed.elements where element.task.isPending {
+                    self.clockHold.allowJumps(to: element.task)
+                }
             }
             return self.claimForAutoDrain(thread: thread) ? .drain(effects) : .none
         case .clockHoldTimer(let setTimer?):

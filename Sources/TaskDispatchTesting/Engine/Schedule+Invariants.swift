@@ -15,22 +15,23 @@ extension Schedule {
         violations.append(
             if: self.now < 0 || self.now > TaskKey.latestTime,
             "now (\(self.now)) must lie in 0...TaskKey.latestTime (\(TaskKey.latestTime))")
-        var census = Census()
+        var census: [String: Int] = [:]  // the entries each counter should count, by its name
         self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
             task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
         }
         self.checkBackground(&census, &violations)
         self.checkDelayed(&census, &violations)
-        let counters: [(String, Int, Int)] = [
-            ("dueForeground", self.dueForeground, census.dueForeground),
-            ("dueBackground", self.dueBackground, census.dueBackground),
-            ("waitingForeground", self.waitingForeground, census.waitingForeground),
-            ("waitingBackground", self.waitingBackground, census.waitingBackground),
-            ("staleEntries", self.staleEntries, census.stale),
+        let counters = [
+            ("dueForeground", self.dueForeground),
+            ("dueBackground", self.dueBackground),
+            ("waitingForeground", self.waitingForeground),
+            ("waitingBackground", self.waitingBackground),
+            ("staleEntries", self.staleEntries),
         ]
         // A derived count is never negative, so this also catches a negative counter.
-        for (name, kept, derived) in counters where kept != derived {
-            violations.append("\(name) is \(kept), but the queues and the heap hold \(derived) such entries")
+        for (name, kept) in counters where kept != census[name, default: 0] {
+            violations.append(
+                "\(name) is \(kept), but the queues and the heap hold \(census[name, default: 0]) such entries")
         }
         self.checkHistory(&violations)
         violations += self.tracked.invariantViolations()
@@ -42,16 +43,7 @@ extension Schedule {
         return violations
     }
 
-    /// What walking the queues found.
-    private struct Census {
-        var dueForeground = 0
-        var dueBackground = 0
-        var waitingForeground = 0
-        var waitingBackground = 0
-        var stale = 0
-    }
-
-    private func checkBackground(_ census: inout Census, _ violations: inout [String]) {
+    private func checkBackground(_ census: inout [String: Int], _ violations: inout [String]) {
         let expectedQueues = Self.backgroundQueues(for: self.order).count
         violations.append(
             if: self.background.count != expectedQueues,
@@ -78,7 +70,7 @@ extension Schedule {
         }
     }
 
-    private func checkDelayed(_ census: inout Census, _ violations: inout [String]) {
+    private func checkDelayed(_ census: inout [String: Int], _ violations: inout [String]) {
         let elements = self.delayed.elements
         for (index, element) in elements.enumerated() {
             let task = element.task
@@ -99,7 +91,7 @@ extension Schedule {
 
     /// Checks a due queue: its entries in key order, each placed where `placement` expects it.
     private func checkDueQueue(
-        _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout Census, _ violations: inout [String],
+        _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout [String: Int], _ violations: inout [String],
         placement: (ScheduledTask) -> String?
     ) {
         for (previous, task) in zip(queue, queue.dropFirst()) where !(previous.key < task.key) {
@@ -116,7 +108,7 @@ extension Schedule {
     /// valid, and it is due (at or before ``now``) in a due queue or the pool, waiting (due after ``now``) in the heap,
     /// or cancelled. (A pending task held twice shows as a counter that does not match its census.)
     private func checkEntry(
-        _ task: ScheduledTask, name: String, inHeap: Bool, _ census: inout Census, _ violations: inout [String]
+        _ task: ScheduledTask, name: String, inHeap: Bool, _ census: inout [String: Int], _ violations: inout [String]
     ) {
         let sequence = task.key.sequence
         violations.append(
@@ -131,14 +123,14 @@ extension Schedule {
         let isForeground = task.context == .foreground
         switch (task.state, inHeap) {
         case (.cancelled, _):
-            census.stale += 1
+            census["staleEntries", default: 0] += 1
         case (.due, false):
-            if isForeground { census.dueForeground += 1 } else { census.dueBackground += 1 }
+            census[isForeground ? "dueForeground" : "dueBackground", default: 0] += 1
             violations.append(
                 if: task.key.due > self.now,
                 "due task #\(sequence) in \(name) is due at \(task.key.due), after now (\(self.now))")
         case (.waiting, true):
-            if isForeground { census.waitingForeground += 1 } else { census.waitingBackground += 1 }
+            census[isForeground ? "waitingForeground" : "waitingBackground", default: 0] += 1
             violations.append(
                 if: task.key.due <= self.now,
                 "delayed task #\(sequence) is due at \(task.key.due), not after now (\(self.now))")

@@ -62,19 +62,6 @@ extension Schedule {
             init(_ value: Rare) { self.value = value }
         }
 
-        init(
-            woken: [WaitResumer]? = nil,
-            broadcast: Bool = false,
-            arm: DispatchTime? = nil,
-            report: String? = nil,
-            observe: (@Sendable () -> Void)? = nil
-        ) {
-            self.woken = woken
-            self.broadcast = broadcast
-            self.arm = arm
-            if report != nil || observe != nil { self.rare = RareBox(Rare(report: report, observe: observe)) }
-        }
-
         /// Whether there is nothing to do: the hot paths' case.
         var isEmpty: Bool {
             self.woken == nil && self.arm == nil && !self.broadcast && self.rare == nil

@@ -181,8 +181,9 @@ extension Schedule {
         self.deferredFailure = failure
         self.endExecution()
         self.claim = nil
-        return .proceed(
-            Effects(woken: self.wokenWaiters(), broadcast: true, report: "\(ManualDispatcherError(failure))\n"))
+        var effects = Effects(woken: self.wokenWaiters(), broadcast: true)
+        effects.setRare { $0.report = "\(ManualDispatcherError(failure))\n" }
+        return .proceed(effects)
     }
 
     private mutating func finish(_ run: inout Run) -> Action {

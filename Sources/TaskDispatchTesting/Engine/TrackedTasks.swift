@@ -257,17 +257,13 @@ struct TrackedTasks: Sendable {
     /// Task `id` was cancelled before its wait on `description` began: the wait ended at once with
     /// `CancellationError`, and the task runs on.
     mutating func waitEndedAtOnce(_ id: UInt64, on description: String) {
-        self.records.update(id) { record in
-            record.lastSeen = .waitCancelled(description)
-            record.immediateReturns += 1
-        }
+        self.returnedAtOnce(id, .waitCancelled(description))
     }
 
-    /// Task `id` slept on a dispatcher's clock until `deadline`, a time that had come, so the sleep returned (or, in
-    /// a `cancelled` task, threw) at once without suspending.
-    mutating func sleptWithoutSuspending(_ id: UInt64, until deadline: String, cancelled: Bool) {
+    /// A sleep or awaitable dispatch of task `id` ended at once, as `seen` says, with no wait on the dispatcher.
+    mutating func returnedAtOnce(_ id: UInt64, _ seen: Event) {
         self.records.update(id) { record in
-            record.lastSeen = .sleptWithoutSuspending(until: deadline, cancelled: cancelled)
+            record.lastSeen = seen
             record.immediateReturns += 1
         }
     }
@@ -310,10 +306,9 @@ struct TrackedTasks: Sendable {
     /// error nobody claimed), indexing the tasks registered since the last look-up first: O(1) amortized.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
         for id in self.unindexed {
-            let registered = self.records.update(id) { record -> TrackedTaskKey? in
-                guard !record.isIndexed, let key = record.key else { return nil }
+            let registered = self.records.update(id) { record in
                 record.isIndexed = true
-                return key
+                return record.key
             }
             if let registered = registered ?? nil { self.keys[registered] = id }
         }
@@ -375,14 +370,14 @@ struct TrackedTasks: Sendable {
     /// - Complexity: O(n) in the tracked tasks that have not finished.
     mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
         let found = self.records.all.filter { $0.uncountedTasks == .seen && $0.phase == .running }
-        guard let id = found.map(\.id).min(), let record = self.records[id] else { return nil }
-        self.records.update(id) { $0.uncountedTasks = .reported }
+        guard let record = found.min(by: { $0.id < $1.id }) else { return nil }
+        self.records.update(record.id) { $0.uncountedTasks = .reported }
         let isolation: TaskWithUncountedTasks.Isolation =
             switch record.childJobs {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
             case .counted, .uncountedWithoutTaskExecutors: .nonisolatedWithoutTaskExecutors
             }
-        return TaskWithUncountedTasks(name: self.name(id), isolation: isolation)
+        return TaskWithUncountedTasks(name: self.name(record.id), isolation: isolation)
     }
 
     /// The unsettled tracked tasks isolated to the main actor, oldest first: they cannot run while a synchronous caller
@@ -404,11 +399,9 @@ struct TrackedTasks: Sendable {
     /// The unfinished tracked tasks woken after ``wakeups`` read `mark`, oldest first.
     func woken(since mark: UInt64) -> [UnsettledTask] { self.describe { (self.records[$0]?.wokenAt ?? 0) > mark } }
 
-    /// The tracked tasks that have not finished (failed ones excepted), oldest first.
-    var unfinished: [UnsettledTask] { self.unfinished(excluding: nil) }
-
-    /// ``unfinished``, without task `excluded` (the one a release happens on, which is finishing).
-    func unfinished(excluding excluded: UInt64?) -> [UnsettledTask] {
+    /// The tracked tasks that have not finished (failed ones excepted), oldest first, but `excluded` (the one a
+    /// release happens on, which is finishing).
+    func unfinished(excluding excluded: UInt64? = nil) -> [UnsettledTask] {
         self.describe { $0 != excluded && self.records[$0]?.phase != .failed }
     }
 

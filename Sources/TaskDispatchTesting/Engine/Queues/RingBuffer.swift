@@ -55,18 +55,9 @@ struct RingBuffer<Element> {
     ///
     /// - Complexity: O(`count`).
     mutating func removeAll(where shouldBeRemoved: (Element) -> Bool) {
-        var kept = ContiguousArray<Element?>()
-        kept.reserveCapacity(Swift.max(16, self.count))
-        while !self.isEmpty {
-            let element = self.removeFirst()
-            if !shouldBeRemoved(element) { kept.append(element) }
-        }
-        self.count = kept.count
-        self.head = 0
-        if kept.count < kept.capacity {
-            kept.append(contentsOf: repeatElement(nil, count: kept.capacity - kept.count))
-        }
-        self.slots = kept
+        var kept = RingBuffer()
+        for element in self where !shouldBeRemoved(element) { kept.append(element) }
+        self = kept
     }
 
     /// Doubles the slots, called when they are full: the array grows in place (its elements move bitwise), then the
