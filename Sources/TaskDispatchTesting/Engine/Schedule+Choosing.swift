@@ -15,7 +15,9 @@ extension Schedule {
     {
         self.endExecution()
         var chosen = self.chooseDue(in: scope, before: sequenceLimit)
-        if chosen == nil, let clockLimit, self.jumpClock(notAfter: clockLimit) {
+        // Nothing due in scope: jump the clock to the next delayed task if nothing else is due and it is due by then.
+        if chosen == nil, let clockLimit, !self.hasDueTask, let due = self.nextWaitingDueTime(), due <= clockLimit {
+            self.moveClock(to: due)
             chosen = self.chooseDue(in: scope, before: sequenceLimit)
         }
         guard let task = chosen, let work = task.work else { return nil }
@@ -37,11 +39,20 @@ extension Schedule {
         self.hasDueTask || self.nextWaitingDueTime().map { $0 <= clockLimit } ?? false
     }
 
-    /// Moves the clock to `time` (never backwards, never past ``TaskKey/latestTime``) and makes due every task
-    /// it reaches.
+    /// Moves the clock to `time` (never backwards, never past ``TaskKey/latestTime``) and makes due, in key order,
+    /// every task it reaches.
     mutating func moveClock(to time: Int64) {
         self.now = Swift.max(self.now, Swift.min(time, TaskKey.latestTime))
-        self.promote(through: self.now)
+        while let first = self.delayed.first, first.key.due <= self.now {
+            let task = self.delayed.removeFirst()
+            guard task.isPending else {
+                self.staleEntries -= 1
+                continue
+            }
+            task.state = .due
+            if task.context == .foreground { self.waitingForeground -= 1 } else { self.waitingBackground -= 1 }
+            self.enqueueDue(task)
+        }
         self.clockHold.endHold()
     }
 
@@ -111,7 +122,7 @@ extension Schedule {
     {
         let foregroundChoices = foreground == nil ? 0 : 1
         while true {
-            let backgroundChoices = scope == .foreground ? 0 : self.pool.candidates(currentOnly: currentOnly)
+            let backgroundChoices = scope == .foreground ? 0 : currentOnly ? self.pool.boundary : self.pool.tasks.count
             let choices = foregroundChoices + backgroundChoices
             guard choices > 0 else { return nil }
             let choice = self.random.next(below: choices)
@@ -124,13 +135,6 @@ extension Schedule {
 
     // MARK: - Time
 
-    /// Moves the clock to the next delayed task if nothing is due and that task falls due by `limit`.
-    private mutating func jumpClock(notAfter limit: Int64) -> Bool {
-        guard !self.hasDueTask, let due = self.nextWaitingDueTime(), due <= limit else { return false }
-        self.moveClock(to: due)
-        return true
-    }
-
     /// The due time of the earliest delayed task that can fall due, dropping cancelled ones on the way.
     mutating func nextWaitingDueTime() -> Int64? {
         while let first = self.delayed.first {
@@ -139,19 +143,5 @@ extension Schedule {
             self.staleEntries -= 1
         }
         return nil
-    }
-
-    /// Moves every delayed task due at or before `time` into the due queues, in key order.
-    private mutating func promote(through time: Int64) {
-        while let first = self.delayed.first, first.key.due <= time {
-            let task = self.delayed.removeFirst()
-            guard task.isPending else {
-                self.staleEntries -= 1
-                continue
-            }
-            task.state = .due
-            if task.context == .foreground { self.waitingForeground -= 1 } else { self.waitingBackground -= 1 }
-            self.enqueueDue(task)
-        }
     }
 }

@@ -134,11 +134,9 @@ extension Schedule {
 
     /// Every pending task, in key order, in O(n log n).
     var allPendingTasks: [ScheduledTask] {
-        var tasks = self.foreground.filter(\.isPending)
-        for queue in self.background { tasks += queue.filter(\.isPending) }
-        tasks += self.pool.tasks.filter(\.isPending)
-        tasks += self.delayed.elements.lazy.map(\.task).filter(\.isPending)
-        return tasks.sorted { $0.key < $1.key }
+        let all =
+            Array(self.foreground) + self.background.joined() + self.pool.tasks + self.delayed.elements.map(\.task)
+        return all.filter(\.isPending).sorted { $0.key < $1.key }
     }
 }
 

@@ -15,25 +15,22 @@ extension Schedule {
         violations.append(
             if: self.now < 0 || self.now > TaskKey.latestTime,
             "now (\(self.now)) must lie in 0...TaskKey.latestTime (\(TaskKey.latestTime))")
-        var census: [String: Int] = [:]  // the entries each counter should count, by its name
-        self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
-            task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
-        }
-        self.checkBackground(&census, &violations)
-        self.checkDelayed(&census, &violations)
-        let counters = [
-            ("dueForeground", self.dueForeground),
-            ("dueBackground", self.dueBackground),
-            ("waitingForeground", self.waitingForeground),
-            ("waitingBackground", self.waitingBackground),
-            ("staleEntries", self.staleEntries),
-        ]
-        // A derived count is never negative, so this also catches a negative counter.
-        for (name, kept) in counters where kept != census[name, default: 0] {
+        self.checkQueues(&violations)
+        violations.append(
+            if: self.history.count > self.historyLimit,
+            "the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
+        for run in self.history {
+            let sequence = run.task.key.sequence
             violations.append(
-                "\(name) is \(kept), but the queues and the heap hold \(census[name, default: 0]) such entries")
+                if: run.task.state != .started, "the history holds task #\(sequence) in state \(run.task.state)")
+            violations.append(
+                if: run.start > self.now, "task #\(sequence) started at \(run.start), after now (\(self.now))")
         }
-        self.checkHistory(&violations)
+        for (previous, run) in zip(self.history, self.history.dropFirst()) where previous.start > run.start {
+            violations.append(
+                "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
+        }
+        self.history.checkInvariants(name: "the history", &violations)
         violations += self.tracked.invariantViolations()
         violations += self.waitingSettles.invariantViolations()
         violations += self.clockHold.invariantViolations()
@@ -43,7 +40,12 @@ extension Schedule {
         return violations
     }
 
-    private func checkBackground(_ census: inout [String: Int], _ violations: inout [String]) {
+    /// Checks the due queues, the pool and the heap, and each counter against the entries they hold.
+    private func checkQueues(_ violations: inout [String]) {
+        var census: [String: Int] = [:]  // the entries each counter should count, by its name
+        self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
+            task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
+        }
         let expectedQueues = Self.backgroundQueues(for: self.order).count
         violations.append(
             if: self.background.count != expectedQueues,
@@ -68,9 +70,6 @@ extension Schedule {
                 if: task.context != .background, "the random pool holds foreground task #\(task.key.sequence)")
             self.checkEntry(task, name: "the random pool", inHeap: false, &census, &violations)
         }
-    }
-
-    private func checkDelayed(_ census: inout [String: Int], _ violations: inout [String]) {
         let elements = self.delayed.elements
         for (index, element) in elements.enumerated() {
             let task = element.task
@@ -86,6 +85,18 @@ extension Schedule {
                 if: task.key.due > TaskKey.latestTime && task.key.due != TaskKey.never,
                 "task #\(task.key.sequence) is due at \(task.key.due), past the clock but not never")
             self.checkEntry(task, name: "the delay heap", inHeap: true, &census, &violations)
+        }
+        let counters = [
+            ("dueForeground", self.dueForeground),
+            ("dueBackground", self.dueBackground),
+            ("waitingForeground", self.waitingForeground),
+            ("waitingBackground", self.waitingBackground),
+            ("staleEntries", self.staleEntries),
+        ]
+        // A derived count is never negative, so this also catches a negative counter.
+        for (name, kept) in counters where kept != census[name, default: 0] {
+            violations.append(
+                "\(name) is \(kept), but the queues and the heap hold \(census[name, default: 0]) such entries")
         }
     }
 
@@ -137,24 +148,6 @@ extension Schedule {
         default:
             violations.append("\(name) holds task #\(sequence) in state \(task.state)")
         }
-    }
-
-    private func checkHistory(_ violations: inout [String]) {
-        violations.append(
-            if: self.history.count > self.historyLimit,
-            "the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
-        for run in self.history {
-            let sequence = run.task.key.sequence
-            violations.append(
-                if: run.task.state != .started, "the history holds task #\(sequence) in state \(run.task.state)")
-            violations.append(
-                if: run.start > self.now, "task #\(sequence) started at \(run.start), after now (\(self.now))")
-        }
-        for (previous, run) in zip(self.history, self.history.dropFirst()) where previous.start > run.start {
-            violations.append(
-                "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
-        }
-        self.history.checkInvariants(name: "the history", &violations)
     }
 }
 

@@ -7,11 +7,6 @@ struct RandomPool: Sendable {
     private(set) var tasks: ContiguousArray<ScheduledTask> = []
     private(set) var boundary = 0
 
-    /// The number of tasks a draw may choose from: all of them, or only those before the boundary.
-    func candidates(currentOnly: Bool) -> Int {
-        currentOnly ? self.boundary : self.tasks.count
-    }
-
     mutating func append(_ task: ScheduledTask) {
         self.tasks.append(task)
     }
