@@ -154,16 +154,13 @@ extension Schedule {
         // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
         // which the pending report would list with its start or its wait).
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
-        var left = Leftovers(
+        return Leftovers(  // the arguments in order: the ticks are cancelled once the snapshot lists them
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 0) : nil,
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
-            running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running))
+            running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running)),
+            ticks: self.allPendingTasks.compactMap { $0.series == nil ? nil : self.cancel($0) }
         )
-        for task in self.pendingCount > 0 ? self.allPendingTasks : [] where task.series != nil {
-            if let work = self.cancel(task) { left.ticks.append(work) }
-        }
-        return left
     }
 
     /// At the registry's check after the release: the tracked tasks left running, or an error they threw since.

@@ -118,17 +118,15 @@ struct Schedule: Sendable {
     /// ``TaskKey/latestTime`` never falls due.
     @inline(__always)
     mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
-        let sequence = self.nextSequence
+        let waits = due > self.now
+        let key = TaskKey(due: Swift.max(due, self.now), sequence: self.nextSequence)
         self.nextSequence += 1
         let callSite = self.callSites.index(of: task.callSite)
-        guard due > self.now else {
-            let key = TaskKey(due: self.now, sequence: sequence)
-            let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: .due)
+        let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: waits ? .waiting : .due)
+        guard waits else {
             self.enqueueDue(scheduled)
             return scheduled
         }
-        let key = TaskKey(due: due > TaskKey.latestTime ? TaskKey.never : due, sequence: sequence)
-        let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: .waiting)
         self.delayed.insert(scheduled)
         if scheduled.context == .foreground { self.waitingForeground += 1 } else { self.waitingBackground += 1 }
         return scheduled
