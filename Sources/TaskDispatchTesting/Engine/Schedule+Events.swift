@@ -55,11 +55,8 @@ extension Schedule {
         awaited: Bool,
         awaitGoesOn: Bool
     ) -> (byTrackedTask: Bool, Action) {
-        var byTrackedTask = false
-        if let wait {
-            byTrackedTask = wait.scope.storage === storage
-            if awaitGoesOn { wait.recordBegin(in: &self, of: storage) }
-        }
+        let byTrackedTask = wait.map { $0.scope.storage === storage } ?? false
+        if let wait, awaitGoesOn { wait.recordBegin(in: &self, of: storage) }
         // The main-actor check only once a drain waits.
         if awaited, awaitGoesOn, byTrackedTask, !self.waitingSettles.isEmpty, MainActorExecution.isOnMainActor,
             self.claimForWaitingSettle(thread: currentThreadIdentity())

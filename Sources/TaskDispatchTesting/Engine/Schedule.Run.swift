@@ -96,36 +96,29 @@ extension Schedule {
             }
         case .current:
             step = self.next(in: .any, jumpingClockTo: nil, before: run.start.firstSequence)
-        case .drain:
-            let target = run.start.target
-            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit) {
-                return self.runawayFailure(run).map { .fail($0) } ?? self.finish(&run)
-            }
-            if run.holdsClock, self.tracked.wakeups != run.start.wakeups, !self.hasDueTask,
-                self.hasRunnableTask(jumpingClockTo: target), let failure = self.clockHeld(run.method, since: run.start)
-            {
-                return .fail(failure)  // the next task needs the clock to move
-            }
-            if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
-                return .fail(series)
-            }
-            step = self.next(in: .any, jumpingClockTo: target)
-        case .settle:
+        case .drain, .settle:
+            // Past its bound with nothing left to run up to its target, a drain finishes (no step below).
             let target = run.start.target
             if run.ran >= run.start.bound(runawayLimit: self.runawayLimit), let runaway = self.runawayFailure(run) {
                 return .fail(runaway)
             }
-            if let due = self.next(in: .any, jumpingClockTo: nil) {
-                step = due
-            } else if self.tracked.unsettledCount > 0 {
-                return .paused  // the caller releases the claim and waits for the tasks to settle
-            } else if let uncounted = self.uncountedTasksFailure(method: run.method) {
-                return .fail(uncounted)  // the records say settled; for uncounted child tasks they cannot know
-            } else if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
-                return .fail(series)
-            } else {
-                step = self.next(in: .any, jumpingClockTo: target)
+            if !self.hasDueTask {  // the next task needs the clock to move
+                if case .settle = run.kind {
+                    // The caller releases the claim and waits for the tasks to settle; the records say settled, but
+                    // for uncounted child tasks they cannot know.
+                    if self.tracked.unsettledCount > 0 { return .paused }
+                    if let uncounted = self.uncountedTasksFailure(method: run.method) { return .fail(uncounted) }
+                } else if run.holdsClock, self.tracked.wakeups != run.start.wakeups,
+                    self.hasRunnableTask(jumpingClockTo: target),
+                    let failure = self.clockHeld(run.method, since: run.start)
+                {
+                    return .fail(failure)
+                }
+                if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
+                    return .fail(series)
+                }
             }
+            step = self.next(in: .any, jumpingClockTo: target)
         case .autoDrain:
             if run.ran >= self.runawayLimit && self.hasDueTask {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: nil)))
@@ -153,12 +146,9 @@ extension Schedule {
                 return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
             }
         case .assist:
-            if let (id, _) = self.waitingSettles.assisted, let assisted = self.next(in: .any, jumpingClockTo: nil) {
-                self.waitingSettles.countRun(for: id)
-                step = assisted
-            } else {
-                return self.finish(&run)
-            }
+            guard let (id, _) = self.waitingSettles.assisted else { return self.finish(&run) }
+            step = self.next(in: .any, jumpingClockTo: nil)
+            if step != nil { self.waitingSettles.countRun(for: id) }
         }
         guard let step else { return self.finish(&run) }
         run.ran += 1
