@@ -123,8 +123,8 @@ extension Schedule {
             if run.ran >= self.runawayLimit && self.hasDueTask {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: nil)))
             }
-            var jumped: Step?
-            if !self.hasDueTask && self.canAutoAdvance() {
+            let advances = !self.hasDueTask && self.canAutoAdvance()
+            if advances {
                 if let failure = self.uncountedTasksFailure(method: "auto-advance") {
                     return self.autoDrainRunaway(failure)
                 }
@@ -138,9 +138,8 @@ extension Schedule {
                     return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: jumps)))
                 }
                 self.autoAdvanceJumps += 1
-                jumped = self.next(in: .any, jumpingClockTo: TaskKey.latestTime)
             }
-            step = jumped ?? self.next(in: .any, jumpingClockTo: nil)
+            step = self.next(in: .any, jumpingClockTo: advances ? TaskKey.latestTime : nil)
             if step == nil {
                 self.claim = nil
                 return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))

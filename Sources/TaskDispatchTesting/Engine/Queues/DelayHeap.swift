@@ -60,7 +60,6 @@ struct DelayHeap: Sendable {
     /// Removes the tasks for which `shouldBeRemoved` is true and restores the heap order, in O(n log n).
     mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
         self.elements.removeAll { shouldBeRemoved($0.task) }
-        let elements = self.elements.sorted { $0.key < $1.key }  // a sorted array is a valid heap
-        self.elements = ContiguousArray(elements)
+        self.elements.sort { $0.key < $1.key }  // a sorted array is a valid heap
     }
 }

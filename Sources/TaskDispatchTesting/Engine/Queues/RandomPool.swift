@@ -32,9 +32,7 @@ struct RandomPool: Sendable {
 
     /// Removes the tasks for which `shouldBeRemoved` is true, keeping the current ones before the boundary.
     mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
-        let current = self.tasks[..<self.boundary].filter { !shouldBeRemoved($0) }
-        let later = self.tasks[self.boundary...].filter { !shouldBeRemoved($0) }
-        self.tasks = ContiguousArray(current + later)
-        self.boundary = current.count
+        self.boundary = self.tasks[..<self.boundary].count { !shouldBeRemoved($0) }
+        self.tasks.removeAll(where: shouldBeRemoved)  // in order: the current tasks kept stay first
     }
 }
