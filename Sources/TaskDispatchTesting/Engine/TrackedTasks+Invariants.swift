@@ -37,13 +37,9 @@ extension TrackedTasks {
                 if: record.failedAfterDrains > self.drainsEnded,
                 "tracked task \(id) failed after \(record.failedAfterDrains) drains, of \(self.drainsEnded) so far")
             violations.append(if: record.claims < 0, "tracked task \(id) counts \(record.claims) claims of its error")
-            if record.isIndexed, let key = record.key, self.keys[key] != id {
-                violations.append("tracked task \(id)'s key maps to \(self.keys[key].map(String.init) ?? "nothing")")
+            if let key = record.key, self.keys[key] == nil, !unindexed.contains(id) {
+                violations.append("tracked task \(id) is registered but neither indexed nor listed to be")
             }
-            violations.append(if: record.isIndexed && record.key == nil, "tracked task \(id) is indexed without a key")
-            violations.append(
-                if: record.key != nil && !record.isIndexed && !unindexed.contains(id),
-                "tracked task \(id) is registered but neither indexed nor listed to be")
         }
         let keyed = self.records.all.compactMap(\.key)
         violations.append(if: Set(keyed).count != keyed.count, "two tracked tasks share a key")
@@ -54,10 +50,9 @@ extension TrackedTasks {
         violations.append(
             if: Set(self.unobserved) != failed || self.unobserved.count != failed.count,
             "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
-        // Each indexed record's key maps to it, and no two records share a key: equal counts leave no other entry.
-        let indexed = self.records.all.count(where: \.isIndexed)
-        violations.append(
-            if: indexed != self.keys.count, "keys holds \(self.keys.count) tasks, but \(indexed) records are indexed")
+        for (key, id) in self.keys where self.records[id]?.key != key {
+            violations.append("keys maps a task to tracked task \(id), which has another key or none")
+        }
         return violations
     }
 }

@@ -51,10 +51,9 @@ struct TrackedTasks: Sendable {
         var phase: Phase
         /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
         var claims = 0
-        /// The task, as the key `value(of:)` finds it by; `nil` until `startTask` registers it.
+        /// The task, as the key `value(of:)` finds it by (in ``TrackedTasks/keys`` once it first looks one up); `nil`
+        /// until `startTask` registers it.
         var key: TrackedTaskKey?
-        /// Whether ``TrackedTasks/keys`` holds ``key``: a key goes there when `value(of:)` first looks one up.
-        var isIndexed = false
         /// The error it threw, as the report shows it, while nobody has claimed it (``Phase/failed``).
         var error: String?
         /// The value of ``TrackedTasks/drainsEnded`` when it failed.
@@ -306,11 +305,7 @@ struct TrackedTasks: Sendable {
     /// error nobody claimed), indexing the tasks registered since the last look-up first: O(1) amortized.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
         for id in self.unindexed {
-            let registered = self.records.update(id) { record in
-                record.isIndexed = true
-                return record.key
-            }
-            if let registered = registered ?? nil { self.keys[registered] = id }
+            if let registered = self.records.update(id, { $0.key }) ?? nil { self.keys[registered] = id }
         }
         self.unindexed.removeAll(keepingCapacity: true)
         return self.keys[key]
@@ -507,7 +502,7 @@ struct TrackedTasks: Sendable {
 
     private mutating func forget(_ id: UInt64) {
         if let record = self.records.remove(id), let key = record.key {
-            if record.isIndexed { self.keys.removeValue(forKey: key) }
+            if !self.keys.isEmpty { self.keys.removeValue(forKey: key) }  // no hashing until `value(of:)` looks one up
             self.recentlyFinished.note(key.address)
         }
     }
