@@ -178,14 +178,22 @@ struct Schedule: Sendable {
         }
     }
 
+    /// The task the run in progress was executing has ended: the ``idleChecks`` waiting for that end are woken.
+    @inline(__always)
+    mutating func endExecution() {
+        self.claim?.executing = nil
+        guard !self.idleChecks.isEmpty else { return }
+        for check in self.idleChecks { check.signal() }
+        self.idleChecks.removeAll()
+    }
+
     // MARK: - Order
 
     /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
     /// generator from its seed.
     mutating func setOrder(_ order: ManualDispatcher.Order) {
-        var due = self.background.flatMap { $0.filter(\.isPending) } + self.pool.tasks.filter(\.isPending)
+        let due = (self.background.joined() + self.pool.tasks).filter(\.isPending).sorted { $0.key < $1.key }
         self.pool = RandomPool()
-        due.sort { $0.key < $1.key }
         self.order = order
         self.random = SplitMix64(seed: order.seed ?? 0)
         self.background = Self.backgroundQueues(for: order)
@@ -213,16 +221,5 @@ extension ManualDispatcher.Order {
     var seed: UInt64? {
         if case .random(let seed) = self { return seed }
         return nil
-    }
-}
-
-extension Schedule {
-    /// The task the run in progress was executing has ended: the ``idleChecks`` waiting for that end are woken.
-    @inline(__always)
-    mutating func endExecution() {
-        self.claim?.executing = nil
-        guard !self.idleChecks.isEmpty else { return }
-        for check in self.idleChecks { check.signal() }
-        self.idleChecks.removeAll()
     }
 }
