@@ -7,15 +7,12 @@ extension Schedule {
         var work: DispatchedTask.Work
     }
 
-    /// Ends the previous task, chooses the next one in `scope` (dispatched before `sequenceLimit`, jumping the clock
-    /// to `clockLimit` at most when nothing is due), marks it started and records it; `nil` when none is due.
-    ///
-    /// - Complexity: O(1) amortized in every order; O(log n) when the clock jumps.
+    /// Ends the previous task, then starts and records the next one in `scope` dispatched before `sequenceLimit`,
+    /// jumping the clock to `clockLimit` at most. O(1) amortized; O(log n) when the clock jumps.
     mutating func next(in scope: Scope, jumpingClockTo clockLimit: Int64?, before sequenceLimit: UInt64 = .max) -> Step?
     {
         self.endExecution()
         var chosen = self.chooseDue(in: scope, before: sequenceLimit)
-        // Nothing due in scope: jump the clock to the next delayed task if nothing else is due and it is due by then.
         if chosen == nil, let clockLimit, !self.hasDueTask, let due = self.nextWaitingDueTime(), due <= clockLimit {
             self.moveClock(to: due)
             chosen = self.chooseDue(in: scope, before: sequenceLimit)
@@ -39,8 +36,7 @@ extension Schedule {
         self.hasDueTask || self.nextWaitingDueTime().map { $0 <= clockLimit } ?? false
     }
 
-    /// Moves the clock to `time` (never backwards, never past ``TaskKey/latestTime``) and makes due, in key order,
-    /// every task it reaches.
+    /// Moves the clock to `time` (never backwards or past ``TaskKey/latestTime``), making due the tasks it reaches.
     mutating func moveClock(to time: Int64) {
         self.now = Swift.max(self.now, Swift.min(time, TaskKey.latestTime))
         while let first = self.delayed.first, first.key.due <= self.now {
@@ -64,7 +60,6 @@ extension Schedule {
 
     // MARK: - Choosing among due tasks
 
-    /// Removes and returns the next due task in `scope`, as the order chooses.
     private mutating func chooseDue(in scope: Scope, before sequenceLimit: UInt64) -> ScheduledTask? {
         let foreground =
             scope != .background && self.dueForeground > 0 ? self.foregroundFront(before: sequenceLimit) : nil
@@ -115,8 +110,7 @@ extension Schedule {
         return nil
     }
 
-    /// A uniform draw among the oldest due foreground task (the main queue is serial) and every due background
-    /// task.
+    /// A uniform draw among the oldest due foreground task (the main queue is serial) and the due background tasks.
     private mutating func chooseAtRandom(foreground: ScheduledTask?, in scope: Scope, currentOnly: Bool)
         -> ScheduledTask?
     {

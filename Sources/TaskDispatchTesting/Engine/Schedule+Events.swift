@@ -1,14 +1,9 @@
 import Dispatch
 import TaskDispatch
 
-// The engine's events that Storage calls under its lock: each changes the schedule and returns what the storage does
-// after unlocking.
-
 /// Where a run method starts: what the drain bound and the runaway diagnosis measure from.
 struct RunStart {
-    /// The sequence number the first task dispatched during the run gets.
     var firstSequence: UInt64
-    /// The tasks pending when the run started.
     var pendingCount: Int
     /// The tracked tasks' ``TrackedTasks/wakeups`` when the run started.
     var wakeups: UInt64
@@ -24,8 +19,7 @@ struct RunStart {
 }
 
 extension Schedule {
-    /// Releases the run, moving the clock to `time` first if given: an auto-drain takes the claim over, or the
-    /// waiters the runs and the release woke are resumed.
+    /// Releases the run, moving the clock to `time` first if given: an auto-drain may take the claim over.
     mutating func endRun(movingClockTo time: Int64?) -> Action {
         if let time { self.moveClock(to: time) }
         guard !self.release() else { return .drain(Effects()) }  // the auto-drain goes on holding the claim
@@ -39,8 +33,7 @@ extension Schedule {
         return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
     }
 
-    /// The runaway failure of a drain that has run its bound of tasks while tasks can still run up to its target;
-    /// `nil` when none can.
+    /// The runaway failure of a drain at its bound while tasks can still run up to its target.
     mutating func runawayFailure(_ run: Run) -> Failure? {
         guard self.hasRunnableTask(jumpingClockTo: run.start.target) else { return nil }
         return self.failure(.runawayTasks(method: run.method, maxTasks: self.runawayLimit, ran: run.ran))
@@ -87,8 +80,8 @@ extension Schedule {
         case failed(Failure)
     }
 
-    /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, a runaway's
-    /// failure or (at the limit) the task's description, and the claim of `key` given back.
+    /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, the claim
+    /// of `key` is given back with a runaway's failure or (at the limit) the task's.
     mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
         guard !self.tracked.hasFinished(id) else { return .finished }
         if let runaway = self.takeDeferredFailure() {
@@ -140,13 +133,11 @@ extension Schedule {
         var errors: Failure?
         var awaits: Failure?
         var running: Failure?
-        /// The closures of the live series' pending ticks, cancelled: each holds its series, which holds the storage,
-        /// so they go with the leftovers, outside the lock.
+        /// The cancelled closures of the live series' ticks (each holds the storage), to release outside the lock.
         var ticks: [DispatchedTask.Work] = []
     }
 
-    /// What the dispatcher leaves at its release: pending tasks, unclaimed errors, awaits the limit ended, and tracked
-    /// tasks still running (`releasing`, the one the release happens on, is finishing), each for the report.
+    /// What the dispatcher leaves at its release, for the report (`releasing`: the tracked task the release is on).
     mutating func leftovers(releasing: UInt64?, limit: Duration) -> Leftovers {
         // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
         // which the pending report would list with its start or its wait).
@@ -175,8 +166,7 @@ extension Schedule {
         return claim.executingSequence
     }
 
-    /// `verifyIdle()`'s failure, on `thread`: a runaway's, unclaimed errors, awaits `limit` ended, pending tasks, a
-    /// task still running, or unfinished tracked tasks; `nil` when idle.
+    /// `verifyIdle()`'s failure, on `thread`, if it is not idle.
     mutating func idleFailure(thread: UInt, onMainActor: Bool, limit: Duration) -> Failure? {
         self.autoAdvanceJumps = 0
         if let failure = self.takeDeferredFailure() { return failure }

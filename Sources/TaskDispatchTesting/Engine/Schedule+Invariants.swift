@@ -8,8 +8,7 @@ extension Schedule {
         precondition(violations.isEmpty, "Schedule invariant broken: \(violations.joined(separator: "; "))")
     }
 
-    /// Every invariant of ``Schedule`` that does not hold now, each as a message naming it and the values that break
-    /// it; each counter is derived from the queues, the pool and the heap (the list is in `Docs/Design.md`).
+    /// Every invariant of ``Schedule`` that does not hold now, as messages with the values (list: `Docs/Design.md`).
     func invariantViolations() -> [String] {
         var violations: [String] = []
         violations.append(
@@ -115,9 +114,8 @@ extension Schedule {
         queue.checkInvariants(name: name, &violations)
     }
 
-    /// Checks an entry and counts it: its work is there exactly while it is pending, its sequence and call site are
-    /// valid, and it is due (at or before ``now``) in a due queue or the pool, waiting (due after ``now``) in the heap,
-    /// or cancelled. (A pending task held twice shows as a counter that does not match its census.)
+    /// Checks an entry and counts it: its closure kept while pending, valid sequence and call site, and due by ``now``
+    /// in a queue or the pool, after it in the heap, or cancelled (a task held twice shows in the counters).
     private func checkEntry(
         _ task: ScheduledTask, name: String, inHeap: Bool, _ census: inout [String: Int], _ violations: inout [String]
     ) {
@@ -152,8 +150,7 @@ extension Schedule {
 }
 
 extension RingBuffer {
-    /// Adds a message if the count does not fit the storage, or the slots holding an element are not exactly the
-    /// `count` from `head` (a removed element is released at once).
+    /// Adds a message unless exactly the `count` slots from `head` hold an element (a removed one is released).
     func checkInvariants(name: String, _ violations: inout [String]) {
         let capacity = self.slots.count
         guard self.count >= 0, self.count <= capacity, capacity == 0 || (0..<capacity).contains(self.head) else {

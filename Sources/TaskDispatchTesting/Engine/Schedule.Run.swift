@@ -1,7 +1,7 @@
 import TaskDispatch
 
-/// One call of a run method, as the one drain loop sees it: what it runs, how it ends, and how far it got (see
-/// ``Schedule/begin(_:thread:reporting:target:)`` and ``Schedule/next(_:)``).
+/// One call of a run method, as the one drain loop (``Schedule/next(_:)``) sees it: what it runs, how it ends, and
+/// how far it got.
 struct Run {
     enum Kind {
         /// One task of the scope (`runNext…()`); none due is a failure, or for an async step (`waits`) a pause.
@@ -10,8 +10,7 @@ struct Run {
         case current
         /// Every task up to the target, jumping the clock, within the runaway bound (`runUntilIdle()`, `advance`).
         case drain
-        /// An async drain's pass (`runUntilIdle(waitingUpTo:)`, `advance(by:waitingUpTo:)`, `settle`): runs what is
-        /// due; when nothing is, pauses until the tracked tasks settle, then jumps the clock one task at a time.
+        /// An async drain's pass: runs what is due, else pauses until the tracked tasks settle, then jumps the clock.
         case settle
         /// Auto-drain and auto-advance: a runaway is kept for the next run method, and written to standard error.
         case autoDrain
@@ -32,7 +31,6 @@ struct Run {
     var holdsClock = false
     /// Whether the run has claimed once: an async run that paused to wait claims again, keeping its start.
     var began = false
-    /// Where the run started; set when it claims.
     var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
     var isClaimed = false
     /// How many tasks ran, and the last one (kept only where it is returned: a step's one task, a pausing run's).
@@ -75,8 +73,8 @@ extension Schedule {
         }
     }
 
-    /// The one stop rule of a run: ends the previous task, then pauses, runs the next task of the run's kind, or
-    /// finishes (see `finish`). A failure leaves the claim to the caller to release.
+    /// The one stop rule of a run: ends the previous task, then pauses, runs the next task, or finishes. A failure
+    /// leaves the claim to the caller to release.
     mutating func next(_ run: inout Run) -> Action {
         self.endExecution()
         if run.justRan && run.pauses {
@@ -156,16 +154,14 @@ extension Schedule {
         return .run(step)
     }
 
-    /// A drain to idle (no pause condition, no target time) never gets past a live repeating series: it fails at the
-    /// jump to the series' next tick. Takes the run's fields, not the run: a drain asks before every task.
+    /// A drain to idle (no pause, no target) fails at the jump to a live repeating series' next tick, which never ends.
     @inline(__always)
     private mutating func liveSeriesFailure(_ method: String, pauses: Bool, target: Int64) -> Failure? {
         guard !pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() else { return nil }
         return self.failure(.liveSeries(method: method, tick: tick, limit: self.runawayLimit))
     }
 
-    /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method; the
-    /// waiters it wakes include a `value(of:)` waiting for a task that will not finish now.
+    /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method.
     private mutating func autoDrainRunaway(_ failure: Failure) -> Action {
         self.deferredFailure = failure
         self.endExecution()

@@ -1,11 +1,8 @@
 import Dispatch
 import TaskDispatch
 
-/// Everything a ``ManualDispatcher`` knows, as one single-threaded value: the due queues, the delay heap, the
-/// virtual clock, the order and its generator, the history, the tracked tasks, the waiters and the claim on running.
-///
-/// ``Storage`` locks around one of these: each event is one mutating call that returns an ``Action`` to perform
-/// outside the lock; the engine's own tests drive it with no threads.
+/// Everything a ``ManualDispatcher`` knows, as one single-threaded value. ``Storage`` locks around it: each event is
+/// one mutating call that returns an ``Action`` to perform outside the lock; the engine's tests drive it unthreaded.
 struct Schedule: Sendable {
     /// Which due tasks a step may choose from.
     enum Scope: Sendable {
@@ -16,7 +13,6 @@ struct Schedule: Sendable {
 
     /// The virtual time, in nanoseconds since the dispatcher was created; at most ``TaskKey/latestTime``.
     var now: Int64 = 0
-    /// The sequence number the next accepted task gets.
     private(set) var nextSequence: UInt64 = 1
 
     var foreground = RingBuffer<ScheduledTask>()
@@ -39,16 +35,13 @@ struct Schedule: Sendable {
     private(set) var order: ManualDispatcher.Order
     var random: SplitMix64
 
-    /// Who runs the tasks (``ManualDispatcher/Mode``).
     var mode: ManualDispatcher.Mode
-    /// Whether each dispatch runs the due tasks at once.
     var autoDrain: Bool { self.mode != .manual }
     /// The most tasks a drain may run beyond those pending when it starts, and the most clock jumps auto-advance
     /// makes between two calls of the test.
     let runawayLimit: Int
     /// Clock jumps auto-advance made since the test last called a run method or `verifyIdle()`.
     var autoAdvanceJumps = 0
-    /// The run method in progress, if any.
     var claim: RunClaim?
     /// The `verifyIdle()` calls waiting for the task another thread is running to end (``endExecution()``).
     var idleChecks: [DispatchSemaphore] = []
@@ -56,8 +49,7 @@ struct Schedule: Sendable {
     var idleCheckObserver: (@Sendable () -> Void)?
     /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
     var deferredFailure: Failure?
-    /// The awaits from outside the tracked tasks whose task the wait limit cancelled, for `verifyIdle()` and the
-    /// release to report again.
+    /// The awaits from outside the tracked tasks whose task the wait limit cancelled, reported again later.
     var cancelledAwaits: [String] = []
     /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.
     var waiters = DispatchWaiters<WaitResumer>()
@@ -69,8 +61,7 @@ struct Schedule: Sendable {
     var untrackedTasksEnded: Set<DispatchWaiters<WaitResumer>.ID> = []
     /// Who may move the clock in auto-advance: the test, or a tracked task while the test waits (`ClockHold.swift`).
     var clockHold = ClockHold()
-    /// Ticks awaited from outside the tracked tasks (the test's own `for await` over `ticks(every:)`): auto-advance
-    /// jumps to them even when only series are left, as it does to the test's own sleeps.
+    /// Ticks the test awaits itself (`for await` over `ticks(every:)`): auto-advance jumps to them as to its sleeps.
     var untrackedAwaitedTicks: [ScheduledTask] = []
     /// The dispatcher's `ManualDispatcher.Executor`, once asked for (typed loosely: the type needs macOS 15).
     var taskExecutor: (any Sendable & AnyObject)?
@@ -114,8 +105,7 @@ struct Schedule: Sendable {
         return self.accept(task, dueAt: overflow ? TaskKey.never : sum)
     }
 
-    /// Takes `task` in to fall due at the absolute time `due` (a clock sleep's deadline); one past
-    /// ``TaskKey/latestTime`` never falls due.
+    /// Takes `task` in to fall due at `due` (a clock sleep's deadline); past ``TaskKey/latestTime``, never.
     @inline(__always)
     mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
         let waits = due > self.now
@@ -132,10 +122,8 @@ struct Schedule: Sendable {
         return scheduled
     }
 
-    /// Cancels `task` if it has not started, and hands out its closure for the caller to release outside the lock
-    /// (a captured object's `deinit` may dispatch again); `nil` if it had started or was cancelled.
-    ///
-    /// - Complexity: O(1) amortized (the compaction it may trigger is paid for by the cancellations before it).
+    /// Cancels `task` if it is pending, and hands out its closure to release outside the lock (a captured object's
+    /// `deinit` may dispatch again). O(1) amortized: the cancellations before a compaction pay for it.
     mutating func cancel(_ task: ScheduledTask) -> DispatchedTask.Work? {
         switch (task.state, task.context) {
         case (.due, .foreground): self.dueForeground -= 1
@@ -189,8 +177,7 @@ struct Schedule: Sendable {
 
     // MARK: - Order
 
-    /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
-    /// generator from its seed.
+    /// Switches to `order`: the due background tasks move into its queues, and the generator restarts from its seed.
     mutating func setOrder(_ order: ManualDispatcher.Order) {
         let due = (self.background.joined() + self.pool.tasks).filter(\.isPending).sorted { $0.key < $1.key }
         self.pool = RandomPool()
@@ -211,7 +198,6 @@ struct Schedule: Sendable {
     }
 }
 
-/// One run in the history: the task, and the virtual time it started.
 struct RunRecord: Sendable {
     var task: ScheduledTask
     var start: Int64

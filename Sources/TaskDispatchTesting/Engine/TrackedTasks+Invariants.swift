@@ -1,19 +1,12 @@
 extension TrackedTasks {
-    /// Stops the process with a message naming the first broken invariant, if any (see ``invariantViolations()``).
-    ///
-    /// - Complexity: O(n log n) in the records.
+    /// Stops the process with a message naming the broken invariants, if any (see ``invariantViolations()``).
     func checkInvariants() {
         let violations = self.invariantViolations()
         precondition(violations.isEmpty, "TrackedTasks invariant broken: \(violations.joined(separator: "; "))")
     }
 
-    /// Every invariant of the records that does not hold now, each as a message naming it and the values; empty
-    /// when they are consistent.
-    ///
-    /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
-    /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
-    ///
-    /// - Complexity: O(n log n) in the records.
+    /// Every invariant of the records that does not hold now, as messages with the values; O(n log n). Not checked:
+    /// `ownedWaits >= 0` (the records alone allow a wait to end before it begins; `TrackedTasksTests` drives it).
     func invariantViolations() -> [String] {
         var violations = self.records.violations
         var failed: Set<UInt64> = []

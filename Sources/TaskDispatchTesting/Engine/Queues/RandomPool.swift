@@ -1,8 +1,5 @@
-/// The due background tasks under random order: an array to draw from uniformly in O(1).
-///
-/// Removal moves the last element into the hole. A boundary remembers which tasks were in the pool when
-/// ``markCurrent()`` was last called, so `runCurrent()` can draw among those alone while the tasks they dispatch
-/// collect behind it: a removal before the boundary first fills the hole from the boundary's edge.
+/// The due background tasks under random order, to draw from in O(1). A boundary keeps the tasks there at the last
+/// ``markCurrent()`` first, for `runCurrent()` to draw among.
 struct RandomPool: Sendable {
     private(set) var tasks: ContiguousArray<ScheduledTask> = []
     private(set) var boundary = 0
@@ -11,7 +8,6 @@ struct RandomPool: Sendable {
         self.tasks.append(task)
     }
 
-    /// Marks every task now in the pool as current.
     mutating func markCurrent() {
         self.boundary = self.tasks.count
     }
