@@ -107,7 +107,6 @@ extension Schedule {
         for queue in self.background { earliest.consider(sorted: queue) }
         for task in self.pool.tasks where task.isPending { earliest.insert(task) }
         for element in self.delayed.elements where element.task.isPending { earliest.insert(element.task) }
-        let runs = Swift.min(recentRuns, self.history.count)
         return Snapshot(
             now: self.now,
             pending: earliest.tasks,
@@ -115,7 +114,7 @@ extension Schedule {
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
             pendingForeground: self.pendingCount(in: .foreground),
-            recentRuns: (self.history.count - runs..<self.history.count).map { self.history[$0] },
+            recentRuns: Array(self.history.suffix(recentRuns)),
             callSites: self.callSites.sites,
             seed: self.order.seed
         )
@@ -135,13 +134,9 @@ private struct EarliestTasks {
     private(set) var tasks: [ScheduledTask] = []
 
     mutating func insert(_ task: ScheduledTask) {
-        if self.tasks.count == self.limit {
-            guard let last = self.tasks.last, task.key < last.key else { return }
-            self.tasks.removeLast()
-        }
-        var index = self.tasks.count
-        while index > 0 && task.key < self.tasks[index - 1].key { index -= 1 }
-        self.tasks.insert(task, at: index)
+        guard self.tasks.count < self.limit || task.key < self.tasks[self.limit - 1].key else { return }
+        self.tasks.insert(task, at: self.tasks.firstIndex { task.key < $0.key } ?? self.tasks.count)
+        if self.tasks.count > self.limit { self.tasks.removeLast() }
     }
 
     /// Considers a queue already in key order: only its first `limit` pending tasks can be among the earliest.

@@ -18,7 +18,7 @@ struct Schedule: Sendable {
     var foreground = RingBuffer<ScheduledTask>()
     /// Due background tasks in dispatch order (one queue) or priority order (one queue per priority, lowest
     /// first); empty in random order, where ``pool`` holds them.
-    var background: [RingBuffer<ScheduledTask>]
+    var background: [RingBuffer<ScheduledTask>] = []
     var pool = RandomPool()
     var delayed = DelayHeap()
     var callSites = CallSiteTable()
@@ -32,8 +32,8 @@ struct Schedule: Sendable {
 
     var history = RingBuffer<RunRecord>()
     let historyLimit: Int
-    private(set) var order: ManualDispatcher.Order
-    var random: SplitMix64
+    private(set) var order = ManualDispatcher.Order.dispatch
+    var random = SplitMix64(seed: 0)
 
     var mode: ManualDispatcher.Mode
     var autoDrain: Bool { self.mode != .manual }
@@ -72,12 +72,10 @@ struct Schedule: Sendable {
         runawayLimit: Int = ManualDispatcher.defaultRunawayLimit,
         historyLimit: Int
     ) {
-        self.order = order
-        self.random = SplitMix64(seed: order.seed ?? 0)
         self.mode = mode
         self.runawayLimit = Swift.max(1, runawayLimit)
         self.historyLimit = Swift.max(0, historyLimit)
-        self.background = Self.backgroundQueues(for: order)
+        self.setOrder(order)
     }
 
     var pendingCount: Int {
