@@ -104,8 +104,8 @@ extension Schedule {
             self.mode = mode
             // The test's switch lets the clock reach every task pending now, once everything has settled.
             if mode == .autoAdvance, byTest {
-                for element in self.delayed.elements where element.task.isPending {
-                    self.clockHold.allowJumps(to: element.task)
+                for task in self.delayed.elements.map(\.task) where task.isPending {
+                    self.clockHold.allowJumps(to: task)
                 }
             }
             return self.claimForAutoDrain(thread: thread) ? .drain(effects) : .none
