@@ -41,7 +41,7 @@ struct TrackedTasks: Sendable {
         var isOnMainActor = false
         var childJobs = ChildJobs.counted
         var uncountedTasks = UncountedTasks.unseen
-        var phase: Phase
+        var phase = Phase.waitingToStart
         /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
         var claims = 0
         /// The task, as the key `value(of:)` finds it by (in ``TrackedTasks/keys`` once it first looks one up); `nil`
@@ -58,7 +58,7 @@ struct TrackedTasks: Sendable {
         /// The tracked tasks whose value this one, or a child task of it, awaits through `value(of:)`, one per await.
         var awaiting: [UInt64] = []
         /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
-        var lastSeen: Event
+        var lastSeen = Event.created
         var wokenAt: UInt64 = 0
         /// How many sleeps and awaitable dispatches of the task in a row ended at once: two or more, and the task
         /// loops on them, which never settles.
@@ -172,9 +172,7 @@ struct TrackedTasks: Sendable {
         label: String?, callSite: CallSite, onMainActor: Bool = false, childJobs: ChildJobs = .counted
     ) -> UInt64 {
         self.records.insert { id in
-            Record(
-                id: id, label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs,
-                phase: .waitingToStart, lastSeen: .created)
+            Record(id: id, label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs)
         }
     }
 
