@@ -9,11 +9,10 @@ extension TrackedTasks {
     /// `ownedWaits >= 0` (the records alone allow a wait to end before it begins; `TrackedTasksTests` drives it).
     func invariantViolations() -> [String] {
         var violations = self.records.violations
-        var failed: Set<UInt64> = []
+        let failed = Set(self.records.all.filter { $0.phase == .failed }.map(\.id))
         let unindexed = Set(self.unindexed)
         for record in self.records.all {
             let id = record.id
-            if record.phase == .failed { failed.insert(id) }
             violations.append(
                 if: (record.phase == .failed) != (record.error != nil),
                 "tracked task \(id) is \(record.phase) but \(record.error == nil ? "has no" : "keeps an") error")

@@ -449,19 +449,13 @@ struct TrackedTasks: Sendable {
     /// Hands out the unclaimed errors of `which` kind, oldest first, and forgets them.
     mutating func takeUnobserved(_ which: ErrorsToReport = .all) -> [UnobservedError] {
         guard which != .none else { return [] }
-        var taken: [UnobservedError] = []
-        var kept: [UInt64] = []
-        for id in self.unobserved {
-            guard let record = self.records[id] else { continue }
-            guard which == .all || record.failedAfterDrains < self.drainsEnded else {
-                kept.append(id)
-                continue
-            }
-            taken.append(UnobservedError(label: record.label, callSite: record.callSite, error: record.error ?? ""))
-            self.forget(id)
-        }
-        self.unobserved = kept
-        return taken
+        let drainsEnded = self.drainsEnded
+        let taken = self.unobserved.compactMap { self.records[$0] }
+            .filter { which == .all || $0.failedAfterDrains < drainsEnded }
+        let ids = Set(taken.map(\.id))
+        self.unobserved.removeAll { ids.contains($0) }
+        for record in taken { self.forget(record.id) }
+        return taken.map { UnobservedError(label: $0.label, callSite: $0.callSite, error: $0.error ?? "") }
     }
 
     private mutating func forget(_ id: UInt64) {
