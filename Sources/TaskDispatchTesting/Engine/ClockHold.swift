@@ -39,11 +39,8 @@ struct ClockHold: Sendable {
 
     /// Whether a task a call of the test's let the clock reach is still pending; drops those at the end that are not.
     mutating func hasPendingAllowance() -> Bool {
-        while let last = self.allowances.last {
-            if last.isPending { return true }
-            self.allowances.removeLast()
-        }
-        return false
+        while let last = self.allowances.last, !last.isPending { self.allowances.removeLast() }
+        return !self.allowances.isEmpty
     }
 
     /// Whether auto-advance's jump may be made now (``allows(testWaits:)``); else a hold begins, with its timer,
