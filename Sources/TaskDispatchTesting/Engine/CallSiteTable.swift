@@ -1,7 +1,6 @@
 import TaskDispatch
 
-/// The call sites a schedule has seen, each stored once, so a pending task carries a 4-byte index instead of a
-/// 32-byte ``CallSite``; the last site looked up is cached for code that dispatches in a loop.
+/// The call sites a schedule has seen, each stored once, so a task carries a 4-byte index, not a 32-byte ``CallSite``.
 struct CallSiteTable: Sendable {
     private struct Key: Hashable {
         var file: UInt

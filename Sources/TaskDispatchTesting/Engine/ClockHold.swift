@@ -20,17 +20,14 @@ struct ClockHold: Sendable {
     private(set) var isHolding = false
     /// Counts the holds, so that a timer set for an earlier hold does nothing.
     private(set) var generation: UInt64 = 0
-    /// Set once a hold outlasted the wait limit, or when that limit is zero or less: from then on jumps no longer
-    /// wait for the test.
+    /// Set once a hold outlasted the wait limit (or it is zero): jumps no longer wait for the test.
     var isReleased = false
     /// How many holds outlasted the wait limit; for the package's own tests.
     private(set) var timedOut = 0
-    /// Sets the timer that ends hold `generation` after the wait limit; `nil` in the engine's own tests, which
-    /// have no threads.
+    /// Sets the timer that ends hold `generation` after the wait limit; `nil` in the engine's unthreaded tests.
     var setTimer: (@Sendable (_ generation: UInt64) -> Void)?
 
-    /// A call from outside the tracked tasks dispatched `task`, due after now: the clock may move while it is
-    /// pending. O(1) amortized.
+    /// The test dispatched `task`, due after now: the clock may move while it is pending. O(1) amortized.
     mutating func allowJumps(to task: ScheduledTask) {
         guard task.key.due != TaskKey.never else { return }
         if self.allowances.count >= self.compactAt {
@@ -42,16 +39,12 @@ struct ClockHold: Sendable {
 
     /// Whether a task a call of the test's let the clock reach is still pending; drops those at the end that are not.
     mutating func hasPendingAllowance() -> Bool {
-        while let last = self.allowances.last {
-            if last.isPending { return true }
-            self.allowances.removeLast()
-        }
-        return false
+        while let last = self.allowances.last, !last.isPending { self.allowances.removeLast() }
+        return !self.allowances.isEmpty
     }
 
-    /// Whether the jump auto-advance would make now may be made: the test waits (`testWaits`), a call of the
-    /// test's let the clock reach the task, or holds have been released. Holds it otherwise, unless `drainWaits`
-    /// (an async drain waits, and makes the jump itself), setting the timer that ends the hold if it begins now.
+    /// Whether auto-advance's jump may be made now (``allows(testWaits:)``); else a hold begins, with its timer,
+    /// unless `drainWaits` (an async drain makes the jump itself).
     mutating func allowsJump(testWaits: Bool, drainWaits: Bool) -> Bool {
         let allows = self.allows(testWaits: testWaits)
         if allows {
@@ -68,12 +61,10 @@ struct ClockHold: Sendable {
     /// pending, or holds have been released.
     mutating func allows(testWaits: Bool) -> Bool { testWaits || self.isReleased || self.hasPendingAllowance() }
 
-    /// The clock moved (a drain jumped it, or it advanced), or the test began to wait: nothing is held any more, and
-    /// a hold that comes after it sets a timer of its own.
+    /// The clock moved, or the test began to wait: nothing is held, and the next hold sets a timer of its own.
     mutating func endHold() { self.isHolding = false }
 
-    /// The timer of hold `generation` fired: if that hold is `stillHeld`, jumps go through from now on (`true`);
-    /// otherwise it is forgotten, so the next hold sets a timer of its own.
+    /// The timer of hold `generation` fired: if it is `stillHeld`, jumps go through from now on (`true`).
     mutating func timerFired(for generation: UInt64, stillHeld: Bool) -> Bool {
         guard self.isHolding, self.generation == generation, !self.isReleased else { return false }
         self.isHolding = false

@@ -1,13 +1,9 @@
 package import Dispatch
 package import TaskDispatch
 
-/// The tasks suspended in a ``ManualDispatcher`` wait, each with its condition, kept under the queues' lock: a dispatch
-/// checks them in the section that records its task, and a waiter checks and registers in one, so none is missed.
-/// Whoever removes a waiter resumes it once, outside the lock.
-///
-/// - Complexity: O(w) per operation for w waiters, in a plain array: waits are few.
+/// The tasks suspended in a ``ManualDispatcher`` wait, with their conditions: a dispatch checks them in the section
+/// that records its task, and a waiter checks and registers in one, so none is missed. O(w) each: waits are few.
 package struct DispatchWaiters<Resumer: Sendable>: Sendable {
-    /// A waiter's identity, unique within one collection.
     package struct ID: Hashable, Sendable {
         let rawValue: UInt64
     }
@@ -18,9 +14,9 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         case dueTask(TaskContext?)
         /// At least `count` pending tasks, due or delayed, in `context` (`nil`: in both together).
         case pendingTasks(atLeast: Int, in: TaskContext?)
-        /// A task due now in either context, or every tracked task settled: what an async drain waits for.
+        /// A due task, or every tracked task settled: what an async drain waits for.
         case dueTaskOrSettled
-        /// Every cancelled tracked task settled: what an async step waits for before it chooses and before it returns.
+        /// Every cancelled tracked task settled: what an async step waits for.
         case cancelledTasksSettled
         /// The tracked task with this identity has finished: what `value(of:)` called from the test waits for.
         case trackedTaskFinished(UInt64)
@@ -29,7 +25,6 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         /// A task the dispatcher did not start ended: woken by that event alone (see `Schedule.untrackedTasksEnded`).
         case untrackedTaskEnded
 
-        /// Whether it is ``trackedTaskFinished(_:)``.
         package var isTrackedTaskFinished: Bool { if case .trackedTaskFinished = self { true } else { false } }
 
         /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
@@ -63,7 +58,6 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         /// Whether a run method or an auto-drain holds the run claim.
         package var runClaimed = false
 
-        /// Due and delayed tasks in `context`, or in both when `context` is `nil`.
         package func pending(in context: TaskContext?) -> Int {
             switch context {
             case .foreground?: self.dueForeground + self.delayedForeground
@@ -91,7 +85,6 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     package init() {}
 
-    /// Whether no task waits: the one check a dispatch makes when nobody waits.
     package var isEmpty: Bool { self.waiters.isEmpty }
 
     package var count: Int { self.waiters.count }
@@ -112,8 +105,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return ID(rawValue: self.lastID)
     }
 
-    /// Registers a waiter for `condition`, which the caller has just found unmet in this critical section, bounded by
-    /// `deadline`; returns the deadline to set the timer for, if no pending timer fires by then.
+    /// Registers a waiter for `condition`, just found unmet in this section, until `deadline`; returns the deadline to
+    /// set the timer for, if no pending timer fires by then.
     @discardableResult
     package mutating func add(
         _ id: ID, waitingFor condition: Condition, resumer: Resumer, deadline: DispatchTime = .distantFuture
@@ -123,8 +116,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return self.setTimer(for: deadline)
     }
 
-    /// The timer set for `deadline` fired at `now`: removes and returns the waiters whose deadline has passed, with
-    /// the deadline to set the next timer for, if one is needed.
+    /// The timer set for `deadline` fired at `now`: removes and returns the expired waiters, and the next deadline.
     package mutating func timerFired(
         for deadline: DispatchTime, now: DispatchTime
     ) -> (expired: [Resumer], next: DispatchTime?) {
@@ -141,7 +133,7 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         return deadline
     }
 
-    /// Removes waiter `id` and returns its resumer, or `nil` if it is not registered (it was resumed already).
+    /// Removes waiter `id` and returns its resumer, or `nil` if it was resumed already.
     package mutating func remove(_ id: ID) -> Resumer? {
         guard let index = self.waiters.firstIndex(where: { $0.id == id }) else { return nil }
         return self.waiters.remove(at: index).resumer

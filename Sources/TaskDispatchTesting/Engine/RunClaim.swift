@@ -12,7 +12,6 @@ struct RunClaim: Sendable {
 }
 
 extension Schedule {
-    /// What a request for the claim on running got.
     enum ClaimOutcome {
         /// The caller holds the claim now, for a run that starts here.
         case claimed(RunStart)
@@ -22,10 +21,8 @@ extension Schedule {
         case refused(Failure)
     }
 
-    /// Claims the right to run tasks for `method` and checks `target` (the time the run moves the clock to): not
-    /// backwards, nor forward past a main-actor tracked task about to sleep if the caller `holdsMainActor`.
-    /// `blocksMainActor` is refused rather than wait (the other run may need the main actor); `reporting`: which
-    /// unclaimed errors of tracked tasks refuse the call.
+    /// Claims the run for `method` if `target` (the clock's at the end) is not backwards, nor past an unsettled
+    /// main-actor tracked task while the caller `holdsMainActor`; `blocksMainActor` is refused rather than wait.
     mutating func claim(
         _ method: String,
         thread: UInt,
@@ -65,10 +62,7 @@ extension Schedule {
     }
 
     /// Hands out the failure an auto-drain left for the next run method, `verifyIdle()` or `value(of:)`, once.
-    mutating func takeDeferredFailure() -> Failure? {
-        defer { self.deferredFailure = nil }
-        return self.deferredFailure
-    }
+    mutating func takeDeferredFailure() -> Failure? { self.deferredFailure.take() }
 
     /// Claims the run for an auto-drain if it is on, nobody runs tasks, and a task is due or auto-advance can jump.
     mutating func claimForAutoDrain(thread: UInt) -> Bool {
@@ -77,17 +71,14 @@ extension Schedule {
         return true
     }
 
-    /// Whether auto-advance may move the clock now: it is on, nothing is due, every tracked task has settled, a
-    /// delayed task can fall due, and ``ClockHold`` allows the jump.
+    /// Whether auto-advance may move the clock now (see `autoAdvanceTarget`) and ``ClockHold`` allows the jump.
     mutating func canAutoAdvance() -> Bool {
         self.autoAdvanceTarget() != nil
             && self.clockHold.allowsJump(testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
     }
 
-    /// The time auto-advance would move the clock to now, whoever asks: it is on, no runaway's failure waits,
-    /// nothing is due, every tracked task has settled, and a delayed task can fall due. When only the ticks of live
-    /// repeating series are left, it jumps only while the test waits for a task (a countdown's end; a series that
-    /// never ends meets the runaway limit): else it would move the clock for ever, and `advance(by:)` runs them.
+    /// Where auto-advance would move the clock now, whoever asks: nothing due, no runaway's failure, every tracked
+    /// task settled. With only live series' ticks left, only while the test waits (else it would jump for ever).
     @inline(__always)
     private mutating func autoAdvanceTarget() -> Int64? {
         guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
@@ -96,8 +87,7 @@ extension Schedule {
         return self.nextWaitingDueTime()
     }
 
-    /// Out of line, so that auto-drain's checks stay inlined and short. A tick the test awaits itself counts as a
-    /// wait of the test's.
+    /// Out of line, so that auto-drain's checks stay short. A tick the test awaits itself is a wait of the test's.
     @inline(never)
     private mutating func onlySeriesLeftWithNoTestWaiting() -> Bool {
         !self.testWaits && !self.untrackedAwaitedTicks.contains(where: \.isPending)
@@ -107,8 +97,8 @@ extension Schedule {
     /// Whether the test waits on the dispatcher in `value(of:)`, for a tracked task or a plain one.
     var testWaits: Bool { self.waiters.waitsForATrackedTask || self.clockHold.untrackedValueWaits > 0 }
 
-    /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held with a
-    /// jump to make, jumps go through from now on, and this returns the time the clock moves to.
+    /// The timer of auto-advance's hold `generation` fired: if still held, jumps go through from now on, the first
+    /// to the time returned.
     mutating func clockHoldTimerFired(for generation: UInt64) -> Int64? {
         let target = self.autoAdvanceTarget()
         let stillHeld = target != nil && !self.clockHold.allows(testWaits: self.testWaits)

@@ -7,15 +7,14 @@ extension Schedule {
         var work: DispatchedTask.Work
     }
 
-    /// Ends the previous task, chooses the next one in `scope` (dispatched before `sequenceLimit`, jumping the clock
-    /// to `clockLimit` at most when nothing is due), marks it started and records it; `nil` when none is due.
-    ///
-    /// - Complexity: O(1) amortized in every order; O(log n) when the clock jumps.
+    /// Ends the previous task, then starts and records the next one in `scope` dispatched before `sequenceLimit`,
+    /// jumping the clock to `clockLimit` at most. O(1) amortized; O(log n) when the clock jumps.
     mutating func next(in scope: Scope, jumpingClockTo clockLimit: Int64?, before sequenceLimit: UInt64 = .max) -> Step?
     {
         self.endExecution()
         var chosen = self.chooseDue(in: scope, before: sequenceLimit)
-        if chosen == nil, let clockLimit, self.jumpClock(notAfter: clockLimit) {
+        if chosen == nil, let clockLimit, !self.hasDueTask, let due = self.nextWaitingDueTime(), due <= clockLimit {
+            self.moveClock(to: due)
             chosen = self.chooseDue(in: scope, before: sequenceLimit)
         }
         guard let task = chosen, let work = task.work else { return nil }
@@ -37,11 +36,19 @@ extension Schedule {
         self.hasDueTask || self.nextWaitingDueTime().map { $0 <= clockLimit } ?? false
     }
 
-    /// Moves the clock to `time` (never backwards, never past ``TaskKey/latestTime``) and makes due every task
-    /// it reaches.
+    /// Moves the clock to `time` (never backwards or past ``TaskKey/latestTime``), making due the tasks it reaches.
     mutating func moveClock(to time: Int64) {
         self.now = Swift.max(self.now, Swift.min(time, TaskKey.latestTime))
-        self.promote(through: self.now)
+        while let first = self.delayed.first, first.key.due <= self.now {
+            let task = self.delayed.removeFirst()
+            guard task.isPending else {
+                self.staleEntries -= 1
+                continue
+            }
+            task.state = .due
+            if task.context == .foreground { self.waitingForeground -= 1 } else { self.waitingBackground -= 1 }
+            self.enqueueDue(task)
+        }
         self.clockHold.endHold()
     }
 
@@ -53,7 +60,6 @@ extension Schedule {
 
     // MARK: - Choosing among due tasks
 
-    /// Removes and returns the next due task in `scope`, as the order chooses.
     private mutating func chooseDue(in scope: Scope, before sequenceLimit: UInt64) -> ScheduledTask? {
         let foreground =
             scope != .background && self.dueForeground > 0 ? self.foregroundFront(before: sequenceLimit) : nil
@@ -104,14 +110,13 @@ extension Schedule {
         return nil
     }
 
-    /// A uniform draw among the oldest due foreground task (the main queue is serial) and every due background
-    /// task.
+    /// A uniform draw among the oldest due foreground task (the main queue is serial) and the due background tasks.
     private mutating func chooseAtRandom(foreground: ScheduledTask?, in scope: Scope, currentOnly: Bool)
         -> ScheduledTask?
     {
         let foregroundChoices = foreground == nil ? 0 : 1
         while true {
-            let backgroundChoices = scope == .foreground ? 0 : self.pool.candidates(currentOnly: currentOnly)
+            let backgroundChoices = scope == .foreground ? 0 : currentOnly ? self.pool.boundary : self.pool.tasks.count
             let choices = foregroundChoices + backgroundChoices
             guard choices > 0 else { return nil }
             let choice = self.random.next(below: choices)
@@ -124,13 +129,6 @@ extension Schedule {
 
     // MARK: - Time
 
-    /// Moves the clock to the next delayed task if nothing is due and that task falls due by `limit`.
-    private mutating func jumpClock(notAfter limit: Int64) -> Bool {
-        guard !self.hasDueTask, let due = self.nextWaitingDueTime(), due <= limit else { return false }
-        self.moveClock(to: due)
-        return true
-    }
-
     /// The due time of the earliest delayed task that can fall due, dropping cancelled ones on the way.
     mutating func nextWaitingDueTime() -> Int64? {
         while let first = self.delayed.first {
@@ -139,24 +137,5 @@ extension Schedule {
             self.staleEntries -= 1
         }
         return nil
-    }
-
-    /// The delayed tasks still pending, in O(n).
-    var waitingTasks: [ScheduledTask] {
-        self.delayed.elements.compactMap { $0.task.isPending ? $0.task : nil }
-    }
-
-    /// Moves every delayed task due at or before `time` into the due queues, in key order.
-    private mutating func promote(through time: Int64) {
-        while let first = self.delayed.first, first.key.due <= time {
-            let task = self.delayed.removeFirst()
-            guard task.isPending else {
-                self.staleEntries -= 1
-                continue
-            }
-            task.state = .due
-            if task.context == .foreground { self.waitingForeground -= 1 } else { self.waitingBackground -= 1 }
-            self.enqueueDue(task)
-        }
     }
 }

@@ -1,20 +1,17 @@
 import TaskDispatch
 
-/// What the schedule looked like when something went wrong, taken under the lock and turned into text outside it
-/// (through the tasks' `let` fields only).
+/// The schedule when something went wrong: taken under the lock, written out outside it (from `let` fields only).
 struct Snapshot {
     /// How many pending tasks a snapshot lists, earliest first; the counts cover the rest.
     static let listingLimit = 50
 
     var now: Int64
-    /// The earliest pending tasks in key order, at most ``listingLimit``.
     var pending: [ScheduledTask]
     var pendingCount: Int
     var dueForeground: Int
     var dueBackground: Int
     /// Pending foreground tasks, due or waiting for the clock.
     var pendingForeground: Int
-    /// The most recent runs, oldest first.
     var recentRuns: [RunRecord]
     var callSites: [CallSite]
     var seed: UInt64?
@@ -32,8 +29,7 @@ struct Failure {
         case runawayTasks(method: String, maxTasks: Int, ran: Int)
         /// An auto-drain ran `ran` tasks in one go, or (`jumps` not `nil`) auto-advance moved the clock that often.
         case autoDrainRunaway(ran: Int, jumps: Int?)
-        /// A drain to idle, or auto-advance, would move the clock to `tick`, the next tick of a live repeating series,
-        /// and on for ever; `limit`: the dispatcher's runaway limit, which the error's kind names.
+        /// A drain to idle, or auto-advance, would jump to `tick` of a live repeating series, and on for ever.
         case liveSeries(method: String, tick: ScheduledTask, limit: Int)
         /// `unfinished`: tracked tasks that have not finished either, often the ones whose sleeps are pending.
         case pendingTasks(unfinished: [TrackedTasks.UnsettledTask])
@@ -42,19 +38,16 @@ struct Failure {
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
         case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])
-        /// `limit` is the real time waited; `nil` for a synchronous drain, which cannot wait. `since`: the time the
-        /// call moved the clock to before that wait, if it moved it.
+        /// `limit`: the real time waited (`nil`: a synchronous drain). `since`: where the call moved the clock first.
         case tasksNotSettled(
             method: String, limit: Duration?, tasks: [TrackedTasks.UnsettledTask], since: Int64? = nil)
         case unfinishedTasks(tasks: [TrackedTasks.UnsettledTask])
         case clockMovedWhileUnsettled(method: String, tasks: [TrackedTasks.UnsettledTask])
         /// A synchronous drain woke tracked tasks (`tasks`: those not finished yet) and would move the clock on.
         case clockMovedAfterWaking(method: String, tasks: [TrackedTasks.UnsettledTask])
-        /// A drain would rely on `task` being settled (to move the clock, or to return), but other tasks inside it,
-        /// whose jobs the dispatcher does not count, wait on the dispatcher: a sibling may not have reached its wait.
+        /// A drain would rely on `task` being settled, but uncounted tasks inside it wait on the dispatcher.
         case uncountedTasks(method: String, task: TrackedTasks.TaskWithUncountedTasks)
-        /// An await from outside the tracked tasks on `what` (`runInBackground "parse" (Feed.swift:12)`) found the
-        /// awaited task still pending after `limit` of real time, and the dispatcher cancelled it.
+        /// An await from outside the tracked tasks on `what` found it pending after `limit`, and cancelled it.
         case awaitNotRun(what: String, limit: Duration, mode: ManualDispatcher.Mode, delayed: Bool)
         /// `verifyIdle()` or the release found awaits that the wait limit `limit` ended (`whats`, as above).
         case awaitsCancelled(method: String, whats: [String], limit: Duration)
@@ -66,8 +59,7 @@ struct Failure {
         case untrackedTaskNotFinished(limit: Duration)
         /// A run method was called from inside `task`, one of this dispatcher's tracked tasks.
         case runFromTrackedTask(method: String, task: String, isAsync: Bool)
-        /// `verifyIdle()` found `task` still running inside `runner` (a run method, or auto-drain), as seen from
-        /// `caller`.
+        /// `verifyIdle()` found `task` still running inside `runner` (a run method, or auto-drain).
         case taskStillRunning(task: ExecutingTask, runner: String, caller: IdleCheckCaller)
     }
 
@@ -98,15 +90,12 @@ enum IdleCheckCaller {
     case insideTheTask
     /// On the main actor, which that task, a foreground one, needs: it runs there, or waits for it.
     case onTheMainActorItNeeds
-    /// From another thread, which waited `waited` (the wait limit) for the task to end, or found another task
-    /// begun when the one it waited for ended.
+    /// From another thread, which waited `waited` for the task to end, or found another begun.
     case elsewhere(waited: Duration)
 }
 
 extension Schedule {
-    /// A failure with a snapshot that lists the earliest pending tasks and the history.
-    ///
-    /// - Complexity: O(n) in the pending tasks, plus the history.
+    /// A failure with a snapshot of the earliest pending tasks and the history, in O(n).
     func failure(_ misuse: Failure.Misuse) -> Failure {
         Failure(misuse: misuse, snapshot: self.snapshot())
     }
@@ -118,7 +107,6 @@ extension Schedule {
         for queue in self.background { earliest.consider(sorted: queue) }
         for task in self.pool.tasks where task.isPending { earliest.insert(task) }
         for element in self.delayed.elements where element.task.isPending { earliest.insert(element.task) }
-        let runs = Swift.min(recentRuns, self.history.count)
         return Snapshot(
             now: self.now,
             pending: earliest.tasks,
@@ -126,7 +114,7 @@ extension Schedule {
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
             pendingForeground: self.pendingCount(in: .foreground),
-            recentRuns: (self.history.count - runs..<self.history.count).map { self.history[$0] },
+            recentRuns: Array(self.history.suffix(recentRuns)),
             callSites: self.callSites.sites,
             seed: self.order.seed
         )
@@ -134,11 +122,9 @@ extension Schedule {
 
     /// Every pending task, in key order, in O(n log n).
     var allPendingTasks: [ScheduledTask] {
-        var tasks = self.foreground.filter(\.isPending)
-        for queue in self.background { tasks += queue.filter(\.isPending) }
-        tasks += self.pool.tasks.filter(\.isPending)
-        tasks += self.delayed.elements.lazy.map(\.task).filter(\.isPending)
-        return tasks.sorted { $0.key < $1.key }
+        let all =
+            Array(self.foreground) + self.background.joined() + self.pool.tasks + self.delayed.elements.map(\.task)
+        return all.filter(\.isPending).sorted { $0.key < $1.key }
     }
 }
 
@@ -148,13 +134,9 @@ private struct EarliestTasks {
     private(set) var tasks: [ScheduledTask] = []
 
     mutating func insert(_ task: ScheduledTask) {
-        if self.tasks.count == self.limit {
-            guard let last = self.tasks.last, task.key < last.key else { return }
-            self.tasks.removeLast()
-        }
-        var index = self.tasks.count
-        while index > 0 && task.key < self.tasks[index - 1].key { index -= 1 }
-        self.tasks.insert(task, at: index)
+        guard self.tasks.count < self.limit || task.key < self.tasks[self.limit - 1].key else { return }
+        self.tasks.insert(task, at: self.tasks.firstIndex { task.key < $0.key } ?? self.tasks.count)
+        if self.tasks.count > self.limit { self.tasks.removeLast() }
     }
 
     /// Considers a queue already in key order: only its first `limit` pending tasks can be among the earliest.

@@ -1,14 +1,9 @@
 import Dispatch
 import TaskDispatch
 
-// The engine's events that Storage calls under its lock: each changes the schedule and returns what the storage does
-// after unlocking.
-
 /// Where a run method starts: what the drain bound and the runaway diagnosis measure from.
 struct RunStart {
-    /// The sequence number the first task dispatched during the run gets.
     var firstSequence: UInt64
-    /// The tasks pending when the run started.
     var pendingCount: Int
     /// The tracked tasks' ``TrackedTasks/wakeups`` when the run started.
     var wakeups: UInt64
@@ -24,8 +19,7 @@ struct RunStart {
 }
 
 extension Schedule {
-    /// Releases the run, moving the clock to `time` first if given: an auto-drain takes the claim over, or the
-    /// waiters the runs and the release woke are resumed.
+    /// Releases the run, moving the clock to `time` first if given: an auto-drain may take the claim over.
     mutating func endRun(movingClockTo time: Int64?) -> Action {
         if let time { self.moveClock(to: time) }
         guard !self.release() else { return .drain(Effects()) }  // the auto-drain goes on holding the claim
@@ -39,13 +33,6 @@ extension Schedule {
         return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
     }
 
-    /// The runaway failure of a drain that has run its bound of tasks while tasks can still run up to its target;
-    /// `nil` when none can.
-    mutating func runawayFailure(_ run: Run) -> Failure? {
-        guard self.hasRunnableTask(jumpingClockTo: run.start.target) else { return nil }
-        return self.failure(.runawayTasks(method: run.method, maxTasks: self.runawayLimit, ran: run.ran))
-    }
-
     /// `scheduled` was just accepted, with `wait` if a tracked task awaits it: records the wait, wakes the waiters, lets
     /// auto-advance reach the task if the test dispatched it, and claims an auto-drain or the waiting drain's assist.
     mutating func accepted(
@@ -55,15 +42,15 @@ extension Schedule {
         awaited: Bool,
         awaitGoesOn: Bool
     ) -> (byTrackedTask: Bool, Action) {
-        var byTrackedTask = false
-        if let wait {
-            byTrackedTask = wait.scope.storage === storage
-            if awaitGoesOn { wait.recordBegin(in: &self, of: storage) }
-        }
-        // The main-actor check only once a drain waits.
-        if awaited, awaitGoesOn, byTrackedTask, !self.waitingSettles.isEmpty, MainActorExecution.isOnMainActor,
-            self.claimForWaitingSettle(thread: currentThreadIdentity())
+        let byTrackedTask = wait.map { $0.scope.storage === storage } ?? false
+        if let wait, awaitGoesOn { wait.recordBegin(in: &self, of: storage) }
+        // The assist (see `WaitingSettles`), where the drain could claim, in manual mode (auto-drain runs the work
+        // anyway); the main-actor check only once a drain waits.
+        if awaited, awaitGoesOn, byTrackedTask, !self.autoDrain, self.claim == nil, self.deferredFailure == nil,
+            self.hasDueTask, let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id),
+            MainActorExecution.isOnMainActor
         {
+            self.claim = RunClaim(method: method, thread: currentThreadIdentity())
             return (true, .assist)  // waiters are woken after the runs
         }
         let effects = Effects(woken: self.wokenWaiters())
@@ -90,8 +77,8 @@ extension Schedule {
         case failed(Failure)
     }
 
-    /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, a runaway's
-    /// failure or (at the limit) the task's description, and the claim of `key` given back.
+    /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, the claim
+    /// of `key` is given back with a runaway's failure or (at the limit) the task's.
     mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
         guard !self.tracked.hasFinished(id) else { return .finished }
         if let runaway = self.takeDeferredFailure() {
@@ -126,9 +113,8 @@ extension Schedule {
         guard !endedBefore, !condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished) else {
             return .proceed(Effects(woken: [resumer]))
         }
-        let effects = Effects(
-            arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline),
-            observe: self.waiters.registrationObserver)
+        var effects = Effects(arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline))
+        if let observer = self.waiters.registrationObserver { effects.setRare { $0.observe = observer } }
         guard asTheTestsAwaitOfATask else { return .proceed(effects) }
         self.clockHold.endHold()  // a hold after this wait is timed from its own start
         return self.autoAdvance(effects, thread: thread)
@@ -144,32 +130,27 @@ extension Schedule {
         var errors: Failure?
         var awaits: Failure?
         var running: Failure?
-        /// The closures of the live series' pending ticks, cancelled: each holds its series, which holds the storage,
-        /// so they go with the leftovers, outside the lock.
+        /// The cancelled closures of the live series' ticks (each holds the storage), to release outside the lock.
         var ticks: [DispatchedTask.Work] = []
     }
 
-    /// What the dispatcher leaves at its release: pending tasks, unclaimed errors, awaits the limit ended, and tracked
-    /// tasks still running (`releasing`, the one the release happens on, is finishing), each for the report.
+    /// What the dispatcher leaves at its release, for the report (`releasing`: the tracked task the release is on).
     mutating func leftovers(releasing: UInt64?, limit: Duration) -> Leftovers {
         // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
         // which the pending report would list with its start or its wait).
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
-        var left = Leftovers(
+        return Leftovers(  // the arguments in order: the ticks are cancelled once the snapshot lists them
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 0) : nil,
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
-            running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running))
+            running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running)),
+            ticks: self.allPendingTasks.compactMap { $0.series == nil ? nil : self.cancel($0) }
         )
-        for task in self.pendingCount > 0 ? self.allPendingTasks : [] where task.series != nil {
-            if let work = self.cancel(task) { left.ticks.append(work) }
-        }
-        return left
     }
 
     /// At the registry's check after the release: the tracked tasks left running, or an error they threw since.
     mutating func failureAfterRelease() -> Failure? {
-        let unfinished = self.tracked.unfinished
+        let unfinished = self.tracked.unfinished()
         guard unfinished.isEmpty else { return self.failure(.unfinishedTasks(tasks: unfinished)) }
         return self.unobservedErrorsFailure(method: "The check after the dispatcher's release")
     }
@@ -182,14 +163,13 @@ extension Schedule {
         return claim.executingSequence
     }
 
-    /// `verifyIdle()`'s failure, on `thread`: a runaway's, unclaimed errors, awaits `limit` ended, pending tasks, a
-    /// task still running, or unfinished tracked tasks; `nil` when idle.
+    /// `verifyIdle()`'s failure, on `thread`, if it is not idle.
     mutating func idleFailure(thread: UInt, onMainActor: Bool, limit: Duration) -> Failure? {
         self.autoAdvanceJumps = 0
         if let failure = self.takeDeferredFailure() { return failure }
         if let failure = self.unobservedErrorsFailure(method: "verifyIdle()") { return failure }
         if let failure = self.cancelledAwaitsFailure(method: "verifyIdle()", limit: limit) { return failure }
-        let unfinished = self.tracked.unfinished
+        let unfinished = self.tracked.unfinished()
         if self.pendingCount > 0 {
             return self.failure(.pendingTasks(unfinished: unfinished))
         }

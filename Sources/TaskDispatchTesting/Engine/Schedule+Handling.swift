@@ -6,7 +6,6 @@ extension Schedule {
     enum Event {
         /// The `Task` of `scope` exists, known by `key`: a body held on its creator's thread may go on.
         case registered(TrackedTaskKey, TrackedTaskScope)
-        /// The start task of `scope` ran.
         case startRan(TrackedTaskScope)
         /// The body of `scope`, the current task `task`, reached its start gate.
         case parked(TrackedTaskScope, TrackedTaskScope.StartContinuation, task: UInt)
@@ -27,13 +26,10 @@ extension Schedule {
         case autoAdvanceRetried
         /// An async drain ended: the errors tracked tasks threw until now are the next call's to report.
         case drainEnded
-        /// A run released its claim.
         case runEnded
         /// The task the test's `value(of:)`, waiter `id`, awaits and the dispatcher did not start ended.
         case untrackedTaskEnded(DispatchWaiters<WaitResumer>.ID)
-        /// Waiter `id`'s task was cancelled.
         case waitCancelled(DispatchWaiters<WaitResumer>.ID)
-        /// The waiters' timer set for `deadline` fired.
         case waitTimerFired(DispatchTime)
         /// The real-time bound of an await by code outside the tracked tasks passed (see `Storage.bound`).
         case awaitBoundPassed(ScheduledTask, any TaskAwaiter, what: String, limit: Duration)
@@ -48,8 +44,7 @@ extension Schedule {
         case prefersTaskExecutor(Bool)
     }
 
-    /// Handles `event`, from a caller on `thread`. A change to the tracked tasks can end waits (a task that settles
-    /// ends an async drain's), and in auto-advance let the clock move while the test waits: the caller then drains.
+    /// Handles `event`, from a caller on `thread`, which drains if a change to the tracked tasks lets auto-advance on.
     mutating func handle(_ event: Event, thread: UInt) -> Action {
         var effects = Effects()
         switch event {
@@ -67,7 +62,7 @@ extension Schedule {
                 $0.gate = waiting.map { ($0, .failure(CancellationError())) }
             }
         case .sleptWithoutSuspending(let id, let deadline, let cancelled):
-            self.tracked.sleptWithoutSuspending(id, until: deadline, cancelled: cancelled)
+            self.tracked.returnedAtOnce(id, .sleptWithoutSuspending(until: deadline, cancelled: cancelled))
         case .runEnded:
             return self.endRun(movingClockTo: nil)
         case .untrackedTaskEnded(let id):
@@ -83,8 +78,7 @@ extension Schedule {
             effects.setRare { $0.ended = (expired, .timedOut) }
             effects.arm = next
         case .awaitBoundPassed(let task, let awaiting, let what, let limit):
-            // Cancels the task and fails the await, unless the task ran or was cancelled, or another task of the same
-            // await failed it first.
+            // Unless the task ran or was cancelled, or the await already failed: cancel it and fail the await.
             let delayed = task.key.due > self.now
             guard awaiting.mayFail, let work = self.cancel(task) else { break }
             awaiting.claimFailure()  // in this critical section: a later timer of the await sees it
@@ -110,7 +104,9 @@ extension Schedule {
             self.mode = mode
             // The test's switch lets the clock reach every task pending now, once everything has settled.
             if mode == .autoAdvance, byTest {
-                for task in self.waitingTasks { self.clockHold.allowJumps(to: task) }
+                for task in self.delayed.elements.map(\.task) where task.isPending {
+                    self.clockHold.allowJumps(to: task)
+                }
             }
             return self.claimForAutoDrain(thread: thread) ? .drain(effects) : .none
         case .clockHoldTimer(let setTimer?):
@@ -150,8 +146,7 @@ extension Schedule {
         return .proceed(effects)
     }
 
-    /// After a change to the tracked tasks: the waiters it woke (first, so the clock does not run past the test's
-    /// resumption), and in auto-advance the drain the caller claims.
+    /// After a change to the tracked tasks: the waiters it woke (before any jump), and the drain the caller claims.
     mutating func trackedTasksChanged(_ effects: Effects, thread: UInt) -> Action {
         var effects = effects
         effects.woken = self.wokenWaiters()

@@ -8,31 +8,28 @@ extension Schedule {
         precondition(violations.isEmpty, "Schedule invariant broken: \(violations.joined(separator: "; "))")
     }
 
-    /// Every invariant of ``Schedule`` that does not hold now, each as a message naming it and the values that break
-    /// it; each counter is derived from the queues, the pool and the heap (the list is in `Docs/Design.md`).
+    /// Every invariant of ``Schedule`` that does not hold now, as messages with the values (list: `Docs/Design.md`).
     func invariantViolations() -> [String] {
         var violations: [String] = []
         violations.append(
             if: self.now < 0 || self.now > TaskKey.latestTime,
             "now (\(self.now)) must lie in 0...TaskKey.latestTime (\(TaskKey.latestTime))")
-        var census = Census()
-        self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
-            task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
+        self.checkQueues(&violations)
+        violations.append(
+            if: self.history.count > self.historyLimit,
+            "the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
+        for run in self.history {
+            let sequence = run.task.key.sequence
+            violations.append(
+                if: run.task.state != .started, "the history holds task #\(sequence) in state \(run.task.state)")
+            violations.append(
+                if: run.start > self.now, "task #\(sequence) started at \(run.start), after now (\(self.now))")
         }
-        self.checkBackground(&census, &violations)
-        self.checkDelayed(&census, &violations)
-        let counters: [(String, Int, Int)] = [
-            ("dueForeground", self.dueForeground, census.dueForeground),
-            ("dueBackground", self.dueBackground, census.dueBackground),
-            ("waitingForeground", self.waitingForeground, census.waitingForeground),
-            ("waitingBackground", self.waitingBackground, census.waitingBackground),
-            ("staleEntries", self.staleEntries, census.stale),
-        ]
-        // A derived count is never negative, so this also catches a negative counter.
-        for (name, kept, derived) in counters where kept != derived {
-            violations.append("\(name) is \(kept), but the queues and the heap hold \(derived) such entries")
+        for (previous, run) in zip(self.history, self.history.dropFirst()) where previous.start > run.start {
+            violations.append(
+                "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
         }
-        self.checkHistory(&violations)
+        self.history.checkInvariants(name: "the history", &violations)
         violations += self.tracked.invariantViolations()
         violations += self.waitingSettles.invariantViolations()
         violations += self.clockHold.invariantViolations()
@@ -42,16 +39,12 @@ extension Schedule {
         return violations
     }
 
-    /// What walking the queues found.
-    private struct Census {
-        var dueForeground = 0
-        var dueBackground = 0
-        var waitingForeground = 0
-        var waitingBackground = 0
-        var stale = 0
-    }
-
-    private func checkBackground(_ census: inout Census, _ violations: inout [String]) {
+    /// Checks the due queues, the pool and the heap, and each counter against the entries they hold.
+    private func checkQueues(_ violations: inout [String]) {
+        var census: [String: Int] = [:]  // the entries each counter should count, by its name
+        self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
+            task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
+        }
         let expectedQueues = Self.backgroundQueues(for: self.order).count
         violations.append(
             if: self.background.count != expectedQueues,
@@ -76,9 +69,6 @@ extension Schedule {
                 if: task.context != .background, "the random pool holds foreground task #\(task.key.sequence)")
             self.checkEntry(task, name: "the random pool", inHeap: false, &census, &violations)
         }
-    }
-
-    private func checkDelayed(_ census: inout Census, _ violations: inout [String]) {
         let elements = self.delayed.elements
         for (index, element) in elements.enumerated() {
             let task = element.task
@@ -95,11 +85,23 @@ extension Schedule {
                 "task #\(task.key.sequence) is due at \(task.key.due), past the clock but not never")
             self.checkEntry(task, name: "the delay heap", inHeap: true, &census, &violations)
         }
+        let counters = [
+            ("dueForeground", self.dueForeground),
+            ("dueBackground", self.dueBackground),
+            ("waitingForeground", self.waitingForeground),
+            ("waitingBackground", self.waitingBackground),
+            ("staleEntries", self.staleEntries),
+        ]
+        // A derived count is never negative, so this also catches a negative counter.
+        for (name, kept) in counters where kept != census[name, default: 0] {
+            violations.append(
+                "\(name) is \(kept), but the queues and the heap hold \(census[name, default: 0]) such entries")
+        }
     }
 
     /// Checks a due queue: its entries in key order, each placed where `placement` expects it.
     private func checkDueQueue(
-        _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout Census, _ violations: inout [String],
+        _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout [String: Int], _ violations: inout [String],
         placement: (ScheduledTask) -> String?
     ) {
         for (previous, task) in zip(queue, queue.dropFirst()) where !(previous.key < task.key) {
@@ -112,11 +114,10 @@ extension Schedule {
         queue.checkInvariants(name: name, &violations)
     }
 
-    /// Checks an entry and counts it: its work is there exactly while it is pending, its sequence and call site are
-    /// valid, and it is due (at or before ``now``) in a due queue or the pool, waiting (due after ``now``) in the heap,
-    /// or cancelled. (A pending task held twice shows as a counter that does not match its census.)
+    /// Checks an entry and counts it: its closure kept while pending, valid sequence and call site, and due by ``now``
+    /// in a queue or the pool, after it in the heap, or cancelled (a task held twice shows in the counters).
     private func checkEntry(
-        _ task: ScheduledTask, name: String, inHeap: Bool, _ census: inout Census, _ violations: inout [String]
+        _ task: ScheduledTask, name: String, inHeap: Bool, _ census: inout [String: Int], _ violations: inout [String]
     ) {
         let sequence = task.key.sequence
         violations.append(
@@ -131,14 +132,14 @@ extension Schedule {
         let isForeground = task.context == .foreground
         switch (task.state, inHeap) {
         case (.cancelled, _):
-            census.stale += 1
+            census["staleEntries", default: 0] += 1
         case (.due, false):
-            if isForeground { census.dueForeground += 1 } else { census.dueBackground += 1 }
+            census[isForeground ? "dueForeground" : "dueBackground", default: 0] += 1
             violations.append(
                 if: task.key.due > self.now,
                 "due task #\(sequence) in \(name) is due at \(task.key.due), after now (\(self.now))")
         case (.waiting, true):
-            if isForeground { census.waitingForeground += 1 } else { census.waitingBackground += 1 }
+            census[isForeground ? "waitingForeground" : "waitingBackground", default: 0] += 1
             violations.append(
                 if: task.key.due <= self.now,
                 "delayed task #\(sequence) is due at \(task.key.due), not after now (\(self.now))")
@@ -146,29 +147,10 @@ extension Schedule {
             violations.append("\(name) holds task #\(sequence) in state \(task.state)")
         }
     }
-
-    private func checkHistory(_ violations: inout [String]) {
-        violations.append(
-            if: self.history.count > self.historyLimit,
-            "the history holds \(self.history.count) runs, over its limit of \(self.historyLimit)")
-        for run in self.history {
-            let sequence = run.task.key.sequence
-            violations.append(
-                if: run.task.state != .started, "the history holds task #\(sequence) in state \(run.task.state)")
-            violations.append(
-                if: run.start > self.now, "task #\(sequence) started at \(run.start), after now (\(self.now))")
-        }
-        for (previous, run) in zip(self.history, self.history.dropFirst()) where previous.start > run.start {
-            violations.append(
-                "the history is out of start order: a run at \(previous.start) before one at \(run.start)")
-        }
-        self.history.checkInvariants(name: "the history", &violations)
-    }
 }
 
 extension RingBuffer {
-    /// Adds a message if the count does not fit the storage, or the slots holding an element are not exactly the
-    /// `count` from `head` (a removed element is released at once).
+    /// Adds a message unless exactly the `count` slots from `head` hold an element (a removed one is released).
     func checkInvariants(name: String, _ violations: inout [String]) {
         let capacity = self.slots.count
         guard self.count >= 0, self.count <= capacity, capacity == 0 || (0..<capacity).contains(self.head) else {

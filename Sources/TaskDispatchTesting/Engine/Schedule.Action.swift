@@ -4,14 +4,12 @@ import TaskDispatch
 extension Schedule {
     /// What ``Storage`` does after an event's critical section, outside the lock.
     enum Action {
-        /// Perform the effects; nothing more.
         case proceed(Effects)
         /// Run this task (the caller holds the claim), then ask for the next.
         case run(Step)
         /// This thread now holds the claim for an auto-drain: perform the effects, then drain.
         case drain(Effects)
-        /// This thread now holds the claim to run the due tasks of the one waiting async drain (see
-        /// ``claimForWaitingSettle(thread:)``).
+        /// This thread now holds the claim to run the due tasks of the one waiting async drain (`WaitingSettles`).
         case assist
         /// Throw this failure. A run that holds the claim releases it first.
         indirect case fail(Failure)
@@ -20,7 +18,6 @@ extension Schedule {
 
         static let none = Action.proceed(Effects())
 
-        /// The effects to perform.
         var effects: Effects {
             switch self {
             case .proceed(let effects), .drain(let effects): effects
@@ -29,8 +26,7 @@ extension Schedule {
         }
     }
 
-    /// What an event leaves to do outside the lock; empty on the hot paths, where it stays small: the fields only
-    /// the rare events set live in one box, so an `Action` copies in a few words.
+    /// What an event leaves to do outside the lock: small, the rare fields in one box, so an `Action` copies cheaply.
     struct Effects {
         /// The waiters the event woke, to resume in order.
         var woken: [WaitResumer]?
@@ -38,7 +34,7 @@ extension Schedule {
         var arm: DispatchTime?
         /// Wake the synchronous run methods blocked until the claim is released.
         var broadcast = false
-        /// The rare fields, read through the box (a copy of them would cost the hot paths) and set by ``setRare(_:)``.
+        /// The rare fields, read through the box and set by ``setRare(_:)``.
         private(set) var rare: RareBox?
 
         struct Rare: Sendable {
@@ -62,20 +58,6 @@ extension Schedule {
             init(_ value: Rare) { self.value = value }
         }
 
-        init(
-            woken: [WaitResumer]? = nil,
-            broadcast: Bool = false,
-            arm: DispatchTime? = nil,
-            report: String? = nil,
-            observe: (@Sendable () -> Void)? = nil
-        ) {
-            self.woken = woken
-            self.broadcast = broadcast
-            self.arm = arm
-            if report != nil || observe != nil { self.rare = RareBox(Rare(report: report, observe: observe)) }
-        }
-
-        /// Whether there is nothing to do: the hot paths' case.
         var isEmpty: Bool {
             self.woken == nil && self.arm == nil && !self.broadcast && self.rare == nil
         }

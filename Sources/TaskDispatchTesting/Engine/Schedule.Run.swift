@@ -1,7 +1,7 @@
 import TaskDispatch
 
-/// One call of a run method, as the one drain loop sees it: what it runs, how it ends, and how far it got (see
-/// ``Schedule/begin(_:thread:reporting:target:)`` and ``Schedule/next(_:)``).
+/// One call of a run method, as the one drain loop (``Schedule/next(_:)``) sees it: what it runs, how it ends, and
+/// how far it got.
 struct Run {
     enum Kind {
         /// One task of the scope (`runNext…()`); none due is a failure, or for an async step (`waits`) a pause.
@@ -10,8 +10,7 @@ struct Run {
         case current
         /// Every task up to the target, jumping the clock, within the runaway bound (`runUntilIdle()`, `advance`).
         case drain
-        /// An async drain's pass (`runUntilIdle(waitingUpTo:)`, `advance(by:waitingUpTo:)`, `settle`): runs what is
-        /// due; when nothing is, pauses until the tracked tasks settle, then jumps the clock one task at a time.
+        /// An async drain's pass: runs what is due, else pauses until the tracked tasks settle, then jumps the clock.
         case settle
         /// Auto-drain and auto-advance: a runaway is kept for the next run method, and written to standard error.
         case autoDrain
@@ -32,7 +31,6 @@ struct Run {
     var holdsClock = false
     /// Whether the run has claimed once: an async run that paused to wait claims again, keeping its start.
     var began = false
-    /// Where the run started; set when it claims.
     var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
     var isClaimed = false
     /// How many tasks ran, and the last one (kept only where it is returned: a step's one task, a pausing run's).
@@ -75,8 +73,8 @@ extension Schedule {
         }
     }
 
-    /// The one stop rule of a run: ends the previous task, then pauses, runs the next task of the run's kind, or
-    /// finishes (see `finish`). A failure leaves the claim to the caller to release.
+    /// The one stop rule of a run: ends the previous task, then pauses, runs the next task, or finishes. A failure
+    /// leaves the claim to the caller to release.
     mutating func next(_ run: inout Run) -> Action {
         self.endExecution()
         if run.justRan && run.pauses {
@@ -96,42 +94,37 @@ extension Schedule {
             }
         case .current:
             step = self.next(in: .any, jumpingClockTo: nil, before: run.start.firstSequence)
-        case .drain:
+        case .drain, .settle:
+            // Past its bound with nothing left to run up to its target, a drain finishes (no step below).
             let target = run.start.target
-            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit) {
-                return self.runawayFailure(run).map { .fail($0) } ?? self.finish(&run)
-            }
-            if run.holdsClock, self.tracked.wakeups != run.start.wakeups, !self.hasDueTask,
-                self.hasRunnableTask(jumpingClockTo: target), let failure = self.clockHeld(run.method, since: run.start)
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit), self.hasRunnableTask(jumpingClockTo: target)
             {
-                return .fail(failure)  // the next task needs the clock to move
+                return .fail(self.failure(.runawayTasks(method: run.method, maxTasks: self.runawayLimit, ran: run.ran)))
             }
-            if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
-                return .fail(series)
+            if !self.hasDueTask {  // the next task needs the clock to move
+                if case .settle = run.kind {
+                    // The caller releases the claim and waits for the tasks to settle; the records say settled, but
+                    // for uncounted child tasks they cannot know.
+                    if self.tracked.unsettledCount > 0 { return .paused }
+                    if let uncounted = self.uncountedTasksFailure(method: run.method) { return .fail(uncounted) }
+                } else if run.holdsClock, self.tracked.wakeups != run.start.wakeups,
+                    self.hasRunnableTask(jumpingClockTo: target),
+                    let failure = self.clockHeld(run.method, since: run.start)
+                {
+                    return .fail(failure)
+                }
+                // A drain to idle (no pause, no target) never gets past a live repeating series' next tick.
+                if !run.pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() {
+                    return .fail(self.failure(.liveSeries(method: run.method, tick: tick, limit: self.runawayLimit)))
+                }
             }
             step = self.next(in: .any, jumpingClockTo: target)
-        case .settle:
-            let target = run.start.target
-            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit), let runaway = self.runawayFailure(run) {
-                return .fail(runaway)
-            }
-            if let due = self.next(in: .any, jumpingClockTo: nil) {
-                step = due
-            } else if self.tracked.unsettledCount > 0 {
-                return .paused  // the caller releases the claim and waits for the tasks to settle
-            } else if let uncounted = self.uncountedTasksFailure(method: run.method) {
-                return .fail(uncounted)  // the records say settled; for uncounted child tasks they cannot know
-            } else if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
-                return .fail(series)
-            } else {
-                step = self.next(in: .any, jumpingClockTo: target)
-            }
         case .autoDrain:
             if run.ran >= self.runawayLimit && self.hasDueTask {
                 return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: nil)))
             }
-            var jumped: Step?
-            if !self.hasDueTask && self.canAutoAdvance() {
+            let advances = !self.hasDueTask && self.canAutoAdvance()
+            if advances {
                 if let failure = self.uncountedTasksFailure(method: "auto-advance") {
                     return self.autoDrainRunaway(failure)
                 }
@@ -145,20 +138,16 @@ extension Schedule {
                     return self.autoDrainRunaway(self.failure(.autoDrainRunaway(ran: run.ran, jumps: jumps)))
                 }
                 self.autoAdvanceJumps += 1
-                jumped = self.next(in: .any, jumpingClockTo: TaskKey.latestTime)
             }
-            step = jumped ?? self.next(in: .any, jumpingClockTo: nil)
+            step = self.next(in: .any, jumpingClockTo: advances ? TaskKey.latestTime : nil)
             if step == nil {
                 self.claim = nil
                 return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
             }
         case .assist:
-            if let (id, _) = self.waitingSettles.assisted, let assisted = self.next(in: .any, jumpingClockTo: nil) {
-                self.waitingSettles.countRun(for: id)
-                step = assisted
-            } else {
-                return self.finish(&run)
-            }
+            guard let (id, _) = self.waitingSettles.assisted else { return self.finish(&run) }
+            step = self.next(in: .any, jumpingClockTo: nil)
+            if step != nil { self.waitingSettles.countRun(for: id) }
         }
         guard let step else { return self.finish(&run) }
         run.ran += 1
@@ -167,22 +156,14 @@ extension Schedule {
         return .run(step)
     }
 
-    /// A drain to idle (no pause condition, no target time) never gets past a live repeating series: it fails at the
-    /// jump to the series' next tick. Takes the run's fields, not the run: a drain asks before every task.
-    @inline(__always)
-    private mutating func liveSeriesFailure(_ method: String, pauses: Bool, target: Int64) -> Failure? {
-        guard !pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() else { return nil }
-        return self.failure(.liveSeries(method: method, tick: tick, limit: self.runawayLimit))
-    }
-
-    /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method; the
-    /// waiters it wakes include a `value(of:)` waiting for a task that will not finish now.
+    /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method.
     private mutating func autoDrainRunaway(_ failure: Failure) -> Action {
         self.deferredFailure = failure
         self.endExecution()
         self.claim = nil
-        return .proceed(
-            Effects(woken: self.wokenWaiters(), broadcast: true, report: "\(ManualDispatcherError(failure))\n"))
+        var effects = Effects(woken: self.wokenWaiters(), broadcast: true)
+        effects.setRare { $0.report = "\(ManualDispatcherError(failure))\n" }
+        return .proceed(effects)
     }
 
     private mutating func finish(_ run: inout Run) -> Action {

@@ -1,11 +1,8 @@
 import Dispatch
 import TaskDispatch
 
-/// Everything a ``ManualDispatcher`` knows, as one single-threaded value: the due queues, the delay heap, the
-/// virtual clock, the order and its generator, the history, the tracked tasks, the waiters and the claim on running.
-///
-/// ``Storage`` locks around one of these: each event is one mutating call that returns an ``Action`` to perform
-/// outside the lock; the engine's own tests drive it with no threads.
+/// Everything a ``ManualDispatcher`` knows, as one single-threaded value. ``Storage`` locks around it: each event is
+/// one mutating call that returns an ``Action`` to perform outside the lock; the engine's tests drive it unthreaded.
 struct Schedule: Sendable {
     /// Which due tasks a step may choose from.
     enum Scope: Sendable {
@@ -16,13 +13,12 @@ struct Schedule: Sendable {
 
     /// The virtual time, in nanoseconds since the dispatcher was created; at most ``TaskKey/latestTime``.
     var now: Int64 = 0
-    /// The sequence number the next accepted task gets.
     private(set) var nextSequence: UInt64 = 1
 
     var foreground = RingBuffer<ScheduledTask>()
     /// Due background tasks in dispatch order (one queue) or priority order (one queue per priority, lowest
     /// first); empty in random order, where ``pool`` holds them.
-    var background: [RingBuffer<ScheduledTask>]
+    var background: [RingBuffer<ScheduledTask>] = []
     var pool = RandomPool()
     var delayed = DelayHeap()
     var callSites = CallSiteTable()
@@ -36,19 +32,16 @@ struct Schedule: Sendable {
 
     var history = RingBuffer<RunRecord>()
     let historyLimit: Int
-    private(set) var order: ManualDispatcher.Order
-    var random: SplitMix64
+    private(set) var order = ManualDispatcher.Order.dispatch
+    var random = SplitMix64(seed: 0)
 
-    /// Who runs the tasks (``ManualDispatcher/Mode``).
     var mode: ManualDispatcher.Mode
-    /// Whether each dispatch runs the due tasks at once.
     var autoDrain: Bool { self.mode != .manual }
     /// The most tasks a drain may run beyond those pending when it starts, and the most clock jumps auto-advance
     /// makes between two calls of the test.
     let runawayLimit: Int
     /// Clock jumps auto-advance made since the test last called a run method or `verifyIdle()`.
     var autoAdvanceJumps = 0
-    /// The run method in progress, if any.
     var claim: RunClaim?
     /// The `verifyIdle()` calls waiting for the task another thread is running to end (``endExecution()``).
     var idleChecks: [DispatchSemaphore] = []
@@ -56,8 +49,7 @@ struct Schedule: Sendable {
     var idleCheckObserver: (@Sendable () -> Void)?
     /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
     var deferredFailure: Failure?
-    /// The awaits from outside the tracked tasks whose task the wait limit cancelled, for `verifyIdle()` and the
-    /// release to report again.
+    /// The awaits from outside the tracked tasks whose task the wait limit cancelled, reported again later.
     var cancelledAwaits: [String] = []
     /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.
     var waiters = DispatchWaiters<WaitResumer>()
@@ -69,8 +61,7 @@ struct Schedule: Sendable {
     var untrackedTasksEnded: Set<DispatchWaiters<WaitResumer>.ID> = []
     /// Who may move the clock in auto-advance: the test, or a tracked task while the test waits (`ClockHold.swift`).
     var clockHold = ClockHold()
-    /// Ticks awaited from outside the tracked tasks (the test's own `for await` over `ticks(every:)`): auto-advance
-    /// jumps to them even when only series are left, as it does to the test's own sleeps.
+    /// Ticks the test awaits itself (`for await` over `ticks(every:)`): auto-advance jumps to them as to its sleeps.
     var untrackedAwaitedTicks: [ScheduledTask] = []
     /// The dispatcher's `ManualDispatcher.Executor`, once asked for (typed loosely: the type needs macOS 15).
     var taskExecutor: (any Sendable & AnyObject)?
@@ -81,12 +72,10 @@ struct Schedule: Sendable {
         runawayLimit: Int = ManualDispatcher.defaultRunawayLimit,
         historyLimit: Int
     ) {
-        self.order = order
-        self.random = SplitMix64(seed: order.seed ?? 0)
         self.mode = mode
         self.runawayLimit = Swift.max(1, runawayLimit)
         self.historyLimit = Swift.max(0, historyLimit)
-        self.background = Self.backgroundQueues(for: order)
+        self.setOrder(order)
     }
 
     var pendingCount: Int {
@@ -114,30 +103,25 @@ struct Schedule: Sendable {
         return self.accept(task, dueAt: overflow ? TaskKey.never : sum)
     }
 
-    /// Takes `task` in to fall due at the absolute time `due` (a clock sleep's deadline); one past
-    /// ``TaskKey/latestTime`` never falls due.
+    /// Takes `task` in to fall due at `due` (a clock sleep's deadline); past ``TaskKey/latestTime``, never.
     @inline(__always)
     mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
-        let sequence = self.nextSequence
+        let waits = due > self.now
+        let key = TaskKey(due: Swift.max(due, self.now), sequence: self.nextSequence)
         self.nextSequence += 1
         let callSite = self.callSites.index(of: task.callSite)
-        guard due > self.now else {
-            let key = TaskKey(due: self.now, sequence: sequence)
-            let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: .due)
+        let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: waits ? .waiting : .due)
+        guard waits else {
             self.enqueueDue(scheduled)
             return scheduled
         }
-        let key = TaskKey(due: due > TaskKey.latestTime ? TaskKey.never : due, sequence: sequence)
-        let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: .waiting)
         self.delayed.insert(scheduled)
         if scheduled.context == .foreground { self.waitingForeground += 1 } else { self.waitingBackground += 1 }
         return scheduled
     }
 
-    /// Cancels `task` if it has not started, and hands out its closure for the caller to release outside the lock
-    /// (a captured object's `deinit` may dispatch again); `nil` if it had started or was cancelled.
-    ///
-    /// - Complexity: O(1) amortized (the compaction it may trigger is paid for by the cancellations before it).
+    /// Cancels `task` if it is pending, and hands out its closure to release outside the lock (a captured object's
+    /// `deinit` may dispatch again). O(1) amortized: the cancellations before a compaction pay for it.
     mutating func cancel(_ task: ScheduledTask) -> DispatchedTask.Work? {
         switch (task.state, task.context) {
         case (.due, .foreground): self.dueForeground -= 1
@@ -180,14 +164,21 @@ struct Schedule: Sendable {
         }
     }
 
+    /// The task the run in progress was executing has ended: the ``idleChecks`` waiting for that end are woken.
+    @inline(__always)
+    mutating func endExecution() {
+        self.claim?.executing = nil
+        guard !self.idleChecks.isEmpty else { return }
+        for check in self.idleChecks { check.signal() }
+        self.idleChecks.removeAll()
+    }
+
     // MARK: - Order
 
-    /// Switches to `order`, moving the due background tasks into the queues it uses, and restarts the random
-    /// generator from its seed.
+    /// Switches to `order`: the due background tasks move into its queues, and the generator restarts from its seed.
     mutating func setOrder(_ order: ManualDispatcher.Order) {
-        var due = self.background.flatMap { $0.filter(\.isPending) } + self.pool.tasks.filter(\.isPending)
+        let due = (self.background.joined() + self.pool.tasks).filter(\.isPending).sorted { $0.key < $1.key }
         self.pool = RandomPool()
-        due.sort { $0.key < $1.key }
         self.order = order
         self.random = SplitMix64(seed: order.seed ?? 0)
         self.background = Self.backgroundQueues(for: order)
@@ -205,7 +196,6 @@ struct Schedule: Sendable {
     }
 }
 
-/// One run in the history: the task, and the virtual time it started.
 struct RunRecord: Sendable {
     var task: ScheduledTask
     var start: Int64
@@ -215,16 +205,5 @@ extension ManualDispatcher.Order {
     var seed: UInt64? {
         if case .random(let seed) = self { return seed }
         return nil
-    }
-}
-
-extension Schedule {
-    /// The task the run in progress was executing has ended: the ``idleChecks`` waiting for that end are woken.
-    @inline(__always)
-    mutating func endExecution() {
-        self.claim?.executing = nil
-        guard !self.idleChecks.isEmpty else { return }
-        for check in self.idleChecks { check.signal() }
-        self.idleChecks.removeAll()
     }
 }

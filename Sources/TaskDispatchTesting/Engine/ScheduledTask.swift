@@ -1,15 +1,9 @@
 import TaskDispatch
 
-/// One task a ``ManualDispatcher`` accepted, from its dispatch until it runs or is cancelled.
-///
-/// A class, so that a handle, a queue and the history can all point at the same task: cancelling through the
-/// handle is O(1) and releases its closure at once. Field order keeps the instance at 72 bytes; a tick of a
-/// repeating series is a ``SeriesTick``, which adds its marker.
-///
-/// `@unchecked Sendable`: the identity fields are `let`s written before the task is shared; `work` and `state`
-/// are read and written only by the schedule that owns the task, under its dispatcher's lock.
+/// One task a ``ManualDispatcher`` accepted, until it runs or is cancelled: a class, so that a handle, a queue and the
+/// history share it (a cancel is O(1)); 72 bytes, in this field order. `@unchecked Sendable`: `work` and `state` are
+/// touched only under its dispatcher's lock.
 class ScheduledTask: @unchecked Sendable {
-    /// Where a task stands.
     enum State: UInt8 {
         /// In the delay heap, waiting for the clock.
         case waiting
@@ -21,7 +15,6 @@ class ScheduledTask: @unchecked Sendable {
         case cancelled
     }
 
-    /// The closure, until the task starts or is cancelled.
     @exclusivity(unchecked) var work: DispatchedTask.Work?
     @exclusivity(unchecked) var state: State
     let context: TaskContext

@@ -1,10 +1,7 @@
-/// The position of a task on the dispatcher's timeline: its due time, then its dispatch order.
-///
-/// Due work runs in ascending key order (as in swift-nio's embedded loop: ready time, then insertion order), so
-/// two tasks due at the same instant run in the order they were dispatched.
+/// The position of a task on the dispatcher's timeline: its due time, then its dispatch order (as in swift-nio's
+/// embedded loop), so tasks due at the same instant run in the order they were dispatched.
 struct TaskKey: Comparable, Sendable {
-    /// Due time on the virtual clock, in nanoseconds since the dispatcher was created; ``never`` for a due time
-    /// beyond the clock's range.
+    /// Due time on the virtual clock, in nanoseconds since the dispatcher was created, or ``never``.
     var due: Int64
     /// Dispatch order, from 1, unique within one dispatcher.
     var sequence: UInt64

@@ -1,26 +1,18 @@
 extension TrackedTasks {
-    /// Stops the process with a message naming the first broken invariant, if any (see ``invariantViolations()``).
-    ///
-    /// - Complexity: O(n log n) in the records.
+    /// Stops the process with a message naming the broken invariants, if any (see ``invariantViolations()``).
     func checkInvariants() {
         let violations = self.invariantViolations()
         precondition(violations.isEmpty, "TrackedTasks invariant broken: \(violations.joined(separator: "; "))")
     }
 
-    /// Every invariant of the records that does not hold now, each as a message naming it and the values; empty
-    /// when they are consistent.
-    ///
-    /// Not checked: `ownedWaits >= 0`. The dispatcher records a wait before it can end, but the records alone allow
-    /// the other order (`TrackedTasksTests` drives it), and read it as a running task.
-    ///
-    /// - Complexity: O(n log n) in the records.
+    /// Every invariant of the records that does not hold now, as messages with the values; O(n log n). Not checked:
+    /// `ownedWaits >= 0` (the records alone allow a wait to end before it begins; `TrackedTasksTests` drives it).
     func invariantViolations() -> [String] {
         var violations = self.records.violations
-        var failed: Set<UInt64> = []
+        let failed = Set(self.records.all.filter { $0.phase == .failed }.map(\.id))
         let unindexed = Set(self.unindexed)
         for record in self.records.all {
             let id = record.id
-            if record.phase == .failed { failed.insert(id) }
             violations.append(
                 if: (record.phase == .failed) != (record.error != nil),
                 "tracked task \(id) is \(record.phase) but \(record.error == nil ? "has no" : "keeps an") error")
@@ -37,13 +29,9 @@ extension TrackedTasks {
                 if: record.failedAfterDrains > self.drainsEnded,
                 "tracked task \(id) failed after \(record.failedAfterDrains) drains, of \(self.drainsEnded) so far")
             violations.append(if: record.claims < 0, "tracked task \(id) counts \(record.claims) claims of its error")
-            if record.isIndexed, let key = record.key, self.keys[key] != id {
-                violations.append("tracked task \(id)'s key maps to \(self.keys[key].map(String.init) ?? "nothing")")
+            if let key = record.key, self.keys[key] == nil, !unindexed.contains(id) {
+                violations.append("tracked task \(id) is registered but neither indexed nor listed to be")
             }
-            violations.append(if: record.isIndexed && record.key == nil, "tracked task \(id) is indexed without a key")
-            violations.append(
-                if: record.key != nil && !record.isIndexed && !unindexed.contains(id),
-                "tracked task \(id) is registered but neither indexed nor listed to be")
         }
         let keyed = self.records.all.compactMap(\.key)
         violations.append(if: Set(keyed).count != keyed.count, "two tracked tasks share a key")
@@ -54,10 +42,9 @@ extension TrackedTasks {
         violations.append(
             if: Set(self.unobserved) != failed || self.unobserved.count != failed.count,
             "the unobserved errors \(self.unobserved) are not exactly the failed records \(failed.sorted())")
-        // Each indexed record's key maps to it, and no two records share a key: equal counts leave no other entry.
-        let indexed = self.records.all.count(where: \.isIndexed)
-        violations.append(
-            if: indexed != self.keys.count, "keys holds \(self.keys.count) tasks, but \(indexed) records are indexed")
+        for (key, id) in self.keys where self.records[id]?.key != key {
+            violations.append("keys maps a task to tracked task \(id), which has another key or none")
+        }
         return violations
     }
 }

@@ -6,14 +6,12 @@ extension TrackedTasks {
         private var slots: [Record?] = []
         /// The empty slots, the last emptied last.
         private var free: [Int] = []
-        /// The high bits of the next identity handed out; they wrap after 2³² tasks on one dispatcher (hours of
-        /// nonstop starts), after which identities could repeat.
+        /// The high bits of the next identity handed out (they wrap after 2³² tasks on one dispatcher).
         private(set) var nextOrder: UInt64 = 1
 
         /// How many records there are (stored: every dispatch reads it).
         private(set) var count = 0
 
-        /// The records, in no particular order.
         var all: some Sequence<Record> { self.slots.lazy.compactMap { $0 } }
 
         /// Stores the record `make` builds for its identity, and returns that identity.
@@ -41,7 +39,6 @@ extension TrackedTasks {
             return self.slots[slot].take()
         }
 
-        /// The slot of `id`, if its record is there.
         private func slot(of id: UInt64) -> Int? {
             let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
             return slot < self.slots.count && self.slots[slot]?.id == id ? slot : nil

@@ -1,12 +1,8 @@
 import TaskDispatch
 
-/// The Swift tasks a ``ManualDispatcher`` started with `startTask`, from their start until they finish, and the
-/// errors they threw that nobody claimed.
-///
-/// Kept in the ``Schedule`` under the dispatcher's lock, and touched only by `startTask`, the tasks themselves as
-/// they start and finish, `value(of:)` and the checks of the run methods: never by a plain dispatch or a step.
+/// The Swift tasks a ``ManualDispatcher`` started with `startTask`, until they finish, and the errors they threw that
+/// nobody claimed; never touched by a plain dispatch or a step.
 struct TrackedTasks: Sendable {
-    /// Where a tracked task stands.
     enum Phase: Sendable {
         /// Its start is a pending task on the dispatcher.
         case waitingToStart
@@ -24,13 +20,11 @@ struct TrackedTasks: Sendable {
         case counted
         /// A task isolated to an actor (the main actor included): its child tasks prefer no executor.
         case uncountedInIsolatedTask
-        /// A nonisolated task where the runtime has no task executors (before macOS 15, iOS 18 and the matching
-        /// releases).
+        /// A nonisolated task where the runtime has no task executors (before macOS 15, iOS 18).
         case uncountedWithoutTaskExecutors
     }
 
-    /// Whether another task inside a tracked task whose child jobs are not counted was seen to wait on the
-    /// dispatcher: from then on the records cannot say whether the tracked task has settled.
+    /// Whether another task inside a tracked task whose child jobs are not counted was seen to wait on the dispatcher.
     enum UncountedTasks: Sendable {
         case unseen
         /// Seen, and not yet reported by a drain that would have relied on the task being settled.
@@ -40,7 +34,6 @@ struct TrackedTasks: Sendable {
     }
 
     struct Record: Sendable {
-        /// Its identity (see ``Records``).
         let id: UInt64
         let label: String?
         let callSite: CallSite
@@ -48,34 +41,27 @@ struct TrackedTasks: Sendable {
         var isOnMainActor = false
         var childJobs = ChildJobs.counted
         var uncountedTasks = UncountedTasks.unseen
-        var phase: Phase
+        var phase = Phase.waitingToStart
         /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
         var claims = 0
-        /// The task, as the key `value(of:)` finds it by; `nil` until `startTask` registers it.
+        /// The task, as the key `value(of:)` finds it by (in ``TrackedTasks/keys`` once it first looks one up); `nil`
+        /// until `startTask` registers it.
         var key: TrackedTaskKey?
-        /// Whether ``TrackedTasks/keys`` holds ``key``: a key goes there when `value(of:)` first looks one up.
-        var isIndexed = false
         /// The error it threw, as the report shows it, while nobody has claimed it (``Phase/failed``).
         var error: String?
-        /// The value of ``TrackedTasks/drainsEnded`` when it failed.
         var failedAfterDrains: UInt64 = 0
-        /// How many waits on the dispatcher's own work (an awaitable dispatch, a clock sleep) the task, or a child
-        /// task of it, is suspended in.
+        /// How many waits on the dispatcher's own work (an awaitable dispatch, a sleep) the task or a child is in.
         var ownedWaits = 0
-        /// How many jobs of the task, its child tasks or a default actor they entered are enqueued on or running on
-        /// its executor (`TrackedTaskExecutor`): while one is, the task is not settled. Always 0 for a task with no
-        /// executor of its own (isolated to an actor, or without task executors).
+        /// How many jobs of the task, its child tasks or a default actor they entered are on its executor (always 0
+        /// without one): while one is, the task is not settled.
         var runningJobs = 0
-        /// The tracked tasks whose value this one, or a child task of it, awaits through `value(of:)`: one entry an
-        /// await, so two children awaiting at once are both seen.
+        /// The tracked tasks whose value this one, or a child task of it, awaits through `value(of:)`, one per await.
         var awaiting: [UInt64] = []
         /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
-        var lastSeen: Event
-        /// The value of ``TrackedTasks/wakeups`` when the task was last woken.
+        var lastSeen = Event.created
         var wokenAt: UInt64 = 0
-        /// How many sleeps and awaitable dispatches of the task in a row ended at once (it was cancelled, or a
-        /// sleep's deadline had come) with no wait on the dispatcher that lasted in between: two or more, and the
-        /// task is looping on them, which never settles.
+        /// How many sleeps and awaitable dispatches of the task in a row ended at once: two or more, and the task
+        /// loops on them, which never settles.
         var immediateReturns = 0
     }
 
@@ -91,8 +77,7 @@ struct TrackedTasks: Sendable {
         case startCancelled
         /// A wait on the dispatcher's work ended with `CancellationError`: the task was cancelled.
         case waitCancelled(String)
-        /// A sleep on a dispatcher's clock ended at once, its deadline come: it returned, or threw
-        /// `CancellationError` in a `cancelled` task.
+        /// A sleep on a dispatcher's clock returned at once, its deadline come, or threw in a `cancelled` task.
         case sleptWithoutSuspending(until: String, cancelled: Bool)
 
         var description: String {
@@ -127,8 +112,8 @@ struct TrackedTasks: Sendable {
         let awaiting: String?
     }
 
-    /// Which errors that nobody claimed a call reports. An async drain leaves the errors it sees to the next call, so
-    /// that the test can still claim them with `value(of:)` after it returns, however fast the task ran.
+    /// Which unclaimed errors a call reports. An async drain leaves those it sees to the next call, so that the test
+    /// can still claim them with `value(of:)` after it returns.
     enum ErrorsToReport: Sendable {
         /// Every one: `verifyIdle()`, a release, a step or a synchronous drain (none of which waits for tracked tasks).
         case all
@@ -161,21 +146,18 @@ struct TrackedTasks: Sendable {
         let error: String
     }
 
-    /// Whether nonisolated tasks prefer the dispatcher's task executor, where it exists; only the package's own tests
-    /// turn it on (a held job would hold every default actor the task enters).
+    /// Whether nonisolated tasks prefer the dispatcher's task executor; for the package's own tests.
     var prefersTaskExecutor = false
-    /// Called after a tracked task's body has parked at its start gate, before it suspends: a seam for the package's
-    /// own tests, to run the start in that window.
+    /// Called after a tracked task's body parked at its start gate, before it suspends; for the package's own tests.
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
     private(set) var records = Records()
     /// The addresses of the last tasks whose records were dropped as they finished (see ``finishedRecently(_:)``).
     private let recentlyFinished = RecentlyFinished()
-    /// How many times a tracked task was woken (its start ran, or a wait on the dispatcher's own work ended): a
-    /// synchronous drain compares it before it moves the clock, since it cannot wait for a task it woke.
+    /// How many times a tracked task was woken (its start ran, or a wait ended): a synchronous drain, which cannot
+    /// wait for a task it woke, compares it before it moves the clock.
     private(set) var wakeups: UInt64 = 0
-    /// The registered tasks' identities by key, for `value(of:)`; filled from ``unindexed`` when it looks a key up,
-    /// so a dispatcher whose tests never call `value(of:)` hashes no task.
+    /// The registered tasks' identities by key, filled from ``unindexed`` when `value(of:)` looks a key up.
     private(set) var keys: [TrackedTaskKey: UInt64] = [:]
     /// Tasks registered since ``keys`` was last filled (some may have finished since).
     private(set) var unindexed: [UInt64] = []
@@ -184,16 +166,13 @@ struct TrackedTasks: Sendable {
     /// How many async drains have ended, counting from zero (see ``ErrorsToReport``).
     private(set) var drainsEnded: UInt64 = 0
 
-    /// The number of tracked tasks that have not finished.
     var unfinishedCount: Int { self.records.count - self.unobserved.count }
 
     mutating func begin(
         label: String?, callSite: CallSite, onMainActor: Bool = false, childJobs: ChildJobs = .counted
     ) -> UInt64 {
         self.records.insert { id in
-            Record(
-                id: id, label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs,
-                phase: .waitingToStart, lastSeen: .created)
+            Record(id: id, label: label, callSite: callSite, isOnMainActor: onMainActor, childJobs: childJobs)
         }
     }
 
@@ -219,8 +198,7 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// Task `id` was cancelled before its start ran, and its start with it: from here its body runs on its own to its
-    /// end.
+    /// Task `id` was cancelled before its start ran, and its start with it: its body runs on its own to its end.
     mutating func markStartCancelled(_ id: UInt64) {
         self.records.update(id) { record in
             record.phase = .startCancelled
@@ -238,8 +216,7 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// A wait of another task inside a task whose child jobs are not counted: its tasks' waits no longer tell
-    /// whether it has settled (see ``takeTaskWithUncountedTasks()``).
+    /// A wait of another task inside a task whose child jobs are not counted (``takeTaskWithUncountedTasks()``).
     private static func noteWait(in record: inout Record, byAnotherTask: Bool) {
         guard byAnotherTask, record.childJobs != .counted, record.uncountedTasks == .unseen else { return }
         record.uncountedTasks = .seen
@@ -254,20 +231,15 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// Task `id` was cancelled before its wait on `description` began: the wait ended at once with
-    /// `CancellationError`, and the task runs on.
+    /// Task `id` was cancelled before its wait on `description` began: the wait threw at once.
     mutating func waitEndedAtOnce(_ id: UInt64, on description: String) {
-        self.records.update(id) { record in
-            record.lastSeen = .waitCancelled(description)
-            record.immediateReturns += 1
-        }
+        self.returnedAtOnce(id, .waitCancelled(description))
     }
 
-    /// Task `id` slept on a dispatcher's clock until `deadline`, a time that had come, so the sleep returned (or, in
-    /// a `cancelled` task, threw) at once without suspending.
-    mutating func sleptWithoutSuspending(_ id: UInt64, until deadline: String, cancelled: Bool) {
+    /// A sleep or awaitable dispatch of task `id` ended at once, as `seen` says, with no wait on the dispatcher.
+    mutating func returnedAtOnce(_ id: UInt64, _ seen: Event) {
         self.records.update(id) { record in
-            record.lastSeen = .sleptWithoutSuspending(until: deadline, cancelled: cancelled)
+            record.lastSeen = seen
             record.immediateReturns += 1
         }
     }
@@ -278,8 +250,7 @@ struct TrackedTasks: Sendable {
     /// That job has run: the code it ran has suspended or finished.
     mutating func jobRan(_ id: UInt64) { self.records.update(id) { $0.runningJobs -= 1 } }
 
-    /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, began to await the value of tracked
-    /// task `other` through `value(of:)`.
+    /// Task `id`, or (`byAnotherTask`) a task inside it, began to await tracked task `other` through `value(of:)`.
     mutating func beginAwaiting(_ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false) {
         let seen = Event.awaitedValue(of: self.name(other))
         self.records.update(id) { record in
@@ -306,16 +277,11 @@ struct TrackedTasks: Sendable {
     /// Whether tracked task `id` has finished: forgotten, or failed with an error nobody has claimed yet.
     func hasFinished(_ id: UInt64) -> Bool { self.records[id].map { $0.phase == .failed } ?? true }
 
-    /// The identity of the tracked task `key`, if this dispatcher tracks it and it has not finished (or failed with an
-    /// error nobody claimed), indexing the tasks registered since the last look-up first: O(1) amortized.
+    /// The identity of the tracked task `key`, if it has not finished, indexing the tasks registered since the last
+    /// look-up first: O(1) amortized.
     mutating func id(of key: TrackedTaskKey) -> UInt64? {
         for id in self.unindexed {
-            let registered = self.records.update(id) { record -> TrackedTaskKey? in
-                guard !record.isIndexed, let key = record.key else { return nil }
-                record.isIndexed = true
-                return key
-            }
-            if let registered = registered ?? nil { self.keys[registered] = id }
+            if let registered = self.records.update(id, { $0.key }) ?? nil { self.keys[registered] = id }
         }
         self.unindexed.removeAll(keepingCapacity: true)
         return self.keys[key]
@@ -324,8 +290,7 @@ struct TrackedTasks: Sendable {
     // MARK: - Settling
 
     /// Whether task `id` is settled: finished, failed, waiting for its start and not cancelled, or, with no job of it
-    /// running on its executor, suspended on the dispatcher's own work or awaiting (through `value(of:)`) a tracked
-    /// task that is settled and not finished (one that finished is about to resume it).
+    /// running, suspended on the dispatcher's own work or awaiting a settled tracked task that has not finished.
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
         guard let record = self.records[id] else { return true }  // finished: forgotten
         switch record.phase {
@@ -342,9 +307,7 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// The number of tracked tasks that are not settled, derived from the records each time it is read.
-    ///
-    /// - Complexity: O(n) in the tracked tasks that have not finished (plus the chains of `value(of:)` awaits).
+    /// The number of tracked tasks that are not settled, derived from the records in O(n).
     var unsettledCount: Int { self.records.all.reduce(0) { $0 + (self.isSettled($1.id) ? 0 : 1) } }
 
     /// ``unsettledCount``, and how many of those tasks were cancelled, in one pass.
@@ -362,31 +325,27 @@ struct TrackedTasks: Sendable {
         self.records[id].map { $0.phase == .startCancelled || ($0.key?.isCancelled ?? false) } ?? false
     }
 
-    /// The tracked tasks that were cancelled and are not settled, oldest first: each runs on its own, to its end or
-    /// to a wait on the dispatcher.
+    /// The tracked tasks that were cancelled and are not settled, oldest first.
     var unsettledCancelled: [UnsettledTask] { self.describe { self.wasCancelled($0) && !self.isSettled($0) } }
 
     /// The tracked tasks that are not settled, oldest first.
     var unsettled: [UnsettledTask] { self.describe { !self.isSettled($0) } }
 
-    /// A running tracked task in which another task waited on the dispatcher while its child jobs are not counted
-    /// (its records then say "settled" whether or not a sibling reached its own wait), handed out once; `nil` if none.
-    ///
-    /// - Complexity: O(n) in the tracked tasks that have not finished.
+    /// A running tracked task in which another task waited on the dispatcher while its child jobs are not counted (so
+    /// its records cannot tell whether it has settled), handed out once. O(n).
     mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
         let found = self.records.all.filter { $0.uncountedTasks == .seen && $0.phase == .running }
-        guard let id = found.map(\.id).min(), let record = self.records[id] else { return nil }
-        self.records.update(id) { $0.uncountedTasks = .reported }
+        guard let record = found.min(by: { $0.id < $1.id }) else { return nil }
+        self.records.update(record.id) { $0.uncountedTasks = .reported }
         let isolation: TaskWithUncountedTasks.Isolation =
             switch record.childJobs {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
             case .counted, .uncountedWithoutTaskExecutors: .nonisolatedWithoutTaskExecutors
             }
-        return TaskWithUncountedTasks(name: self.name(id), isolation: isolation)
+        return TaskWithUncountedTasks(name: self.name(record.id), isolation: isolation)
     }
 
-    /// The unsettled tracked tasks isolated to the main actor, oldest first: they cannot run while a synchronous caller
-    /// on the main actor holds it.
+    /// The unsettled tracked tasks that need the main actor, oldest first.
     var unsettledOnMainActor: [UnsettledTask] { self.describe { self.needsMainActor($0) } }
 
     /// Whether any tracked task is unsettled and isolated to the main actor; O(1) with no unfinished tracked task.
@@ -404,11 +363,8 @@ struct TrackedTasks: Sendable {
     /// The unfinished tracked tasks woken after ``wakeups`` read `mark`, oldest first.
     func woken(since mark: UInt64) -> [UnsettledTask] { self.describe { (self.records[$0]?.wokenAt ?? 0) > mark } }
 
-    /// The tracked tasks that have not finished (failed ones excepted), oldest first.
-    var unfinished: [UnsettledTask] { self.unfinished(excluding: nil) }
-
-    /// ``unfinished``, without task `excluded` (the one a release happens on, which is finishing).
-    func unfinished(excluding excluded: UInt64?) -> [UnsettledTask] {
+    /// The tracked tasks that have not finished, oldest first, but `excluded` (the one a release happens on).
+    func unfinished(excluding excluded: UInt64? = nil) -> [UnsettledTask] {
         self.describe { $0 != excluded && self.records[$0]?.phase != .failed }
     }
 
@@ -457,10 +413,7 @@ struct TrackedTasks: Sendable {
         self.unobserved.append(id)
     }
 
-    /// An error as the unobserved-error message shows it, qualified by its type: `LoadError.offline` and
-    /// `LoadError.status(404)` for enum cases, `ParseError(line: 3)` as `String(describing:)` writes a struct,
-    /// and a custom description that does not name its type followed by the type: `the server is offline
-    /// (ServerError)`.
+    /// An error qualified by its type: `LoadError.offline`, `ParseError(line: 3)`, `offline (ServerError)`.
     static func describe(_ error: any Error) -> String {
         let type = String(describing: Swift.type(of: error))
         let text = String(describing: error)
@@ -484,8 +437,7 @@ struct TrackedTasks: Sendable {
         }
     }
 
-    /// Gives back a claim that `value(of:)` made but did not see through (it timed out or was cancelled), so an error
-    /// the task throws later is still reported, unless another call still awaits it.
+    /// Gives back a claim that `value(of:)` did not see through, so that an error thrown later is reported.
     mutating func unclaim(_ key: TrackedTaskKey) {
         guard let id = self.id(of: key), self.records[id]?.phase != .failed else { return }
         self.records.update(id) { $0.claims = Swift.max(0, $0.claims - 1) }
@@ -497,30 +449,24 @@ struct TrackedTasks: Sendable {
     /// Hands out the unclaimed errors of `which` kind, oldest first, and forgets them.
     mutating func takeUnobserved(_ which: ErrorsToReport = .all) -> [UnobservedError] {
         guard which != .none else { return [] }
-        var taken: [UnobservedError] = []
-        var kept: [UInt64] = []
-        for id in self.unobserved {
-            guard let record = self.records[id] else { continue }
-            guard which == .all || record.failedAfterDrains < self.drainsEnded else {
-                kept.append(id)
-                continue
-            }
-            taken.append(UnobservedError(label: record.label, callSite: record.callSite, error: record.error ?? ""))
-            self.forget(id)
-        }
-        self.unobserved = kept
-        return taken
+        let drainsEnded = self.drainsEnded
+        let taken = self.unobserved.compactMap { self.records[$0] }
+            .filter { which == .all || $0.failedAfterDrains < drainsEnded }
+        let ids = Set(taken.map(\.id))
+        self.unobserved.removeAll { ids.contains($0) }
+        for record in taken { self.forget(record.id) }
+        return taken.map { UnobservedError(label: $0.label, callSite: $0.callSite, error: $0.error ?? "") }
     }
 
     private mutating func forget(_ id: UInt64) {
         if let record = self.records.remove(id), let key = record.key {
-            if record.isIndexed { self.keys.removeValue(forKey: key) }
+            if !self.keys.isEmpty { self.keys.removeValue(forKey: key) }  // no hashing until `value(of:)` looks one up
             self.recentlyFinished.note(key.address)
         }
     }
 
-    /// Whether the task of `key` is one of this dispatcher's that finished lately, its record gone (by address only:
-    /// a foreign task at a freed one's address reads as finished, and `value(of:)` awaits it without its bound).
+    /// Whether the task of `key` is one of this dispatcher's that finished lately (by address only: a foreign task at a
+    /// freed one's address reads as finished, and `value(of:)` awaits it without its bound).
     func finishedRecently(_ key: TrackedTaskKey) -> Bool { self.recentlyFinished.contains(key.address) }
 
     /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
@@ -534,11 +480,8 @@ struct TrackedTasks: Sendable {
     }
 }
 
-/// A `Task`'s identity, the key ``TrackedTasks`` finds a tracked task by in `value(of:)`.
-///
-/// Every `Task` is a frozen struct around one reference, whatever its `Success` and `Failure`, compared and hashed by
-/// it: held as a `Task<Never, Never>`, the key costs a few instructions where an `AnyHashable` boxes. Holding the task
-/// keeps its object alive, so no other task can take its address while the key is in the records.
+/// A `Task`'s identity, for `value(of:)`: every `Task` is a frozen struct around one reference, so held as a
+/// `Task<Never, Never>` it hashes without boxing, and keeps its object (and address) alive.
 struct TrackedTaskKey: Hashable, Sendable {
     private let task: Task<Never, Never>
 
@@ -546,7 +489,6 @@ struct TrackedTaskKey: Hashable, Sendable {
         self.task = unsafeBitCast(task, to: Task<Never, Never>.self)
     }
 
-    /// Whether the task was cancelled.
     var isCancelled: Bool { self.task.isCancelled }
 
     /// The task's address, to recognize it without retaining it.

@@ -1,6 +1,5 @@
-/// The async drains waiting for a due task or their tracked tasks to settle, so that a tracked task on the main actor
-/// can run, in its awaited dispatch, the due tasks such a drain would wake to run (the assist): only while one drain
-/// waits, on the main actor, and nothing else waits; its runaway bound counts them.
+/// The async drains waiting for a due task or their tracked tasks to settle: while only one waits, on the main actor,
+/// a tracked task's awaited dispatch there runs the due tasks for it (the assist), within its runaway bound.
 struct WaitingSettles: Sendable {
     struct Entry: Sendable {
         /// The drain's method, such as `"runUntilIdle()"`: the run claim's name while a task runs for it.
@@ -9,7 +8,6 @@ struct WaitingSettles: Sendable {
         let budget: Int
         /// Whether the drain runs on the main actor, where the tasks would run for it.
         let onMainActor: Bool
-        /// How many tasks ran for it while it waited.
         var ran = 0
     }
 
@@ -40,17 +38,5 @@ struct WaitingSettles: Sendable {
             entry.ran <= entry.budget && entry.budget >= 0
                 ? nil : "a waiting drain ran \(entry.ran) tasks for a budget of \(entry.budget)"
         }
-    }
-}
-
-extension Schedule {
-    /// Claims the run for the assist (manual mode only: auto-drain runs the work anyway): `true` if this thread now
-    /// runs the due tasks for the one waiting drain. Refused where the drain's own claim would be.
-    mutating func claimForWaitingSettle(thread: UInt) -> Bool {
-        guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.hasDueTask,
-            let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id)
-        else { return false }
-        self.claim = RunClaim(method: method, thread: thread)
-        return true
     }
 }

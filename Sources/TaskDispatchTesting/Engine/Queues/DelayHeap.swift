@@ -1,7 +1,5 @@
-/// A binary min-heap of delayed tasks ordered by ``TaskKey``: O(log n) to insert and to remove the earliest.
-///
-/// Each element keeps its key beside the task reference, so sifting compares in place without following a
-/// pointer, and moves elements with unsafe moves, so a level costs no retain or release.
+/// A binary min-heap of delayed tasks by ``TaskKey``: each key beside its task, so sifting follows no pointer, and
+/// moves without retain or release.
 struct DelayHeap: Sendable {
     struct Element: Sendable {
         var key: TaskKey
@@ -12,7 +10,6 @@ struct DelayHeap: Sendable {
 
     var count: Int { self.elements.count }
 
-    /// The earliest element, without removing it.
     @inline(__always)
     var first: Element? { self.elements.first }
 
@@ -39,7 +36,6 @@ struct DelayHeap: Sendable {
         let last = self.elements.removeLast()
         guard !self.elements.isEmpty else { return last.task }
         return self.elements.withUnsafeMutableBufferPointer { buffer in
-            // Only reached with a non-empty buffer.
             let base = buffer.baseAddress.unsafelyUnwrapped
             let count = buffer.count
             let first = base.move()
@@ -60,7 +56,6 @@ struct DelayHeap: Sendable {
     /// Removes the tasks for which `shouldBeRemoved` is true and restores the heap order, in O(n log n).
     mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
         self.elements.removeAll { shouldBeRemoved($0.task) }
-        let elements = self.elements.sorted { $0.key < $1.key }  // a sorted array is a valid heap
-        self.elements = ContiguousArray(elements)
+        self.elements.sort { $0.key < $1.key }  // a sorted array is a valid heap
     }
 }

@@ -1,22 +1,13 @@
-/// The due background tasks under random order: an array to draw from uniformly in O(1).
-///
-/// Removal moves the last element into the hole. A boundary remembers which tasks were in the pool when
-/// ``markCurrent()`` was last called, so `runCurrent()` can draw among those alone while the tasks they dispatch
-/// collect behind it: a removal before the boundary first fills the hole from the boundary's edge.
+/// The due background tasks under random order, to draw from in O(1). A boundary keeps the tasks there at the last
+/// ``markCurrent()`` first, for `runCurrent()` to draw among.
 struct RandomPool: Sendable {
     private(set) var tasks: ContiguousArray<ScheduledTask> = []
     private(set) var boundary = 0
-
-    /// The number of tasks a draw may choose from: all of them, or only those before the boundary.
-    func candidates(currentOnly: Bool) -> Int {
-        currentOnly ? self.boundary : self.tasks.count
-    }
 
     mutating func append(_ task: ScheduledTask) {
         self.tasks.append(task)
     }
 
-    /// Marks every task now in the pool as current.
     mutating func markCurrent() {
         self.boundary = self.tasks.count
     }
@@ -37,9 +28,7 @@ struct RandomPool: Sendable {
 
     /// Removes the tasks for which `shouldBeRemoved` is true, keeping the current ones before the boundary.
     mutating func removeAll(where shouldBeRemoved: (ScheduledTask) -> Bool) {
-        let current = self.tasks[..<self.boundary].filter { !shouldBeRemoved($0) }
-        let later = self.tasks[self.boundary...].filter { !shouldBeRemoved($0) }
-        self.tasks = ContiguousArray(current + later)
-        self.boundary = current.count
+        self.boundary = self.tasks[..<self.boundary].count { !shouldBeRemoved($0) }
+        self.tasks.removeAll(where: shouldBeRemoved)  // in order: the current tasks kept stay first
     }
 }

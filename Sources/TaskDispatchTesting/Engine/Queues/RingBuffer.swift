@@ -1,13 +1,9 @@
-/// A growable FIFO ring buffer: O(1) amortized append, O(1) removal from the front.
-///
-/// `Array.removeFirst()` is O(n); a test double that drains a million tasks through it is quadratic.
-/// Slots hold optionals so a removed element is released at once.
+/// A growable FIFO ring buffer (`Array.removeFirst()` is O(n)); its slots hold optionals, to release at removal.
 struct RingBuffer<Element> {
     private(set) var slots: ContiguousArray<Element?> = []
     private(set) var head = 0
     private(set) var count = 0
 
-    /// The oldest element, or `nil` when empty.
     @inline(__always)
     var first: Element? {
         self.count == 0 ? nil : self.slots[self.head]
@@ -26,9 +22,7 @@ struct RingBuffer<Element> {
         return self.slots[self.slot(offset)].unsafelyUnwrapped
     }
 
-    /// Appends `element` at the back.
-    ///
-    /// - Complexity: O(1) amortized.
+    /// Appends `element` at the back in O(1) amortized.
     @inline(__always)
     mutating func append(_ element: Element) {
         if self.count == self.slots.count {
@@ -39,8 +33,6 @@ struct RingBuffer<Element> {
     }
 
     /// Removes and returns the oldest element.
-    ///
-    /// - Complexity: O(1).
     @inline(__always)
     mutating func removeFirst() -> Element {
         precondition(self.count > 0, "removeFirst() on an empty ring buffer")
@@ -52,21 +44,10 @@ struct RingBuffer<Element> {
     }
 
     /// Removes the elements for which `shouldBeRemoved` is true, keeping the others in order.
-    ///
-    /// - Complexity: O(`count`).
     mutating func removeAll(where shouldBeRemoved: (Element) -> Bool) {
-        var kept = ContiguousArray<Element?>()
-        kept.reserveCapacity(Swift.max(16, self.count))
-        while !self.isEmpty {
-            let element = self.removeFirst()
-            if !shouldBeRemoved(element) { kept.append(element) }
-        }
-        self.count = kept.count
-        self.head = 0
-        if kept.count < kept.capacity {
-            kept.append(contentsOf: repeatElement(nil, count: kept.capacity - kept.count))
-        }
-        self.slots = kept
+        var kept = RingBuffer()
+        for element in self where !shouldBeRemoved(element) { kept.append(element) }
+        self = kept
     }
 
     /// Doubles the slots, called when they are full: the array grows in place (its elements move bitwise), then the

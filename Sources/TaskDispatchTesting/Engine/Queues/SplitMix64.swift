@@ -1,6 +1,5 @@
-/// SplitMix64: a small, fast generator whose whole state is its seed, so a seed replays an order exactly.
-///
-/// `package`: the benchmark draws its reproducible delays from it too.
+/// SplitMix64: a small, fast generator whose whole state is its seed, so a seed replays an order (and the benchmark's
+/// delays) exactly.
 package struct SplitMix64: Sendable {
     private var state: UInt64
 
