@@ -33,6 +33,12 @@ extension Schedule {
         return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
     }
 
+    /// The runaway failure of a drain at its bound while tasks can still run up to its target.
+    mutating func runawayFailure(_ run: Run) -> Failure? {
+        guard self.hasRunnableTask(jumpingClockTo: run.start.target) else { return nil }
+        return self.failure(.runawayTasks(method: run.method, maxTasks: self.runawayLimit, ran: run.ran))
+    }
+
     /// `scheduled` was just accepted, with `wait` if a tracked task awaits it: records the wait, wakes the waiters, lets
     /// auto-advance reach the task if the test dispatched it, and claims an auto-drain or the waiting drain's assist.
     mutating func accepted(
@@ -44,13 +50,10 @@ extension Schedule {
     ) -> (byTrackedTask: Bool, Action) {
         let byTrackedTask = wait.map { $0.scope.storage === storage } ?? false
         if let wait, awaitGoesOn { wait.recordBegin(in: &self, of: storage) }
-        // The assist (see `WaitingSettles`), where the drain could claim, in manual mode (auto-drain runs the work
-        // anyway); the main-actor check only once a drain waits.
-        if awaited, awaitGoesOn, byTrackedTask, !self.autoDrain, self.claim == nil, self.deferredFailure == nil,
-            self.hasDueTask, let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id),
-            MainActorExecution.isOnMainActor
+        // The main-actor check only once a drain waits.
+        if awaited, awaitGoesOn, byTrackedTask, !self.waitingSettles.isEmpty, MainActorExecution.isOnMainActor,
+            self.claimForWaitingSettle(thread: currentThreadIdentity())
         {
-            self.claim = RunClaim(method: method, thread: currentThreadIdentity())
             return (true, .assist)  // waiters are woken after the runs
         }
         let effects = Effects(woken: self.wokenWaiters())

@@ -97,9 +97,8 @@ extension Schedule {
         case .drain, .settle:
             // Past its bound with nothing left to run up to its target, a drain finishes (no step below).
             let target = run.start.target
-            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit), self.hasRunnableTask(jumpingClockTo: target)
-            {
-                return .fail(self.failure(.runawayTasks(method: run.method, maxTasks: self.runawayLimit, ran: run.ran)))
+            if run.ran >= run.start.bound(runawayLimit: self.runawayLimit), let runaway = self.runawayFailure(run) {
+                return .fail(runaway)
             }
             if !self.hasDueTask {  // the next task needs the clock to move
                 if case .settle = run.kind {
@@ -113,9 +112,8 @@ extension Schedule {
                 {
                     return .fail(failure)
                 }
-                // A drain to idle (no pause, no target) never gets past a live repeating series' next tick.
-                if !run.pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() {
-                    return .fail(self.failure(.liveSeries(method: run.method, tick: tick, limit: self.runawayLimit)))
+                if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
+                    return .fail(series)
                 }
             }
             step = self.next(in: .any, jumpingClockTo: target)
@@ -154,6 +152,13 @@ extension Schedule {
         if run.pauses || run.ran == 1 { run.last = step.run }
         run.justRan = true
         return .run(step)
+    }
+
+    /// A drain to idle (no pause, no target) fails at the jump to a live repeating series' next tick, which never ends.
+    @inline(__always)
+    private mutating func liveSeriesFailure(_ method: String, pauses: Bool, target: Int64) -> Failure? {
+        guard !pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() else { return nil }
+        return self.failure(.liveSeries(method: method, tick: tick, limit: self.runawayLimit))
     }
 
     /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method.
