@@ -110,6 +110,12 @@ final class Storage: Sendable {
         self.monitor.withLock { query($0) }
     }
 
+    /// A change of the engine that leaves nothing to perform after unlocking, in one critical section.
+    @inline(__always)
+    func update<Result>(_ change: (inout Schedule) -> Result) -> Result {
+        self.monitor.withLock(change)
+    }
+
     /// The tracked task of this storage's dispatcher that the calling code runs in (a task it started with
     /// `startTask`, a child task of one, or a task one of them created), if any.
     var trackedCaller: TrackedTaskScope? {
@@ -185,18 +191,6 @@ extension Storage {
         return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
     }
 
-    /// Takes in the timer of a sleep on the virtual clock, due at `due`, which `wait` (a tracked sleeper's) waits on.
-    func dispatch(
-        _ task: DispatchedTask,
-        dueAt due: Int64,
-        waitedOnBy wait: OwnedWait?,
-        awaitedBy awaiting: any TaskAwaiter
-    ) -> TaskHandle {
-        self.record(
-            wait, awaitedBy: awaiting, describedAs: "a sleep on the dispatcher's clock (\"\(task.label ?? "")\")"
-        ) { $0.accept(task, dueAt: due) }
-    }
-
     /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers
     /// the dispatcher's executor (a package hook), and whether its body begins on this thread, held there.
     func startTrackedTask(
@@ -236,10 +230,11 @@ extension Storage {
     /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
     /// tracked task on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``), then performs the action.
     ///
-    /// The wait is `ownedWait` (a sleep's), else the one an awaitable dispatch binds in `TaskTracking.dispatchingWait`
-    /// (not read for a tracked task's start). `awaiter` is bounded in real time unless a tracked task waits.
+    /// The wait is `ownedWait` (a clock sleep's), else the one an awaitable dispatch binds in
+    /// `TaskTracking.dispatchingWait` (not read for a tracked task's start). `awaiter` is bounded in real time unless a
+    /// tracked task waits.
     @inline(__always)
-    private func record(
+    func record(
         _ ownedWait: OwnedWait?,
         readingTheBoundWait: Bool = true,
         awaitedBy awaiter: (any TaskAwaiter)? = nil,
@@ -292,7 +287,7 @@ struct ManualCanceller: TaskCancelling {
 
     /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
-        let released: DispatchedTask.Work? = self.storage.monitor.withLock { $0.cancel(self.task) }
+        let released: DispatchedTask.Work? = self.storage.update { $0.cancel(self.task) }
         return released != nil
     }
 
@@ -304,21 +299,6 @@ struct ManualCanceller: TaskCancelling {
 // MARK: - Queries, settings and hooks
 
 extension Storage {
-    /// The dispatcher's task executor for the package's tests, made once.
-    func taskExecutor<Executor: Sendable & AnyObject>(_ make: () -> Executor) -> Executor {
-        self.monitor.withLock { schedule in
-            if let executor = schedule.taskExecutor as? Executor { return executor }
-            let executor = make()
-            schedule.taskExecutor = executor
-            return executor
-        }
-    }
-
-    /// What the dispatcher leaves at its release, the tracked task `releasing` (finishing) aside.
-    func leftovers(releasing: UInt64?) -> Schedule.Leftovers {
-        self.monitor.withLock { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
-    }
-
     /// For the registry's check after the release: the tracked tasks still running, or an error they threw since.
     func failureAfterRelease() -> Failure? {
         self.monitor.withLock { $0.failureAfterRelease() }
@@ -430,7 +410,7 @@ extension Storage {
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, it moves
     /// now and from now on without waiting for the test, with a note on standard error.
-    func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
+    func clockHoldTimerFired(for generation: UInt64, dispatcherCreatedAt createdAt: CallSite) {
         let thread = currentThreadIdentity()
         let (next, action) = self.monitor.withLock { schedule -> (Int64?, Schedule.Action) in
             guard let next = schedule.clockHoldTimerFired(for: generation) else { return (nil, .none) }
@@ -441,7 +421,7 @@ extension Storage {
             """
             ManualDispatcher (autoAdvance, created at \(createdAt)): every tracked task had settled and the clock \
             could move to \(formatTime(next)), but the test did not wait on the dispatcher for \
-            \(formatRealTimeLimit(limit)): it awaited something the dispatcher cannot see (a tracked task's \
+            \(formatRealTimeLimit(self.waitLimit)): it awaited something the dispatcher cannot see (a tracked task's \
             `task.value`, code that awaits one, an XCTest expectation), or nothing (a preview). The clock moves \
             now, and from now on without waiting for the test, so a task the test starts next may start late. In \
             a test, await through the dispatcher instead: `try await dispatcher.value(of: task)`, `try await \
@@ -457,11 +437,6 @@ extension Storage {
 // MARK: - Waiting
 
 extension Storage {
-    /// A new waiter identity, for a call that may suspend more than once.
-    func makeWaiterID() -> DispatchWaiters<WaitResumer>.ID {
-        self.monitor.withLock { $0.waiters.makeID() }
-    }
-
     /// Suspends until `condition` holds, `deadline` passes or the task is cancelled. The check and the registration
     /// share one section, so a dispatch is seen or wakes the waiter; whoever removes it resumes it once. The test's
     /// `value(of:)` (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
@@ -545,11 +520,6 @@ extension Storage {
 // MARK: - Tracked tasks
 
 extension Storage {
-    /// The tracked task `key` names, if any, and whether one that finished recently has that key.
-    func trackedTask(_ key: TrackedTaskKey) -> (id: UInt64?, finishedRecently: Bool) {
-        self.monitor.withLock { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
-    }
-
     /// Awaits `task` from the tracked task of `scope` (or a child task of it), without a bound: claims the error of
     /// `task` if the dispatcher tracks it, and records the await, so that the caller is settled while `task` is.
     nonisolated(nonsending) func value<Success: Sendable, TaskFailure>(
@@ -572,11 +542,6 @@ extension Storage {
             if let awaited { self.send(.valueAwaitEnded(caller: caller, awaited: awaited)) }
         }
         return try await task.value
-    }
-
-    /// The test's `value(of:)` of tracked task `id` (`key`) was woken, or reached `limit`: how it goes on.
-    func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> Schedule.ValueWaitEnd {
-        self.monitor.withLock { $0.valueWaitEnded(id, key: key, timedOutAfter: limit) }
     }
 }
 

@@ -162,14 +162,14 @@ extension ManualDispatcher {
         self.storage.send(.claimed(key, true))
         // A task this dispatcher did not start: its value, within the limit. One of its own that finished gives its
         // value at once; a limit of zero or less cannot check once whether a task has finished, so it waits.
-        let (tracked, finished) = self.storage.trackedTask(key)
+        let (tracked, finished) = self.storage.update { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
         let limit = self.waitLimit
         guard let id = tracked else {
             guard limit > .zero, !finished else { return try await task.value }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))
             defer { self.storage.send(.untrackedValueWait(begins: false)) }
-            let waiter = self.storage.makeWaiterID()
+            let waiter = self.storage.update { $0.waiters.makeID() }
             Task { [weak storage = self.storage] in
                 _ = await task.result
                 storage?.send(.untrackedTaskEnded(waiter))
@@ -180,7 +180,7 @@ extension ManualDispatcher {
             return try await task.value  // it has ended: this returns at once
         }
         let deadline = limit.dispatchDeadline
-        let waiter = self.storage.makeWaiterID()
+        let waiter = self.storage.update { $0.waiters.makeID() }
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         while true {
             let outcome = await self.storage.suspend(
@@ -189,7 +189,8 @@ extension ManualDispatcher {
                 self.storage.send(.claimed(key, false))  // an error it throws later is still reported
                 throw CancellationError()
             }
-            switch self.storage.valueWaitEnded(id, key: key, timedOutAfter: outcome == .timedOut ? limit : nil) {
+            let timedOut = outcome == .timedOut ? limit : nil
+            switch self.storage.update({ $0.valueWaitEnded(id, key: key, timedOutAfter: timedOut) }) {
             case .finished: return try await task.value  // it has finished: this returns at once
             case .failed(let failure): throw ManualDispatcherError(failure)
             case .waitOn: continue  // within the same limit

@@ -35,6 +35,10 @@ extension ManualDispatcher {
 
     /// The task executor whose jobs are background tasks on this dispatcher; one per dispatcher (see ``Executor``).
     package var taskExecutor: Executor {
-        self.storage.taskExecutor { Executor(dispatcher: self) }
+        self.storage.update { schedule in
+            let executor = schedule.taskExecutor as? Executor ?? Executor(dispatcher: self)
+            schedule.taskExecutor = executor
+            return executor
+        }
     }
 }

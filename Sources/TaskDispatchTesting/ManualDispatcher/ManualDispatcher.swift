@@ -85,7 +85,7 @@ public final class ManualDispatcher: TaskDispatcher {
         // dispatcher weakly: once it is gone (its storage may live on in a handle or a task), the timer does nothing.
         let setTimer: @Sendable (UInt64) -> Void = { [weak self] generation in
             DispatchQueue.global().asyncAfter(deadline: waitLimit.dispatchDeadline) { [weak self] in
-                self?.storage.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
+                self?.storage.clockHoldTimerFired(for: generation, dispatcherCreatedAt: createdAt)
             }
         }
         self.storage.send(.clockHoldTimer(waitLimit > .zero ? setTimer : nil))
@@ -93,7 +93,8 @@ public final class ManualDispatcher: TaskDispatcher {
 
     deinit {
         // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
-        let left = self.storage.leftovers(releasing: self.storage.trackedCaller?.id)
+        let releasing = self.storage.trackedCaller?.id
+        let left = self.storage.update { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
         // A registry checks the running tasks when its check comes, through the schedule they keep alive: by
         // then they have usually finished, and an error one threw after the release is reported.
         let checkedLater = left.running != nil && self.registration != nil
