@@ -191,15 +191,14 @@ extension Storage {
         return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
     }
 
-    /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers
-    /// the dispatcher's executor (a package hook), and whether its body begins on this thread, held there.
-    func startTrackedTask(
-        label: String?,
-        callSite: CallSite,
-        onMainActor: Bool,
-        childJobs: TrackedTasks.ChildJobs,
-        beginsImmediately: Bool
-    ) -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool) {
+    /// Records a tracked task whose operation has `isolation` and takes in its start, in one critical section: the
+    /// scope, whether the task prefers the dispatcher's executor (a package hook), and whether its body begins on this
+    /// thread, held there.
+    func startTrackedTask(label: String?, callSite: CallSite, isolation: (any Actor)?)
+        -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool)
+    {
+        let onMainActor = isolation === MainActor.shared
+        let childJobs = ManualDispatcher.childJobs(isolated: isolation != nil)
         var made: (TrackedTaskScope, Bool, Bool)?
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
             let id = schedule.tracked.begin(
@@ -218,7 +217,7 @@ extension Storage {
             scope.startTask = scheduled
             let prefersExecutor = schedule.tracked.prefersTaskExecutor
             // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once).
-            let immediate = beginsImmediately && !prefersExecutor && !schedule.autoDrain
+            let immediate = ManualDispatcher.beginsTasksImmediately && !prefersExecutor && !schedule.autoDrain
             scope.heldForCaller = immediate
             made = (scope, prefersExecutor, immediate)
             return scheduled

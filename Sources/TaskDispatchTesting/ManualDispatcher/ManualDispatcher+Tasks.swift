@@ -23,12 +23,9 @@ extension ManualDispatcher {
         callSite: CallSite,
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
-        let onMainActor = operation.isolation === MainActor.shared
-        let childJobs = Self.childJobs(isolated: operation.isolation != nil)
         // The task's record and its start, in the one critical section of the start's dispatch.
         let (scope, prefersExecutor, immediate) = self.storage.startTrackedTask(
-            label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs,
-            beginsImmediately: Self.beginsTasksImmediately)
+            label: label, callSite: callSite, isolation: operation.isolation)
         // Bound around the task's creation, which copies it in: inside the body, the async `withValue` would hop.
         let task = TaskTracking.$scope.withValue(scope) {
             self.makeTrackedTask(scope, operation, immediate: immediate, prefersExecutor: prefersExecutor)
@@ -80,14 +77,14 @@ extension ManualDispatcher {
 
     /// Whether a tracked task's child tasks prefer an executor that counts their jobs (see `makeTrackedTask`): the
     /// dispatcher's `taskExecutor` or a `TrackedTaskExecutor`.
-    private static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
+    static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
         guard !isolated else { return .uncountedInIsolatedTask }
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) { return .counted }
         return .uncountedWithoutTaskExecutors
     }
 
     /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
-    private static let beginsTasksImmediately: Bool = {
+    static let beginsTasksImmediately: Bool = {
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) { return true }
         return false
     }()
