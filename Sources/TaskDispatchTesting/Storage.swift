@@ -116,8 +116,7 @@ final class Storage: Sendable {
         self.monitor.withLock(change)
     }
 
-    /// The tracked task of this storage's dispatcher that the calling code runs in (a task it started with
-    /// `startTask`, a child task of one, or a task one of them created), if any.
+    /// The tracked task of this dispatcher that the calling code runs in (or in a child task or `Task` of), if any.
     var trackedCaller: TrackedTaskScope? {
         TrackedTaskScope.current.flatMap { $0.storage === self ? $0 : nil }
     }
@@ -144,8 +143,7 @@ final class Storage: Sendable {
             self.drainUnbound(Run("auto-drain", .autoDrain))
             if observing, let observe = effects.rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
         case .assist:
-            // The due tasks of the one waiting async drain, inside a tracked task's awaited dispatch on the main
-            // actor: two main-actor jobs fewer per await (see `WaitingSettles`).
+            // The waiting async drain's due tasks, in a tracked task's awaited dispatch (see `WaitingSettles`).
             self.drainUnbound(Run("assist", .assist))
         case .run(let step):
             self.execute(step.work)
@@ -191,9 +189,8 @@ extension Storage {
         return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
     }
 
-    /// Records a tracked task whose operation has `isolation` and takes in its start, in one critical section: the
-    /// scope, whether the task prefers the dispatcher's executor (a package hook), and whether its body begins on this
-    /// thread, held there.
+    /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers the
+    /// dispatcher's executor (a package hook), and whether its body begins on this thread, held there.
     func startTrackedTask(label: String?, callSite: CallSite, isolation: (any Actor)?)
         -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool)
     {
@@ -226,12 +223,9 @@ extension Storage {
         return made
     }
 
-    /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
-    /// tracked task on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``), then performs the action.
-    ///
-    /// The wait is `ownedWait` (a clock sleep's), else the one an awaitable dispatch binds in
-    /// `TaskTracking.dispatchingWait` (not read for a tracked task's start). `awaiter` is bounded in real time unless a
-    /// tracked task waits.
+    /// Takes a task in with `accept` and records a tracked task's wait on it (`ownedWait`, else the awaitable
+    /// dispatch's bound wait unless `readingTheBoundWait` is false), in one critical section, then performs the action
+    /// and bounds `awaiter` in real time unless a tracked task waits.
     @inline(__always)
     func record(
         _ ownedWait: OwnedWait?,
@@ -261,9 +255,8 @@ extension Storage {
         return TaskHandle(canceller: ManualCanceller(storage: self, task: scheduled))
     }
 
-    /// Bounds an await of `task` from outside the tracked tasks: if `task` is still pending ``waitLimit`` after its
-    /// dispatch, the dispatcher cancels it and fails the await, naming `what` was awaited (``ManualDispatcher/verifyIdle()``
-    /// and the release report it again). The timer holds nothing strongly.
+    /// Bounds an await of `task` from outside the tracked tasks: still pending ``waitLimit`` after its dispatch, `task`
+    /// is cancelled and the await fails, naming `what`. The timer holds nothing strongly.
     private func bound(_ awaiting: any TaskAwaiter, of task: ScheduledTask, describedAs what: String) {
         // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
         guard self.read({ _ in task.isPending }) else { return }
@@ -286,21 +279,11 @@ struct ManualCanceller: TaskCancelling {
 
     /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
-        let released: DispatchedTask.Work? = self.storage.update { $0.cancel(self.task) }
-        return released != nil
+        self.storage.update { $0.cancel(self.task) } != nil
     }
 
     var isTaskCancelled: Bool {
         self.storage.read { [task] _ in task.state == .cancelled }
-    }
-}
-
-// MARK: - Queries, settings and hooks
-
-extension Storage {
-    /// For the registry's check after the release: the tracked tasks still running, or an error they threw since.
-    func failureAfterRelease() -> Failure? {
-        self.monitor.withLock { $0.failureAfterRelease() }
     }
 }
 
@@ -433,7 +416,7 @@ extension Storage {
     }
 }
 
-// MARK: - Waiting
+// MARK: - Waiting, and a tracked task's await
 
 extension Storage {
     /// Suspends until `condition` holds, `deadline` passes or the task is cancelled. The check and the registration
@@ -485,8 +468,8 @@ extension Storage {
         }
     }
 
-    /// Waits, within `limit`, until every cancelled tracked task has finished, unless the calling task is cancelled;
-    /// works for a released dispatcher too. It runs nothing: the check that follows reports a task still running.
+    /// Waits within `limit`, running nothing, until every cancelled tracked task has finished or the caller is
+    /// cancelled.
     func awaitCancelledTrackedTasks(within limit: Duration) async {
         let deadline = limit.dispatchDeadline
         while let (id, waiter) = self.monitor.withLock({ schedule in
@@ -514,11 +497,7 @@ extension Storage {
         run.ran += ranForIt
         return woke == .timedOut && ranForIt > 0 ? .conditionMet : woke
     }
-}
 
-// MARK: - Tracked tasks
-
-extension Storage {
     /// Awaits `task` from the tracked task of `scope` (or a child task of it), without a bound: claims the error of
     /// `task` if the dispatcher tracks it, and records the await, so that the caller is settled while `task` is.
     nonisolated(nonsending) func value<Success: Sendable, TaskFailure>(
@@ -568,5 +547,10 @@ extension Storage {
             _ = check.wait(timeout: awaited?.deadline ?? .now())
         }
         return failure
+    }
+
+    /// For the registry's check after the release: the tracked tasks still running, or an error they threw since.
+    func failureAfterRelease() -> Failure? {
+        self.monitor.withLock { $0.failureAfterRelease() }
     }
 }
