@@ -35,8 +35,7 @@ extension ManualDispatcher {
         return task
     }
 
-    /// The tracked task itself, begun at once on this thread when `immediate` (see `startTask`'s comments), with
-    /// its body in ``runTracked(_:_:isolation:)``.
+    /// The tracked task itself, begun at once on this thread when `immediate`, its body ``runTracked(_:_:isolation:)``.
     private func makeTrackedTask<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
@@ -56,10 +55,9 @@ extension ManualDispatcher {
             return Task { @MainActor in try await Self.runTracked(scope, operation, isolation: MainActor.shared) }
         }
         // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
-        // that counts them, so the task settles only when no part of it runs. A task isolated to an actor has none:
-        // with one, a main-actor task would give up the main actor at each call that takes an isolation. The task's
-        // closure keeps the executor alive: a runtime may not. With `prefersExecutor` (the package's own tests), the
-        // dispatcher's executor: every job of the task is a pending task of the dispatcher.
+        // that counts them, so the task settles only when no part of it runs (an actor-isolated task has none: a
+        // main-actor one would give up the main actor at each call that takes an isolation). The task's closure keeps
+        // the executor alive: a runtime may not. `prefersExecutor` (the package's tests): the dispatcher's executor.
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let preferred: (any TaskExecutor)? = prefersExecutor ? self.taskExecutor : nil
             let counting = isolation == nil ? preferred ?? TrackedTaskExecutor(scope: scope) : nil
@@ -89,9 +87,8 @@ extension ManualDispatcher {
         return false
     }()
 
-    /// The body of a tracked task, run on the operation's own isolation, so that the operation and the records of
-    /// its start and end share one executor: a main-actor task never hops through the global executor between
-    /// them.
+    /// The body of a tracked task, on the operation's own isolation: the operation and the records of its start and
+    /// end share one executor, so a main-actor task never hops through the global executor between them.
     private static func runTracked<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,

@@ -80,16 +80,14 @@ extension ManualDispatcher {
 }
 
 extension ManualDispatcher.Clock: NanosecondReadingClock {
-    /// Reads ``now`` in nanoseconds through the storage alone, without a `Duration`: what a repeating series reads
-    /// at each tick.
+    /// Reads ``now`` in nanoseconds through the storage, without a `Duration`: what a repeating series reads each tick.
     package var nanosecondReader: @Sendable () -> Int64 {
         { [storage = self.dispatcher.storage] in storage.read { $0.now } }
     }
 }
 
 extension ManualDispatcher: SeriesForwarding {
-    /// Dispatches a series' tick through the storage, so that a live series does not keep the dispatcher alive: its
-    /// release still reports the series.
+    /// Dispatches a series' tick through the storage, so that a live series does not keep the dispatcher alive.
     package var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? {
         { [storage = self.storage] in storage.dispatch($0) }
     }

@@ -16,8 +16,6 @@ extension ManualDispatcher {
         }
 
         /// Holds `job` as a background task on the dispatcher, to run when the test runs that task.
-        ///
-        /// - Parameter job: The job the runtime enqueues.
         package func enqueue(_ job: consuming ExecutorJob) {
             let job = UnownedJob(job)
             guard let dispatcher = self.dispatcher else {
