@@ -110,8 +110,13 @@ final class Storage: Sendable {
         self.monitor.withLock { query($0) }
     }
 
-    /// The tracked task of this storage's dispatcher that the calling code runs in (a task it started with
-    /// `startTask`, a child task of one, or a task one of them created), if any.
+    /// A change of the engine that leaves nothing to perform after unlocking, in one critical section.
+    @inline(__always)
+    func update<Result>(_ change: (inout Schedule) -> Result) -> Result {
+        self.monitor.withLock(change)
+    }
+
+    /// The tracked task of this dispatcher that the calling code runs in (or in a child task or `Task` of), if any.
     var trackedCaller: TrackedTaskScope? {
         TrackedTaskScope.current.flatMap { $0.storage === self ? $0 : nil }
     }
@@ -138,8 +143,7 @@ final class Storage: Sendable {
             self.drainUnbound(Run("auto-drain", .autoDrain))
             if observing, let observe = effects.rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
         case .assist:
-            // The due tasks of the one waiting async drain, inside a tracked task's awaited dispatch on the main
-            // actor: two main-actor jobs fewer per await (see `WaitingSettles`).
+            // The waiting async drain's due tasks, in a tracked task's awaited dispatch (see `WaitingSettles`).
             self.drainUnbound(Run("assist", .assist))
         case .run(let step):
             self.execute(step.work)
@@ -185,27 +189,13 @@ extension Storage {
         return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
     }
 
-    /// Takes in the timer of a sleep on the virtual clock, due at `due`, which `wait` (a tracked sleeper's) waits on.
-    func dispatch(
-        _ task: DispatchedTask,
-        dueAt due: Int64,
-        waitedOnBy wait: OwnedWait?,
-        awaitedBy awaiting: any TaskAwaiter
-    ) -> TaskHandle {
-        self.record(
-            wait, awaitedBy: awaiting, describedAs: "a sleep on the dispatcher's clock (\"\(task.label ?? "")\")"
-        ) { $0.accept(task, dueAt: due) }
-    }
-
-    /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers
-    /// the dispatcher's executor (a package hook), and whether its body begins on this thread, held there.
-    func startTrackedTask(
-        label: String?,
-        callSite: CallSite,
-        onMainActor: Bool,
-        childJobs: TrackedTasks.ChildJobs,
-        beginsImmediately: Bool
-    ) -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool) {
+    /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers the
+    /// dispatcher's executor (a package hook), and whether its body begins on this thread, held there.
+    func startTrackedTask(label: String?, callSite: CallSite, isolation: (any Actor)?)
+        -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool)
+    {
+        let onMainActor = isolation === MainActor.shared
+        let childJobs = ManualDispatcher.childJobs(isolated: isolation != nil)
         var made: (TrackedTaskScope, Bool, Bool)?
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
             let id = schedule.tracked.begin(
@@ -224,7 +214,7 @@ extension Storage {
             scope.startTask = scheduled
             let prefersExecutor = schedule.tracked.prefersTaskExecutor
             // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once).
-            let immediate = beginsImmediately && !prefersExecutor && !schedule.autoDrain
+            let immediate = ManualDispatcher.beginsTasksImmediately && !prefersExecutor && !schedule.autoDrain
             scope.heldForCaller = immediate
             made = (scope, prefersExecutor, immediate)
             return scheduled
@@ -233,13 +223,11 @@ extension Storage {
         return made
     }
 
-    /// Takes a task in with `accept`, in the one critical section of a dispatch that also records the wait of a
-    /// tracked task on it (see ``Schedule/accepted(_:wait:of:awaited:awaitGoesOn:)``), then performs the action.
-    ///
-    /// The wait is `ownedWait` (a sleep's), else the one an awaitable dispatch binds in `TaskTracking.dispatchingWait`
-    /// (not read for a tracked task's start). `awaiter` is bounded in real time unless a tracked task waits.
+    /// Takes a task in with `accept` and records a tracked task's wait on it (`ownedWait`, else the awaitable
+    /// dispatch's bound wait unless `readingTheBoundWait` is false), in one critical section, then performs the action
+    /// and bounds `awaiter` in real time unless a tracked task waits.
     @inline(__always)
-    private func record(
+    func record(
         _ ownedWait: OwnedWait?,
         readingTheBoundWait: Bool = true,
         awaitedBy awaiter: (any TaskAwaiter)? = nil,
@@ -267,9 +255,8 @@ extension Storage {
         return TaskHandle(canceller: ManualCanceller(storage: self, task: scheduled))
     }
 
-    /// Bounds an await of `task` from outside the tracked tasks: if `task` is still pending ``waitLimit`` after its
-    /// dispatch, the dispatcher cancels it and fails the await, naming `what` was awaited (``ManualDispatcher/verifyIdle()``
-    /// and the release report it again). The timer holds nothing strongly.
+    /// Bounds an await of `task` from outside the tracked tasks: still pending ``waitLimit`` after its dispatch, `task`
+    /// is cancelled and the await fails, naming `what`. The timer holds nothing strongly.
     private func bound(_ awaiting: any TaskAwaiter, of task: ScheduledTask, describedAs what: String) {
         // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
         guard self.read({ _ in task.isPending }) else { return }
@@ -292,36 +279,11 @@ struct ManualCanceller: TaskCancelling {
 
     /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
-        let released: DispatchedTask.Work? = self.storage.monitor.withLock { $0.cancel(self.task) }
-        return released != nil
+        self.storage.update { $0.cancel(self.task) } != nil
     }
 
     var isTaskCancelled: Bool {
         self.storage.read { [task] _ in task.state == .cancelled }
-    }
-}
-
-// MARK: - Queries, settings and hooks
-
-extension Storage {
-    /// The dispatcher's task executor for the package's tests, made once.
-    func taskExecutor<Executor: Sendable & AnyObject>(_ make: () -> Executor) -> Executor {
-        self.monitor.withLock { schedule in
-            if let executor = schedule.taskExecutor as? Executor { return executor }
-            let executor = make()
-            schedule.taskExecutor = executor
-            return executor
-        }
-    }
-
-    /// What the dispatcher leaves at its release, the tracked task `releasing` (finishing) aside.
-    func leftovers(releasing: UInt64?) -> Schedule.Leftovers {
-        self.monitor.withLock { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
-    }
-
-    /// For the registry's check after the release: the tracked tasks still running, or an error they threw since.
-    func failureAfterRelease() -> Failure? {
-        self.monitor.withLock { $0.failureAfterRelease() }
     }
 }
 
@@ -430,7 +392,7 @@ extension Storage {
 
     /// The timer of auto-advance's hold `generation` fired (see ``ClockHold``): if the clock is still held, it moves
     /// now and from now on without waiting for the test, with a note on standard error.
-    func clockHoldTimerFired(for generation: UInt64, limit: Duration, dispatcherCreatedAt createdAt: CallSite) {
+    func clockHoldTimerFired(for generation: UInt64, dispatcherCreatedAt createdAt: CallSite) {
         let thread = currentThreadIdentity()
         let (next, action) = self.monitor.withLock { schedule -> (Int64?, Schedule.Action) in
             guard let next = schedule.clockHoldTimerFired(for: generation) else { return (nil, .none) }
@@ -441,7 +403,7 @@ extension Storage {
             """
             ManualDispatcher (autoAdvance, created at \(createdAt)): every tracked task had settled and the clock \
             could move to \(formatTime(next)), but the test did not wait on the dispatcher for \
-            \(formatRealTimeLimit(limit)): it awaited something the dispatcher cannot see (a tracked task's \
+            \(formatRealTimeLimit(self.waitLimit)): it awaited something the dispatcher cannot see (a tracked task's \
             `task.value`, code that awaits one, an XCTest expectation), or nothing (a preview). The clock moves \
             now, and from now on without waiting for the test, so a task the test starts next may start late. In \
             a test, await through the dispatcher instead: `try await dispatcher.value(of: task)`, `try await \
@@ -454,14 +416,9 @@ extension Storage {
     }
 }
 
-// MARK: - Waiting
+// MARK: - Waiting, and a tracked task's await
 
 extension Storage {
-    /// A new waiter identity, for a call that may suspend more than once.
-    func makeWaiterID() -> DispatchWaiters<WaitResumer>.ID {
-        self.monitor.withLock { $0.waiters.makeID() }
-    }
-
     /// Suspends until `condition` holds, `deadline` passes or the task is cancelled. The check and the registration
     /// share one section, so a dispatch is seen or wakes the waiter; whoever removes it resumes it once. The test's
     /// `value(of:)` (`asTheTestsAwaitOfATask`) lets auto-advance make a jump held for it (see `ClockHold`).
@@ -511,8 +468,8 @@ extension Storage {
         }
     }
 
-    /// Waits, within `limit`, until every cancelled tracked task has finished, unless the calling task is cancelled;
-    /// works for a released dispatcher too. It runs nothing: the check that follows reports a task still running.
+    /// Waits within `limit`, running nothing, until every cancelled tracked task has finished or the caller is
+    /// cancelled.
     func awaitCancelledTrackedTasks(within limit: Duration) async {
         let deadline = limit.dispatchDeadline
         while let (id, waiter) = self.monitor.withLock({ schedule in
@@ -540,15 +497,6 @@ extension Storage {
         run.ran += ranForIt
         return woke == .timedOut && ranForIt > 0 ? .conditionMet : woke
     }
-}
-
-// MARK: - Tracked tasks
-
-extension Storage {
-    /// The tracked task `key` names, if any, and whether one that finished recently has that key.
-    func trackedTask(_ key: TrackedTaskKey) -> (id: UInt64?, finishedRecently: Bool) {
-        self.monitor.withLock { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
-    }
 
     /// Awaits `task` from the tracked task of `scope` (or a child task of it), without a bound: claims the error of
     /// `task` if the dispatcher tracks it, and records the await, so that the caller is settled while `task` is.
@@ -572,11 +520,6 @@ extension Storage {
             if let awaited { self.send(.valueAwaitEnded(caller: caller, awaited: awaited)) }
         }
         return try await task.value
-    }
-
-    /// The test's `value(of:)` of tracked task `id` (`key`) was woken, or reached `limit`: how it goes on.
-    func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> Schedule.ValueWaitEnd {
-        self.monitor.withLock { $0.valueWaitEnded(id, key: key, timedOutAfter: limit) }
     }
 }
 
@@ -604,5 +547,10 @@ extension Storage {
             _ = check.wait(timeout: awaited?.deadline ?? .now())
         }
         return failure
+    }
+
+    /// For the registry's check after the release: the tracked tasks still running, or an error they threw since.
+    func failureAfterRelease() -> Failure? {
+        self.monitor.withLock { $0.failureAfterRelease() }
     }
 }

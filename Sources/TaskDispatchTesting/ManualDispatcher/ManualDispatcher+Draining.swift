@@ -204,8 +204,7 @@ extension ManualDispatcher {
         try await self.settle("settle", limit: limit, movesClock: true) { $0 }
     }
 
-    /// `runUntilIdle()`, or `advance(by: 1 s, waitingUpTo: 200 ms)` when the call set its own limit: how messages
-    /// name the call.
+    /// The call as messages name it: `runUntilIdle()`, or `advance(by: 1 s, waitingUpTo: 200 ms)` with its own limit.
     func method(_ name: String, argument: String? = nil, limit: Duration?) -> String {
         let arguments = [argument, limit.map { "waitingUpTo: \(formatDuration($0))" }].compactMap { $0 }
         return "\(name)(\(arguments.joined(separator: ", ")))"

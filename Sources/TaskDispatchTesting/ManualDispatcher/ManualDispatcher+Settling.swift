@@ -13,7 +13,7 @@ extension ManualDispatcher {
     ) async throws -> Int {
         let method = self.method(name, argument: argument, limit: limit)
         let limit = limit ?? self.waitLimit
-        let id = self.storage.makeWaiterID()
+        let id = self.storage.update { $0.waiters.makeID() }
         var deadline = limit.dispatchDeadline
         var limitStartedAt: Int64?  // the clock's time when the limit began again, if the clock moved
         var run = Run(method, .settle)

@@ -99,7 +99,7 @@ extension ManualDispatcher {
     {
         let limit = limit ?? self.waitLimit
         let deadline = limit.dispatchDeadline
-        let id = self.storage.makeWaiterID()
+        let id = self.storage.update { $0.waiters.makeID() }
         var run = Run(method, .step(scope, waits: true))
         while true {
             // Before it chooses and before it returns, the cancelled tracked tasks settle: `verifyIdle()` sees them done.

@@ -23,12 +23,9 @@ extension ManualDispatcher {
         callSite: CallSite,
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
-        let onMainActor = operation.isolation === MainActor.shared
-        let childJobs = Self.childJobs(isolated: operation.isolation != nil)
         // The task's record and its start, in the one critical section of the start's dispatch.
         let (scope, prefersExecutor, immediate) = self.storage.startTrackedTask(
-            label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs,
-            beginsImmediately: Self.beginsTasksImmediately)
+            label: label, callSite: callSite, isolation: operation.isolation)
         // Bound around the task's creation, which copies it in: inside the body, the async `withValue` would hop.
         let task = TaskTracking.$scope.withValue(scope) {
             self.makeTrackedTask(scope, operation, immediate: immediate, prefersExecutor: prefersExecutor)
@@ -38,8 +35,7 @@ extension ManualDispatcher {
         return task
     }
 
-    /// The tracked task itself, begun at once on this thread when `immediate` (see `startTask`'s comments), with
-    /// its body in ``runTracked(_:_:isolation:)``.
+    /// The tracked task itself, begun at once on this thread when `immediate`, its body ``runTracked(_:_:isolation:)``.
     private func makeTrackedTask<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
@@ -59,10 +55,9 @@ extension ManualDispatcher {
             return Task { @MainActor in try await Self.runTracked(scope, operation, isolation: MainActor.shared) }
         }
         // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
-        // that counts them, so the task settles only when no part of it runs. A task isolated to an actor has none:
-        // with one, a main-actor task would give up the main actor at each call that takes an isolation. The task's
-        // closure keeps the executor alive: a runtime may not. With `prefersExecutor` (the package's own tests), the
-        // dispatcher's executor: every job of the task is a pending task of the dispatcher.
+        // that counts them, so the task settles only when no part of it runs (an actor-isolated task has none: a
+        // main-actor one would give up the main actor at each call that takes an isolation). The task's closure keeps
+        // the executor alive: a runtime may not. `prefersExecutor` (the package's tests): the dispatcher's executor.
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let preferred: (any TaskExecutor)? = prefersExecutor ? self.taskExecutor : nil
             let counting = isolation == nil ? preferred ?? TrackedTaskExecutor(scope: scope) : nil
@@ -80,21 +75,20 @@ extension ManualDispatcher {
 
     /// Whether a tracked task's child tasks prefer an executor that counts their jobs (see `makeTrackedTask`): the
     /// dispatcher's `taskExecutor` or a `TrackedTaskExecutor`.
-    private static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
+    static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
         guard !isolated else { return .uncountedInIsolatedTask }
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) { return .counted }
         return .uncountedWithoutTaskExecutors
     }
 
     /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
-    private static let beginsTasksImmediately: Bool = {
+    static let beginsTasksImmediately: Bool = {
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) { return true }
         return false
     }()
 
-    /// The body of a tracked task, run on the operation's own isolation, so that the operation and the records of
-    /// its start and end share one executor: a main-actor task never hops through the global executor between
-    /// them.
+    /// The body of a tracked task, on the operation's own isolation: the operation and the records of its start and
+    /// end share one executor, so a main-actor task never hops through the global executor between them.
     private static func runTracked<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
@@ -162,14 +156,14 @@ extension ManualDispatcher {
         self.storage.send(.claimed(key, true))
         // A task this dispatcher did not start: its value, within the limit. One of its own that finished gives its
         // value at once; a limit of zero or less cannot check once whether a task has finished, so it waits.
-        let (tracked, finished) = self.storage.trackedTask(key)
+        let (tracked, finished) = self.storage.update { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
         let limit = self.waitLimit
         guard let id = tracked else {
             guard limit > .zero, !finished else { return try await task.value }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))
             defer { self.storage.send(.untrackedValueWait(begins: false)) }
-            let waiter = self.storage.makeWaiterID()
+            let waiter = self.storage.update { $0.waiters.makeID() }
             Task { [weak storage = self.storage] in
                 _ = await task.result
                 storage?.send(.untrackedTaskEnded(waiter))
@@ -180,7 +174,7 @@ extension ManualDispatcher {
             return try await task.value  // it has ended: this returns at once
         }
         let deadline = limit.dispatchDeadline
-        let waiter = self.storage.makeWaiterID()
+        let waiter = self.storage.update { $0.waiters.makeID() }
         // Woken by the task's end, which the dispatcher records; bounded, since the task may need the test.
         while true {
             let outcome = await self.storage.suspend(
@@ -189,7 +183,8 @@ extension ManualDispatcher {
                 self.storage.send(.claimed(key, false))  // an error it throws later is still reported
                 throw CancellationError()
             }
-            switch self.storage.valueWaitEnded(id, key: key, timedOutAfter: outcome == .timedOut ? limit : nil) {
+            let timedOut = outcome == .timedOut ? limit : nil
+            switch self.storage.update({ $0.valueWaitEnded(id, key: key, timedOutAfter: timedOut) }) {
             case .finished: return try await task.value  // it has finished: this returns at once
             case .failed(let failure): throw ManualDispatcherError(failure)
             case .waitOn: continue  // within the same limit

@@ -24,7 +24,7 @@ extension ManualDispatcher {
         let place = context.map { ", in: .\($0)" } ?? ""
         let method = self.method("waitForPendingTasks", argument: "\(count)\(place)", limit: limit)
         let limit = limit ?? self.waitLimit
-        let id = self.storage.makeWaiterID()
+        let id = self.storage.update { $0.waiters.makeID() }
         let condition = DispatchWaiters<WaitResumer>.Condition.pendingTasks(atLeast: count, in: context)
         try await self.storage.wait(until: condition, id: id, deadline: limit.dispatchDeadline) {
             $0.failure(.pendingTasksNotReached(method: method, count: count, context: context, limit: limit))

@@ -51,7 +51,8 @@ extension ManualDispatcher {
             }
             let deadline = "clock sleep until \(formatTime(due))"
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
-            let wait = sleeper?.makeWait(on: "a sleep on the dispatcher's clock (\"\(label)\")")
+            let what = "a sleep on the dispatcher's clock (\"\(label)\")"
+            let wait = sleeper?.makeWait(on: what)
             let awaited = AwaitedDispatch<Void>(reporting: wait)
             // `Clock.sleep(until:tolerance:)` has no parameter for the caller's file and line: a sleep in a tracked task
             // is attributed to the task's start, any other to this line.
@@ -61,7 +62,9 @@ extension ManualDispatcher {
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     awaited.start(continuation) {
-                        self.dispatcher.storage.dispatch(task, dueAt: due, waitedOnBy: wait, awaitedBy: awaited)
+                        self.dispatcher.storage.record(wait, awaitedBy: awaited, describedAs: what) {
+                            $0.accept(task, dueAt: due)
+                        }
                     }
                 }
             } onCancel: {
@@ -77,16 +80,14 @@ extension ManualDispatcher {
 }
 
 extension ManualDispatcher.Clock: NanosecondReadingClock {
-    /// Reads ``now`` in nanoseconds through the storage alone, without a `Duration`: what a repeating series reads
-    /// at each tick.
+    /// Reads ``now`` in nanoseconds through the storage, without a `Duration`: what a repeating series reads each tick.
     package var nanosecondReader: @Sendable () -> Int64 {
         { [storage = self.dispatcher.storage] in storage.read { $0.now } }
     }
 }
 
 extension ManualDispatcher: SeriesForwarding {
-    /// Dispatches a series' tick through the storage, so that a live series does not keep the dispatcher alive: its
-    /// release still reports the series.
+    /// Dispatches a series' tick through the storage, so that a live series does not keep the dispatcher alive.
     package var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? {
         { [storage = self.storage] in storage.dispatch($0) }
     }

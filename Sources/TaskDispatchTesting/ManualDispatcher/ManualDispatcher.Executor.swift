@@ -16,8 +16,6 @@ extension ManualDispatcher {
         }
 
         /// Holds `job` as a background task on the dispatcher, to run when the test runs that task.
-        ///
-        /// - Parameter job: The job the runtime enqueues.
         package func enqueue(_ job: consuming ExecutorJob) {
             let job = UnownedJob(job)
             guard let dispatcher = self.dispatcher else {
@@ -35,6 +33,10 @@ extension ManualDispatcher {
 
     /// The task executor whose jobs are background tasks on this dispatcher; one per dispatcher (see ``Executor``).
     package var taskExecutor: Executor {
-        self.storage.taskExecutor { Executor(dispatcher: self) }
+        self.storage.update { schedule in
+            let executor = schedule.taskExecutor as? Executor ?? Executor(dispatcher: self)
+            schedule.taskExecutor = executor
+            return executor
+        }
     }
 }

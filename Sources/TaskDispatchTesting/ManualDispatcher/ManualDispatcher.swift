@@ -81,11 +81,10 @@ public final class ManualDispatcher: TaskDispatcher {
         let createdAt = CallSite(fileID: fileID, line: line)
         self.registration = ManualDispatcherRegistry.current.map { .init(createdAt: createdAt, registry: $0) }
         self.registration?.attach(self)
-        // A hold of the clock in auto-advance lasts at most the wait limit (`ClockHold`). The timer holds the
-        // dispatcher weakly: once it is gone (its storage may live on in a handle or a task), the timer does nothing.
+        // A clock hold lasts at most the wait limit (`ClockHold`); its timer does nothing once the dispatcher is gone.
         let setTimer: @Sendable (UInt64) -> Void = { [weak self] generation in
             DispatchQueue.global().asyncAfter(deadline: waitLimit.dispatchDeadline) { [weak self] in
-                self?.storage.clockHoldTimerFired(for: generation, limit: waitLimit, dispatcherCreatedAt: createdAt)
+                self?.storage.clockHoldTimerFired(for: generation, dispatcherCreatedAt: createdAt)
             }
         }
         self.storage.send(.clockHoldTimer(waitLimit > .zero ? setTimer : nil))
@@ -93,9 +92,9 @@ public final class ManualDispatcher: TaskDispatcher {
 
     deinit {
         // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
-        let left = self.storage.leftovers(releasing: self.storage.trackedCaller?.id)
-        // A registry checks the running tasks when its check comes, through the schedule they keep alive: by
-        // then they have usually finished, and an error one threw after the release is reported.
+        let releasing = self.storage.trackedCaller?.id
+        let left = self.storage.update { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
+        // A registry checks running tasks later, through the storage they keep alive, and reports an error since.
         let checkedLater = left.running != nil && self.registration != nil
         var report = ""
         var onlyPendingTasks: (listed: [PendingTask], count: Int)?
@@ -120,8 +119,7 @@ public final class ManualDispatcher: TaskDispatcher {
             ManualDispatcherRegistry.Release(
                 report: report.isEmpty ? nil : report, onlyPendingTasks: onlyPendingTasks,
                 trackedTasks: checkedLater ? self.storage : nil))
-        // A registry whose check records every failure (the idle trait) reports the release; the line on standard
-        // error would say it twice.
+        // A registry that records every failure (the idle trait) reports the release: standard error would repeat it.
         if !report.isEmpty, self.registration?.reportsReleases != true { writeToStandardError(report) }
     }
 
@@ -139,9 +137,8 @@ public final class ManualDispatcher: TaskDispatcher {
 
     // MARK: - Observing
 
-    /// The virtual time: zero when the dispatcher was created, moved only by ``advance(by:)``, ``advance(to:)``, their
-    /// async forms, auto-advance and the drains that jump to the next delayed task. It stops at about 292 years; a
-    /// task due past that never runs (<doc:TestingWithVirtualTime>).
+    /// The virtual time: zero at creation, moved only by the `advance` methods, auto-advance and the drains that jump
+    /// to the next delayed task; it stops at about 292 years (<doc:TestingWithVirtualTime>).
     public var now: Duration {
         .nanoseconds(self.storage.read { $0.now })
     }

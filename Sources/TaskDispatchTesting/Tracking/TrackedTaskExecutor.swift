@@ -1,11 +1,10 @@
 import Dispatch
 import TaskDispatch
 
-/// The task executor a nonisolated tracked task prefers, and with it its `async let` children, its task groups'
-/// children and the default actors they enter: it runs each job at once on a global dispatch queue of the job's
-/// priority, as the global concurrent executor would, and holds nothing. It counts, in the task's record, the jobs
-/// enqueued and not yet run, so that the task is settled only when no part of it runs (not before a sibling reached
-/// its first sleep). Code on an actor with an executor of its own (the main actor) does not pass through it.
+/// The task executor a nonisolated tracked task prefers, and with it its child tasks and the default actors they
+/// enter: it runs each job at once on the global queue of the job's priority and counts, in the task's record, the
+/// jobs enqueued and not yet run, so the task settles only when no part of it runs (not before a sibling reached its
+/// first sleep). Code on an actor with an executor of its own (the main actor) does not pass through it.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class TrackedTaskExecutor: TaskExecutor {
     /// The tracked task whose jobs it counts.

@@ -3,8 +3,6 @@ import TaskDispatch
 /// A task started with ``ManualDispatcher/startTask(label:callSite:operation:)``, as its own code sees it: bound in
 /// `TaskTracking.scope` around the task's operation, it makes the waits its awaitable dispatches and clock sleeps
 /// report, and it is the task's start gate (the body waits in ``waitForStart(isolation:)`` until ``startRan(in:)``).
-/// The dispatcher records a wait in the critical section that accepts the awaited task, so the records never say
-/// "settled" while the work is not yet pending; ``OwnedWait/end(cancelled:)`` ends it before the waiter resumes.
 ///
 /// `@unchecked Sendable`: its mutable fields are read and written only under the lock of ``storage``.
 final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
@@ -29,13 +27,12 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// waits must be told from those of other tasks inside it.
     let countsChildJobs: Bool
     /// What the body's wait ends with: `nil` while the start task has not run, `success` once it ran, `failure` if
-    /// the task was cancelled before its start ran, and the start with it. Under the lock of ``storage``.
+    /// the task was cancelled before its start ran, and the start with it.
     private var outcome: Result<Void, any Error>?
-    /// The body, suspended at the gate. Taken, under the lock of ``storage``, by exactly one of ``startRan(in:)`` (into
-    /// `admitted`, resumed after unlocking), ``cancelStart(in:)`` and ``releaseFromCaller()``.
+    /// The body, suspended at the gate. Taken by exactly one of ``startRan(in:)`` (into `admitted`),
+    /// ``cancelStart(in:)`` and ``releaseFromCaller()``.
     private var waiting: StartContinuation?
-    /// The body's wait that ``startRan(in:)`` let through, set under the lock of ``storage`` and taken after unlocking
-    /// by the same thread (``resumeAdmitted()``); nothing else reads it.
+    /// The body's wait that ``startRan(in:)`` let through, taken after unlocking by ``resumeAdmitted()``.
     private var admitted: StartContinuation?
     /// Whether the body may still run on its creator's stack (begun with `Task.immediate`, until
     /// ``releaseFromCaller()``): only that resumes it meanwhile, or a start run by another thread would run the
@@ -77,7 +74,6 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
 
     /// The start task ran: records the start and admits the body's wait, for ``resumeAdmitted()`` (unless the body is
     /// still held for its creator: then ``releaseFromCaller()`` lets it through). Call under the lock of ``storage``.
-    /// From here the task runs on its own until it waits on the dispatcher.
     func startRan(in schedule: inout Schedule) {
         schedule.tracked.markStarted(self.id, at: schedule.now)
         // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
@@ -90,10 +86,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     func resumeAdmitted() { self.admitted.take()?.resume() }
 
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first,
-    /// which cancels the start. It runs on the caller's isolation, and the body resumes there.
-    ///
-    /// - Parameter isolation: The caller's isolation, where the body resumes.
-    /// - Throws: `CancellationError` if the task was cancelled before its start ran.
+    /// which cancels the start. It runs on the caller's `isolation`, and the body resumes there.
     func waitForStart(isolation: isolated (any Actor)? = #isolation) async throws {
         try await withTaskCancellationHandler {
             _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
@@ -173,12 +166,8 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
         self.waiter = waiter
     }
 
-    /// Records the wait in `schedule` if it is a wait of one of that schedule's tracked tasks that was neither
-    /// recorded nor ended yet. Call under the lock of `storage`, the dispatcher that accepts the awaited task.
-    ///
-    /// A wait that another dispatcher's task makes (work that reaches this dispatcher through a decorator of
-    /// another) is not this dispatcher's, and code that a dispatch call runs synchronously (a decorator's own
-    /// dispatches, a task run at once in auto-drain mode) cannot record it twice.
+    /// Records the wait in `schedule`, under the lock of `storage` (the dispatcher accepting the awaited task), once,
+    /// and only if it is a wait of that dispatcher's tracked tasks (not another's behind a decorator).
     func recordBegin(in schedule: inout Schedule, of storage: Storage) {
         // The owner first: `state` may be read only under the lock of the dispatcher that made the wait.
         guard self.scope.storage === storage, self.state == .unrecorded else { return }
@@ -187,11 +176,8 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
         self.state = .recorded
     }
 
-    /// The awaited work ran or was cancelled: ends the wait in the dispatcher's records, if it was recorded there,
-    /// and wakes the async calls the change satisfies.
-    ///
-    /// - Parameter cancelled: Whether the wait ends with `CancellationError`, which the records keep as the task's
-    ///   last event: a cancelled task that goes on looping is named as such when it does not settle.
+    /// The awaited work ran or was cancelled (`cancelled`, kept as the task's last event, names a cancelled task that
+    /// goes on looping): ends the wait in the dispatcher's records and wakes the calls the change satisfies.
     func end(cancelled: Bool) {
         self.scope.storage.send(.waitEnded(self, cancelled: cancelled))
     }
