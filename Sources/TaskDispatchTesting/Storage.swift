@@ -453,8 +453,8 @@ extension Storage {
         }
     }
 
-    /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` finds, or returns if it finds
-    /// none (the condition came to hold as the timer fired); throws `CancellationError` if the calling task is.
+    /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` finds, unless the condition came
+    /// to hold as the timer fired; throws `CancellationError` if the calling task is.
     nonisolated(nonsending) func wait(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
@@ -464,7 +464,11 @@ extension Storage {
         switch await self.suspend(until: condition, id: id, deadline: deadline) {
         case .conditionMet: return
         case .cancelled: throw CancellationError()
-        case .timedOut: if let failure = self.read(timedOut) { throw ManualDispatcherError(failure) }
+        case .timedOut:
+            let failure = self.read {
+                condition.isMet(by: $0.waitCounts, isFinished: $0.tracked.hasFinished) ? nil : timedOut($0)
+            }
+            if let failure { throw ManualDispatcherError(failure) }
         }
     }
 

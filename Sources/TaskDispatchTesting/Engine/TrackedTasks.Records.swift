@@ -14,6 +14,9 @@ extension TrackedTasks {
 
         var all: some Sequence<Record> { self.slots.lazy.compactMap { $0 } }
 
+        /// The records' identities, in no particular order: read in place, without a copy of each record.
+        var ids: some Sequence<UInt64> { self.slots.lazy.compactMap { $0?.id } }
+
         /// Stores the record `make` builds for its identity, and returns that identity.
         mutating func insert(_ make: (UInt64) -> Record) -> UInt64 {
             let slot = self.free.popLast() ?? self.slots.count
@@ -34,9 +37,16 @@ extension TrackedTasks {
 
         mutating func remove(_ id: UInt64) -> Record? {
             guard let slot = self.slot(of: id) else { return nil }
-            self.free.append(slot)
             self.count -= 1
-            return self.slots[slot].take()
+            let record = self.slots[slot].take()
+            if self.count == 0 {
+                // The last one: the table starts over, so that a scan costs the records, not the most ever tracked.
+                self.slots.removeAll(keepingCapacity: true)
+                self.free.removeAll(keepingCapacity: true)
+            } else {
+                self.free.append(slot)
+            }
+            return record
         }
 
         private func slot(of id: UInt64) -> Int? {

@@ -308,14 +308,14 @@ struct TrackedTasks: Sendable {
     }
 
     /// The number of tracked tasks that are not settled, derived from the records in O(n).
-    var unsettledCount: Int { self.records.all.reduce(0) { $0 + (self.isSettled($1.id) ? 0 : 1) } }
+    var unsettledCount: Int { self.records.ids.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) } }
 
     /// ``unsettledCount``, and how many of those tasks were cancelled, in one pass.
     var unsettledCounts: (all: Int, cancelled: Int) {
         var counts = (all: 0, cancelled: 0)
-        for record in self.records.all where !self.isSettled(record.id) {
+        for id in self.records.ids where !self.isSettled(id) {
             counts.all += 1
-            if self.wasCancelled(record.id) { counts.cancelled += 1 }
+            if self.wasCancelled(id) { counts.cancelled += 1 }
         }
         return counts
     }
@@ -350,7 +350,7 @@ struct TrackedTasks: Sendable {
 
     /// Whether any tracked task is unsettled and isolated to the main actor; O(1) with no unfinished tracked task.
     var hasUnsettledOnMainActor: Bool {
-        self.unfinishedCount > 0 && self.records.all.contains { self.needsMainActor($0.id) }
+        self.unfinishedCount > 0 && self.records.ids.contains { self.needsMainActor($0) }
     }
 
     /// Whether task `id` is unsettled and isolated to the main actor, and not merely awaiting (through
@@ -373,7 +373,7 @@ struct TrackedTasks: Sendable {
 
     /// The records `include` picks, oldest first, as an error shows them.
     private func describe(where include: (UInt64) -> Bool) -> [UnsettledTask] {
-        self.records.all.sorted { $0.id < $1.id }.filter { include($0.id) }.map(self.describe)
+        self.records.ids.filter(include).sorted().compactMap { self.records[$0].map(self.describe) }
     }
 
     private func describe(_ record: Record) -> UnsettledTask {
