@@ -87,13 +87,13 @@ func queueDelayedChain(_ ticks: Int, timeout: Double) throws -> Double {
 }
 
 /// Where ``manualDispatchAndRun(_:through:)`` sends its tasks.
-enum ScopeRoute {
+enum ScopeRoute: String {
     /// Straight to the `ManualDispatcher`.
-    case direct
+    case direct = "nothing"
     /// Through a `DispatchScope` over it.
-    case scope
+    case scope = "a scope"
     /// Through a ``LeastScope`` over it, the least any scope can do.
-    case leastScope
+    case leastScope = "the least scope"
 }
 
 /// `size` immediate background tasks dispatched to a `ManualDispatcher` by `route`, then run.
@@ -149,72 +149,46 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     }
 
     let size = configuration.manualSizes.last ?? 100_000
-    progress("ManualDispatcher: a dispatch through a scope vs direct")
-    do {
-        let result = try compare(repetitions: configuration.repetitions) {
-            try manualDispatchAndRun(size, through: .scope)
-        } baseline: {
-            try manualDispatchAndRun(size, through: .direct)
+    let floor = "  the scope rows' floor: the same through the least scope (LeastScope) vs direct"
+    for (route, measure, target) in [
+        (ScopeRoute.scope, "ManualDispatcher: dispatch + run through a DispatchScope vs direct", 1.3),
+        (.leastScope, floor, nil),
+    ] {
+        progress("ManualDispatcher: a dispatch through \(route.rawValue) vs direct")
+        do {
+            let result = try compare(repetitions: configuration.repetitions) {
+                try manualDispatchAndRun(size, through: route)
+            } baseline: {
+                try manualDispatchAndRun(size, through: .direct)
+            }
+            rows.append(ratioRow(measure, size: size, result, target: target))
+        } catch {
+            rows.append(.failure("ManualDispatcher through \(route.rawValue)", size: formatCount(size), "\(error)"))
         }
-        rows.append(
-            ratioRow(
-                "ManualDispatcher: dispatch + run through a DispatchScope vs direct", size: size, result, target: 1.3))
-    } catch {
-        rows.append(.failure("ManualDispatcher through a scope", size: formatCount(size), "\(error)"))
-    }
-    progress("ManualDispatcher: a dispatch through the least scope vs direct")
-    do {
-        let result = try compare(repetitions: configuration.repetitions) {
-            try manualDispatchAndRun(size, through: .leastScope)
-        } baseline: {
-            try manualDispatchAndRun(size, through: .direct)
-        }
-        rows.append(
-            ratioRow(
-                "  the scope rows' floor: the same through the least scope (LeastScope) vs direct", size: size, result,
-                target: nil))
-    } catch {
-        rows.append(.failure("ManualDispatcher through the least scope", size: formatCount(size), "\(error)"))
     }
 
     let count = configuration.dispatchTasks
-    progress("QueueDispatcher: a dispatch through a scope vs direct")
-    do {
-        let direct = QueueDispatcher()
-        let scope = DispatchScope(direct)
-        let result = try compare(repetitions: configuration.productionRepetitions) {
-            try throughput(count: count, timeout: configuration.batchTimeout) { group in
-                scope.background { group.leave() }
+    let direct = QueueDispatcher()
+    for (route, measure, target) in [
+        (ScopeRoute.scope, "QueueDispatcher: background through a DispatchScope vs direct", 1.3),
+        (.leastScope, floor, nil),
+    ] {
+        progress("QueueDispatcher: a dispatch through \(route.rawValue) vs direct")
+        let scoped: any TaskDispatcher = route == .scope ? DispatchScope(direct) : LeastScope(direct)
+        do {
+            let result = try compare(repetitions: configuration.productionRepetitions) {
+                try throughput(count: count, timeout: configuration.batchTimeout) { group in
+                    scoped.background { group.leave() }
+                }
+            } baseline: {
+                try throughput(count: count, timeout: configuration.batchTimeout) { group in
+                    direct.background { group.leave() }
+                }
             }
-        } baseline: {
-            try throughput(count: count, timeout: configuration.batchTimeout) { group in
-                direct.background { group.leave() }
-            }
+            rows.append(ratioRow(measure, size: count, result, target: target))
+        } catch {
+            rows.append(.failure("QueueDispatcher through \(route.rawValue)", size: formatCount(count), "\(error)"))
         }
-        rows.append(
-            ratioRow("QueueDispatcher: background through a DispatchScope vs direct", size: count, result, target: 1.3))
-    } catch {
-        rows.append(.failure("QueueDispatcher through a scope", size: formatCount(count), "\(error)"))
-    }
-    progress("QueueDispatcher: a dispatch through the least scope vs direct")
-    do {
-        let direct = QueueDispatcher()
-        let scope = LeastScope(direct)
-        let result = try compare(repetitions: configuration.productionRepetitions) {
-            try throughput(count: count, timeout: configuration.batchTimeout) { group in
-                scope.background { group.leave() }
-            }
-        } baseline: {
-            try throughput(count: count, timeout: configuration.batchTimeout) { group in
-                direct.background { group.leave() }
-            }
-        }
-        rows.append(
-            ratioRow(
-                "  the scope rows' floor: the same through the least scope (LeastScope) vs direct", size: count, result,
-                target: nil))
-    } catch {
-        rows.append(.failure("QueueDispatcher through the least scope", size: formatCount(count), "\(error)"))
     }
 
     rows.append(scopeChurnRow(configuration))
