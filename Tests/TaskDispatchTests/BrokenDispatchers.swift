@@ -327,12 +327,8 @@ struct WaitDroppingDecorator: StartTaskForwarding {
 /// own: a test's drains run before the task reaches the dispatcher underneath.
 struct LateForwardingDecorator: StartTaskForwarding {
     let base: any TaskDispatcher
-    let clock: AnyDispatcherClock
 
-    init(base: any TaskDispatcher) {
-        self.base = base
-        self.clock = AnyDispatcherClock(base.clock)
-    }
+    var clock: AnyDispatcherClock { AnyDispatcherClock(self.base.clock) }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { self.base.dispatch(task) }
