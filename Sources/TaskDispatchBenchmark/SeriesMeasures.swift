@@ -33,7 +33,8 @@ final class DelayedChain: @unchecked Sendable {
 
 /// `ticks` ticks of a series every microsecond on a `ManualDispatcher`, run by one `advance`.
 func manualTicks(_ ticks: Int) throws -> Double {
-    let dispatcher = ManualDispatcher(historyLimit: 0)
+    // One advance runs every tick: the runaway limit (100,000 by default) must not stop the full run's million.
+    let dispatcher = ManualDispatcher(runawayLimit: ticks + 1, historyLimit: 0)
     let counter = Counter()
     let elapsed = try time {
         let series = dispatcher.background(every: .microseconds(1)) { counter.value &+= 1 }
@@ -46,7 +47,7 @@ func manualTicks(_ ticks: Int) throws -> Double {
 
 /// The same number of delayed dispatch-and-runs, each task dispatching the next a microsecond later.
 func manualDelayedChain(_ ticks: Int) throws -> Double {
-    let dispatcher = ManualDispatcher(historyLimit: 0)
+    let dispatcher = ManualDispatcher(runawayLimit: ticks + 1, historyLimit: 0)
     let chain = DelayedChain(dispatcher, interval: .microseconds(1), limit: ticks)
     let elapsed = try time {
         dispatcher.background(after: .microseconds(1)) { chain.step() }
