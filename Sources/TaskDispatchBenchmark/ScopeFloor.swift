@@ -22,10 +22,9 @@ import TaskDispatch
 ///
 /// Per dispatch it keeps one record of the live task (a class: the run's closure captures it alone, so the closure
 /// needs no box of its own), links it into a list under one lock, forwards a copy of the task with the record's
-/// closure in place of the caller's, and unlinks the record under the lock when the task runs. It does less than a
-/// correct scope: nothing stops a run on a concurrent dispatcher from coming before the link, it neither counts
-/// background work for a shutdown wait nor ends an awaitable call it cancels, and a dispatch after `cancelAll()`
-/// is forwarded all the same.
+/// closure in place of the caller's, and unlinks the record under the lock when the task runs (or does not link it,
+/// when the run came first). It does less than `DispatchScope`: it neither counts background work for a shutdown
+/// wait nor ends an awaitable call it cancels, and a dispatch after `cancelAll()` is forwarded all the same.
 final class LeastScope: TaskDispatcher, @unchecked Sendable {
     /// One live task: guarded by the scope's lock.
     final class Record: TaskCancelling, @unchecked Sendable {
@@ -93,6 +92,7 @@ final class LeastScope: TaskDispatcher, @unchecked Sendable {
         let inner = self.base.dispatch(forwarded)
         self.lock.withLock {
             record.inner = inner
+            guard record.work != nil else { return }  // it ran already (a dispatcher with threads of its own)
             let first = self.head.take()
             first?.previous = Unmanaged.passUnretained(record)
             record.next = first

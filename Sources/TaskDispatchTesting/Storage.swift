@@ -110,7 +110,8 @@ final class Storage: Sendable {
         self.monitor.withLock { query($0) }
     }
 
-    /// A change of the engine that leaves nothing to perform after unlocking, in one critical section.
+    /// A change of the engine in one critical section, with no `Action` to perform after unlocking (what it returns,
+    /// such as a released closure, goes after the unlock).
     @inline(__always)
     func update<Result>(_ change: (inout Schedule) -> Result) -> Result {
         self.monitor.withLock(change)
@@ -279,7 +280,8 @@ struct ManualCanceller: TaskCancelling {
 
     /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
-        self.storage.update { $0.cancel(self.task) } != nil
+        let released = self.storage.update { $0.cancel(self.task) }
+        return released != nil
     }
 
     var isTaskCancelled: Bool {
@@ -465,9 +467,7 @@ extension Storage {
         case .conditionMet: return
         case .cancelled: throw CancellationError()
         case .timedOut:
-            let failure = self.read {
-                condition.isMet(by: $0.waitCounts, isFinished: $0.tracked.hasFinished) ? nil : timedOut($0)
-            }
+            let failure = self.update { $0.holds(condition, for: id) ? nil : timedOut($0) }
             if let failure { throw ManualDispatcherError(failure) }
         }
     }

@@ -309,6 +309,17 @@ struct CreepingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
+    /// A series whose next tick lies past the end of the virtual clock never falls due: a drain to idle ends, as it
+    /// does over a one-off task that far away, and the series stays pending.
+    @Test func aSeriesPastTheEndOfTheClockDoesNotStopADrain() throws {
+        let dispatcher = ManualDispatcher()
+        let series = dispatcher.background(every: .seconds(10_000_000_000), label: "never") {}
+        try dispatcher.runUntilIdle()
+        #expect(dispatcher.pendingTaskCount == 1 && dispatcher.now == .zero)
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
     @Test func asyncRunUntilIdleThrowsAtOnceToo() async throws {
         let dispatcher = ManualDispatcher()
         let series = dispatcher.foreground(every: .seconds(1), label: "poll") {}

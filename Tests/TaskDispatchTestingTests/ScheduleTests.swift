@@ -31,6 +31,24 @@ import Testing
         return labels
     }
 
+    /// What a wait checks at its registration and at its time-out: a condition that came to hold as the timer fired
+    /// ends the wait instead of an error that contradicts itself ("for 1 pending task, but 1 is pending"), and an
+    /// untracked task's end recorded after the timer removed the waiter counts, once.
+    @Test func aWaitsConditionHoldsWhenItComesToHoldBeforeTheTimeOutIsRead() {
+        var schedule = Schedule(order: .dispatch, historyLimit: 0)
+        let id = schedule.waiters.makeID()
+        let pendingBefore = schedule.holds(.pendingTasks(atLeast: 1, in: nil), for: id)
+        _ = schedule.accept(Self.task("arrives"))
+        let pendingAfter = schedule.holds(.pendingTasks(atLeast: 1, in: nil), for: id)
+        let foregroundAfter = schedule.holds(.pendingTasks(atLeast: 1, in: .foreground), for: id)
+        #expect(!pendingBefore && pendingAfter && !foregroundAfter)
+        let endedBefore = schedule.holds(.untrackedTaskEnded, for: id)
+        _ = schedule.handle(.untrackedTaskEnded(id), thread: 0)  // no waiter registered: recorded for it
+        let ended = schedule.holds(.untrackedTaskEnded, for: id)
+        let endedAgain = schedule.holds(.untrackedTaskEnded, for: id)  // taken
+        #expect(!endedBefore && ended && !endedAgain)
+    }
+
     @Test func dueTasksRunByDueTimeThenDispatchOrderAcrossContexts() {
         var schedule = Schedule(order: .dispatch, historyLimit: 10)
         _ = schedule.accept(Self.task("late", after: .seconds(2)))

@@ -5,7 +5,7 @@ extension RuleCheck {
         let clock = self.subject.dispatcher.clock
         if clock is ContinuousClock || clock is SuspendingClock {
             throw self.violation(
-                "a sleep on the subject's clock put no timer on the ManualDispatcher underneath: the clock is \(type(of: clock)), a real-time clock, so the sleep waits in real time"
+                "the subject's clock is \(type(of: clock)), a real-time clock: a sleep on it would put no timer on the ManualDispatcher underneath and wait in real time. Forward the base's clock (var clock: Base.DispatcherClock { base.clock }, or AnyDispatcherClock(base.clock))"
             )
         }
         let pending = base.pendingTaskCount

@@ -80,14 +80,17 @@ struct RuleCheck: Sendable {
             guard let first = missing.first else { return }
             let started = indices.count - missing.count
             let others = missing.count > 1 ? " (and \(missing.count - 1) more, such as task \(missing[1]))" : ""
-            // Tasks a decorator forwarded after its dispatch(_:) returned wait on the ManualDispatcher underneath.
-            let held = self.subject.manualBase?.pendingTaskCount ?? 0
-            let late =
-                held == 0
-                ? ""
-                : "; \(held) tasks wait on the ManualDispatcher underneath: the decorator forwarded them after its dispatch(_:) returned (from another thread or a Task), so the test's drains did not see them. Forward each task inside dispatch(_:), before it returns"
+            // Tasks a decorator forwarded after its dispatch(_:) returned wait, due, on the ManualDispatcher underneath.
+            if let base = self.subject.manualBase {
+                let late = base.pendingTasks.count { $0.dueTime <= base.now }
+                if late > 0 {
+                    throw self.violation(
+                        "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason), and \(late) due tasks wait on the ManualDispatcher underneath: the decorator forwarded them after its dispatch(_:) returned (from another thread or a Task), so the test's drains did not see them. Forward each task inside dispatch(_:), before it returns"
+                    )
+                }
+            }
             throw self.violation(
-                "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)\(late)"
+                "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
             )
         }
     }

@@ -102,6 +102,15 @@ extension Schedule {
 // MARK: - Waits
 
 extension Schedule {
+    /// Whether waiter `id`'s `condition` holds now: at its registration, and at its time-out (a condition that came to
+    /// hold as the timer fired ends the wait, not with an error). An untracked task's end recorded for it is taken.
+    mutating func holds(_ condition: DispatchWaiters<WaitResumer>.Condition, for id: DispatchWaiters<WaitResumer>.ID)
+        -> Bool
+    {
+        (condition == .untrackedTaskEnded && self.untrackedTasksEnded.remove(id) != nil)
+            || condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished)
+    }
+
     /// Registers waiter `id` unless `condition` holds already (then `resumer` is woken at once). The test's await of
     /// a tracked task ends a hold of the clock, and in auto-advance the caller, on `thread`, may now drain.
     mutating func register(
@@ -112,10 +121,7 @@ extension Schedule {
         asTheTestsAwaitOfATask: Bool,
         thread: UInt
     ) -> Action {
-        let endedBefore = condition == .untrackedTaskEnded && self.untrackedTasksEnded.remove(id) != nil
-        guard !endedBefore, !condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished) else {
-            return .proceed(Effects(woken: [resumer]))
-        }
+        guard !self.holds(condition, for: id) else { return .proceed(Effects(woken: [resumer])) }
         var effects = Effects(arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline))
         if let observer = self.waiters.registrationObserver { effects.setRare { $0.observe = observer } }
         guard asTheTestsAwaitOfATask else { return .proceed(effects) }
