@@ -12,7 +12,7 @@ final class ManualDispatcherRegistryXCTests: XCTestCase {
         dispatchers.track { super.invokeTest() }  // tracks setUp, the test and tearDown
     }
 
-    override func tearDown() async throws {
+    @concurrent override func tearDown() async throws {
         // Once the tasks the test's end cancelled have ended; each failure at the line that created its dispatcher.
         for failure in await dispatchers.idleFailuresOnceCancelledTasksEnd() {
             XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
