@@ -17,6 +17,27 @@ import Testing
         #expect(dispatcher.now == .seconds(3))
     }
 
+    /// The virtual clock counts whole nanoseconds: a delay or a sleep with a fraction of one falls due at the next
+    /// whole nanosecond, never before its time (a delay is a lower bound).
+    @Test func aDelayWithAFractionOfANanosecondFallsDueAtTheNextWholeOne() async throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        dispatcher.background(after: .nanoseconds(1) / 2, label: "half") { log.record("half") }
+        dispatcher.background(after: .nanoseconds(3) / 2, label: "one and a half") { log.record("one and a half") }
+        dispatcher.background(after: .nanoseconds(2), label: "two") { log.record("two") }
+        #expect(dispatcher.pendingTasks.map(\.dueTime) == [.nanoseconds(1), .nanoseconds(2), .nanoseconds(2)])
+        #expect(try dispatcher.runCurrent() == 0)
+        #expect(try await dispatcher.advance(by: .nanoseconds(1)) == 1)
+        #expect(try await dispatcher.advance(by: .nanoseconds(1)) == 2)
+        #expect(log.events == ["half", "one and a half", "two"])
+        let sleeper = dispatcher.startTask(label: "sleeper") {
+            try await dispatcher.clock.sleep(until: dispatcher.clock.now.advanced(by: .nanoseconds(1) / 2))
+            return dispatcher.now
+        }
+        try await dispatcher.runUntilIdle()
+        #expect(try await dispatcher.value(of: sleeper) == .nanoseconds(3))
+    }
+
     @Test func delayedTasksWaitForTheClock() throws {
         let dispatcher = ManualDispatcher()
         let log = EventLog()

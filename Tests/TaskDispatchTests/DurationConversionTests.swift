@@ -42,6 +42,17 @@ import Testing
         #expect(Duration(_high: 0, low: 2_500_000_000).nanosecondsSaturated == 2)
     }
 
+    /// Rounded up on both paths: the quick one under 9.2 s and the general one past it.
+    @Test func nanosecondsRoundUpToTheNextWholeOne() {
+        #expect((Duration.nanoseconds(1) / 2).nanosecondsRoundedUp == 1)
+        #expect(Duration.nanoseconds(2).nanosecondsRoundedUp == 2)
+        #expect((Duration.seconds(20) + .nanoseconds(1) / 2).nanosecondsRoundedUp == 20_000_000_001)
+        #expect(Duration.seconds(20).nanosecondsRoundedUp == 20_000_000_000)
+        #expect((Duration.nanoseconds(-3) / 2).nanosecondsRoundedUp == -1)
+        #expect(Duration.largest.nanosecondsRoundedUp == .max)
+        #expect(Duration.smallest.nanosecondsRoundedUp == .min)
+    }
+
     @Test func realTimeComponentsFitA32BitInt() throws {
         // The bug this catches: `Int64(Int.max / 1_000_000_000) - 1` is 1 with a 32-bit `Int`, so every delay
         // of a second or more became "never"; and `Int(nanoseconds)` trapped past 2.1 s.

@@ -33,6 +33,17 @@ extension Duration {
         return self.nanoseconds(saturatingAs: Int64.self)
     }
 
+    /// The duration in whole nanoseconds, rounded up (toward positive infinity) and saturating at the bounds of
+    /// `Int64`: a delay or a deadline on the virtual clock, which a task must not run before.
+    package var nanosecondsRoundedUp: Int64 {
+        if self._high == 0, self._low <= UInt64(Int64.max) {
+            let (whole, fraction) = self._low.quotientAndRemainder(dividingBy: 1_000_000_000)
+            return Int64(whole) + (fraction == 0 ? 0 : 1)
+        }
+        let truncated = self.nanosecondsSaturated
+        return truncated != .max && Duration.nanoseconds(truncated) < self ? truncated + 1 : truncated
+    }
+
     /// The duration in whole nanoseconds, rounded down (toward negative infinity) and saturating at the bounds of
     /// `Int64`: for a move of the virtual clock, so that a negative duration of less than a nanosecond still moves
     /// it backwards (and is refused) instead of counting as zero.

@@ -99,7 +99,7 @@ struct Schedule: Sendable {
     mutating func accept(_ task: DispatchedTask) -> ScheduledTask {
         // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
         guard task.delay > .zero else { return self.accept(task, dueAt: self.now) }
-        let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsSaturated)
+        let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsRoundedUp)
         return self.accept(task, dueAt: overflow ? TaskKey.never : sum)
     }
 

@@ -38,7 +38,7 @@ extension ManualDispatcher {
         ///   dispatcher at once); ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``
         ///   when code outside the tracked tasks slept longer than ``ManualDispatcher/waitLimit`` of real time.
         public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-            let due = deadline.offset.nanosecondsSaturated
+            let due = deadline.offset.nanosecondsRoundedUp
             let sleeper = TrackedTaskScope.current
             guard due > self.dispatcher.now.nanosecondsSaturated else {
                 // Noted, so that a loop of such sleeps, which never settles, is named for what it does.
