@@ -43,6 +43,25 @@ import Testing
         }
     }
 
+    /// With a wait limit of zero a drain checks once, without waiting: a tracked task that has not settled then is
+    /// named, and the message says the limit, not only what the task might await.
+    @Test func aDrainWithAZeroWaitLimitSaysItCheckedOnce() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .zero)
+        let (events, source) = AsyncStream.makeStream(of: Int.self)
+        let listening = dispatcher.startTask(label: "listen") {
+            for await _ in events {}
+        }
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
+        let summary = error?.summary ?? ""
+        #expect(
+            summary.contains("runUntilIdle() checked once without waiting, since the dispatcher's waitLimit is 0 s"),
+            "\(summary)")
+        #expect(summary.contains("\"listen\" started at"), "\(summary)")
+        #expect(summary.contains("in a test, leave the default"), "\(summary)")
+        source.finish()
+        _ = await listening.result
+    }
+
     /// Runs `call` over a main-actor task "listen" that awaits `runInBackground` (which the waiting drain runs for
     /// it) and then a stream that never yields: `call` must throw ``ManualDispatcherError/Kind/unsettledTasks(after:)``
     /// no sooner than the limit, within ``atMost``, with a summary that begins with `prefix`.

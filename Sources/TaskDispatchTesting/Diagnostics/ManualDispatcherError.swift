@@ -99,6 +99,8 @@ extension ManualDispatcherError {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
             "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(errors.map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" }.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
+        case .tasksNotSettled(let method, let limit?, let tasks, _) where limit <= .zero:
+            "\(method) checked once without waiting, since the dispatcher's waitLimit is \(formatRealTimeLimit(limit)), and \(count(tasks.count, "tracked task")) had not settled: \(Self.listing(tasks)). A tracked task needs a moment of real time to reach its next wait on the dispatcher, and a drain with no wait limit gives it none: a waitLimit of zero suits previews, where nothing drains; in a test, leave the default"
         case .tasksNotSettled(let method, let limit?, let tasks, let since):
             "\(method) waited \(formatRealTimeLimit(limit)) of real time\(since.map { " after it moved the clock to \(formatTime($0))" } ?? ""), and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
         case .tasksNotSettled(let method, nil, let tasks, _):
