@@ -10,7 +10,7 @@ import Foundation
 /// It keeps the ``TaskDispatcher`` contract; background tasks run with their priority as quality of service, and
 /// cancelling releases the closure at once. The background queue is not exposed, so nothing bypasses
 /// ``maxConcurrentBackgroundTasks``. See the article "Production dispatchers".
-public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
+public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarrying, ScopeCarrier {
     /// The number of background tasks that may run at once.
     public let maxConcurrentBackgroundTasks: Int
 
@@ -62,21 +62,40 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            self.enqueue(task, as: AtomicTaskOperation.self)
+            TaskHandle(canceller: self.enqueue(task, as: AtomicTaskOperation.self, membership: nil))
         } else {
-            self.enqueue(task, as: LockedTaskOperation.self)
+            TaskHandle(canceller: self.enqueue(task, as: LockedTaskOperation.self, membership: nil))
         }
+    }
+
+    package var scopeCarrier: any ScopeCarrier {
+        self
+    }
+
+    package func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
+        let operation: any ProductionTaskLifecycle =
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                self.enqueue(task, as: AtomicTaskOperation.self, membership: membership)
+            } else {
+                self.enqueue(task, as: LockedTaskOperation.self, membership: membership)
+            }
+        return (TaskHandle(canceller: operation), operation)
+    }
+
+    package func cancel(_ task: AnyObject) {
+        _ = (task as? any TaskCancelling)?.cancelTask()
     }
 
     @inline(__always)
     private func enqueue<TaskOperation: Operation & ProductionTaskLifecycle>(
         _ task: DispatchedTask,
-        as _: TaskOperation.Type
-    ) -> TaskHandle {
+        as _: TaskOperation.Type,
+        membership: ScopeMembership?
+    ) -> TaskOperation {
         let operation: TaskOperation
         switch task.work {
         case .foreground:
-            operation = TaskOperation(task.work, tracker: nil)
+            operation = TaskOperation(task.work, tracker: nil, membership: membership)
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) {
                     guard !operation.isTaskCancelled else { return }
@@ -86,7 +105,8 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
                 OperationQueue.main.addOperation(operation)
             }
         case .background:
-            operation = TaskOperation(task.work, tracker: task.neverRuns ? nil : self.tracker)
+            operation = TaskOperation(
+                task.work, tracker: task.neverRuns ? nil : self.tracker, membership: membership)
             if task.priority != .medium {
                 operation.qualityOfService = Self.qualityOfService(task.priority)
             }
@@ -100,7 +120,7 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
                 queue.addOperation(operation)
             }
         }
-        return TaskHandle(canceller: operation)
+        return operation
     }
 
     /// Blocks the calling thread until no background operation is outstanding, or `timeout` passes; the form for
@@ -153,10 +173,12 @@ final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
+    let membership: ScopeMembership?
 
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
         self.work = work
         self.tracker = copy tracker
+        self.membership = membership
         super.init()
         tracker?.taskAccepted()
     }
@@ -197,10 +219,12 @@ final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     private let state = LockedTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
+    let membership: ScopeMembership?
 
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
         self.work = work
         self.tracker = copy tracker
+        self.membership = membership
         super.init()
         tracker?.taskAccepted()
     }

@@ -23,7 +23,7 @@ public import Dispatch
 /// and then dispatch order. Background tasks go to the global queue of their ``BackgroundPriority``, or to your
 /// queue, whose own quality of service then applies. Cancelling releases the closure at once. A dispatch allocates
 /// one object, the task's work and state (two before macOS 15 / iOS 18). See the article "Production dispatchers".
-public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
+public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarrying {
     private let backgroundQueue: DispatchQueue?
     private let tracker = BackgroundWorkTracker()
     private let delayedForeground = DelayedForegroundQueue()
@@ -51,18 +51,34 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            self.enqueue(task, as: AtomicProductionTask.self)
+            TaskHandle(canceller: self.enqueue(task, as: AtomicProductionTask.self, membership: nil))
         } else {
-            self.enqueue(task, as: LockedProductionTask.self)
+            TaskHandle(canceller: self.enqueue(task, as: LockedProductionTask.self, membership: nil))
         }
     }
 
+    package var scopeCarrier: any ScopeCarrier {
+        QueueScopeCarrier(dispatcher: self)
+    }
+
+    fileprivate func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
+        let state: any ProductionTaskLifecycle =
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                self.enqueue(task, as: AtomicProductionTask.self, membership: membership)
+            } else {
+                self.enqueue(task, as: LockedProductionTask.self, membership: membership)
+            }
+        return (TaskHandle(canceller: state), state)
+    }
+
     @inline(__always)
-    private func enqueue<State: SubmittableTask>(_ task: DispatchedTask, as _: State.Type) -> TaskHandle {
+    private func enqueue<State: SubmittableTask>(
+        _ task: DispatchedTask, as _: State.Type, membership: ScopeMembership?
+    ) -> State {
         let state: State
         switch task.work {
         case .foreground:
-            state = State(task.work, tracker: nil)
+            state = State(task.work, tracker: nil, membership: membership)
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) { state.run() }
             } else {
@@ -73,7 +89,8 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
                 #endif
             }
         case .background:
-            state = State(task.work, tracker: task.neverRuns ? nil : self.tracker)
+            state = State(
+                task.work, tracker: task.neverRuns ? nil : self.tracker, membership: membership)
             if task.isDelayed {
                 let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
@@ -87,7 +104,7 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
                 #endif
             }
         }
-        return TaskHandle(canceller: state)
+        return state
     }
 
     /// Blocks the calling thread until no background task is outstanding, or `timeout` passes: the form for
@@ -119,4 +136,21 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting {
         /// `DispatchQueue.global(qos:)` passes (`QOS_CLASS_BACKGROUND` … `QOS_CLASS_USER_INTERACTIVE`).
         private static let qualityOfServiceClasses: [Int] = [0x09, 0x11, 0x15, 0x19, 0x21]
     #endif
+}
+
+/// A ``QueueDispatcher``'s ``ScopeCarrier``: a reference to a copy of it.
+private final class QueueScopeCarrier: ScopeCarrier {
+    let dispatcher: QueueDispatcher
+
+    init(dispatcher: QueueDispatcher) {
+        self.dispatcher = dispatcher
+    }
+
+    func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
+        self.dispatcher.dispatch(task, membership: membership)
+    }
+
+    func cancel(_ task: AnyObject) {
+        _ = (task as? any TaskCancelling)?.cancelTask()
+    }
 }

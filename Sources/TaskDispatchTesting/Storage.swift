@@ -147,7 +147,7 @@ final class Storage: Sendable {
             // The waiting async drain's due tasks, in a tracked task's awaited dispatch (see `WaitingSettles`).
             self.drainUnbound(Run("assist", .assist))
         case .run(let step):
-            self.execute(step.work)
+            self.execute(step)
         case .fail, .paused:
             break  // the caller's: it throws, or checks its condition
         }
@@ -181,13 +181,29 @@ final class Storage: Sendable {
 
 // MARK: - Dispatching
 
-extension Storage {
+extension Storage: ScopeCarrier {
     /// Takes `task` in; an awaited one is bounded in real time unless a tracked task of this dispatcher awaits it.
     @inline(__always)
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // Two inlined calls of `record`, so that a plain dispatch, the hot path, carries nothing of the bound.
         guard let call = AwaitableCall.awaiting(task) else { return self.record(nil) { $0.accept(task) } }
         return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
+    }
+
+    /// Takes in `task`, a plain callback task forwarded through a scope (see `ScopeCarrying`).
+    func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
+        var scheduled: ScheduledTask?
+        let handle = self.record(nil) { schedule in
+            let accepted = schedule.accept(task, membership: membership)
+            scheduled = accepted
+            return accepted
+        }
+        return (handle, scheduled.unsafelyUnwrapped)
+    }
+
+    /// Cancels the task `task` stands for, for its scope's `cancelAll()`.
+    func cancel(_ task: AnyObject) {
+        _ = ManualCanceller(storage: self, task: unsafeDowncast(task, to: ScheduledTask.self)).cancelTask()
     }
 
     /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers the
@@ -280,8 +296,9 @@ struct ManualCanceller: TaskCancelling {
 
     /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
-        let released = self.storage.update { $0.cancel(self.task) }
-        return released != nil
+        guard self.storage.update({ $0.cancel(self.task) }) != nil else { return false }
+        self.task.ended()
+        return true
     }
 
     var isTaskCancelled: Bool {
@@ -315,7 +332,7 @@ extension Storage {
             next = nil
             switch action {
             case .run(let step):
-                self.execute(step.work)
+                self.execute(step)
             case .paused:
                 return true
             case .fail(let failure):
@@ -368,11 +385,12 @@ extension Storage {
 
     /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
     @inline(__always)
-    func execute(_ work: DispatchedTask.Work) {
-        switch work {
+    func execute(_ step: Schedule.Step) {
+        switch step.work {
         case .background(let work): work()
         case .foreground(let work): MainActorExecution.runAndWait(work)
         }
+        step.run.task.ended()
     }
 
     /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's

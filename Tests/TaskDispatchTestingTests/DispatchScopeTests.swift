@@ -1,5 +1,5 @@
 import Foundation
-import TaskDispatch
+@testable import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
@@ -60,6 +60,38 @@ import Testing
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: started) }
         try await dispatcher.advance(by: .seconds(5))
         #expect(ran.withLock { $0 } == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aTaskThatRunsInsideItsOwnDispatchIsForgottenAndItsSlotFreed() throws {
+        // Auto-drain runs each task inside `dispatch(_:)`: it ends before the scope hears from the dispatcher.
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let scope = DispatchScope(dispatcher)
+        let ran = Locked(0)
+        for _ in 0..<100 { scope.background { ran.withLock { $0 += 1 } } }
+        #expect(ran.withLock { $0 } == 100)
+        #expect(scope.liveWorkCount == 0)
+        #expect(scope.occupiedSlotCount == 0)
+        let held = ManualDispatcher()
+        let heldScope = DispatchScope(held)
+        let handles = (0..<3).map { _ in heldScope.background {} }
+        #expect(heldScope.occupiedSlotCount == 3)
+        #expect(handles[1].cancel())
+        #expect(heldScope.occupiedSlotCount == 2)
+        try held.runUntilIdle()
+        #expect(heldScope.occupiedSlotCount == 0)
+        #expect(heldScope.liveWorkCount == 0)
+    }
+
+    @Test func aCallbackThatCancelsItsScopeInsideItsOwnDispatchEndsCleanly() throws {
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let scope = DispatchScope(dispatcher)
+        scope.background { scope.cancelAll() }
+        #expect(scope.isCancelled)
+        #expect(scope.liveWorkCount == 0)
+        #expect(scope.occupiedSlotCount == 0)
+        let late = scope.background { Issue.record("a task ran after cancelAll()") }
+        #expect(late.isCancelled)
         try dispatcher.verifyIdle()
     }
 

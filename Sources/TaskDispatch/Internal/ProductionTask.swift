@@ -8,8 +8,9 @@
 /// One compare-and-exchange out of ``TaskState/pending`` decides which of "run" and "cancel" wins; the winner owns
 /// ``work`` and clears it (releasing the captures), and settles the task's count in ``tracker``.
 protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
-    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?)
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled, and
+    /// `membership`'s scope hears of its end.
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?)
 
     /// The closure; `nil` once claimed by the run or by the cancel that won.
     var work: DispatchedTask.Work? { get set }
@@ -17,6 +18,9 @@ protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
     /// The tracker of the dispatcher's outstanding background work, not retained (the tracker keeps itself
     /// alive while this task counts, see ``BackgroundWorkTracker``); `nil` for foreground tasks.
     var tracker: BackgroundWorkTracker? { get }
+
+    /// The scope this task was forwarded through, told of the task's end (see ``ScopeCarrying``).
+    var membership: ScopeMembership? { get }
 
     /// Moves the state from `expected` to `desired` if it is `expected`; returns whether it did.
     func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool
@@ -46,6 +50,7 @@ extension ProductionTaskLifecycle {
         case nil:
             return
         }
+        self.membership?.ended()
     }
 
     /// Cancels the task if it is still pending: drops its work and stops counting it as outstanding.
@@ -56,6 +61,7 @@ extension ProductionTaskLifecycle {
         guard self.exchangeState(.pending, for: .cancelled) else { return false }
         self.work = nil
         self.tracker?.taskEnded()
+        self.membership?.ended()
         return true
     }
 
@@ -94,12 +100,14 @@ final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
+    let membership: ScopeMembership?
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     @inline(__always)
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
         self.work = work
         self.tracker = copy tracker
+        self.membership = membership
         tracker?.taskAccepted()
     }
 
@@ -145,11 +153,13 @@ final class LockedProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = LockedTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
+    let membership: ScopeMembership?
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
         self.work = work
         self.tracker = copy tracker
+        self.membership = membership
         tracker?.taskAccepted()
     }
 

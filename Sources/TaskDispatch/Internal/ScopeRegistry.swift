@@ -1,16 +1,76 @@
 import Synchronization
 
-/// The live work of one ``DispatchScope``: a list of entries linked through the entries themselves (an entry leaves it
-/// when its work ends, so memory follows the live work), whether the scope was cancelled, and the count of its
-/// background work.
+/// A dispatcher that reports the end of each task that carries a ``ScopeMembership`` exactly once, outside its own
+/// lock: after the task's closure returned, or when the task was cancelled before it ran. A scope over one forwards
+/// its plain callback tasks with a membership instead of wrapping them: no allocation and no closure of its own.
+package protocol ScopeCarrying: TaskDispatcher {
+    /// The object that takes the scope's tasks, kept by the scope: a reference, so that a dispatch through the scope
+    /// retains nothing that a weak reference may have made slow to retain (such as the `ManualDispatcher` itself).
+    var scopeCarrier: any ScopeCarrier { get }
+}
+
+/// See ``ScopeCarrying/scopeCarrier``.
+package protocol ScopeCarrier: AnyObject, Sendable {
+    /// Dispatches `task`, a plain callback task (no awaitable dispatch's, no series tick), as a member of a scope.
+    /// Returns its handle and the object that stands for it, which the scope keeps for ``cancel(_:)``.
+    func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject)
+
+    /// Cancels the task that `task` (from ``dispatch(_:membership:)``) stands for, if it has not started.
+    func cancel(_ task: AnyObject)
+}
+
+/// A task forwarded through a ``DispatchScope`` to a ``ScopeCarrying`` dispatcher: the scope's registry and the task's
+/// slot in it.
+package struct ScopeMembership: Sendable {
+    let registry: ScopeRegistry
+    let slot: UInt32
+
+    package init(registry: ScopeRegistry, slot: UInt32) {
+        self.registry = registry
+        self.slot = slot
+    }
+
+    /// The task ran to its end or was cancelled: the scope forgets it.
+    package func ended() {
+        self.registry.ended(slot: self.slot)
+    }
+}
+
+/// The live work of one ``DispatchScope``: the tasks forwarded with a ``ScopeMembership``, in a table of slots; the
+/// rest in a list of entries linked through the entries themselves (either leaves when its work ends, so memory
+/// follows the live work); whether the scope was cancelled, and the count of its background work.
 ///
-/// `@unchecked Sendable`: the list and each entry's mutable fields are read and written only under `state`'s lock.
-final class ScopeRegistry: @unchecked Sendable {
+/// `@unchecked Sendable`: the table, the list and each entry's mutable fields are read and written only under
+/// `state`'s lock.
+package final class ScopeRegistry: @unchecked Sendable {
+    /// A task forwarded with a membership, from before the dispatcher beneath took it until it ended.
+    struct Slot {
+        enum Phase: UInt8 {
+            case free
+            /// Being handed to the dispatcher beneath, which has not returned.
+            case forwarding
+            /// Ended before the dispatcher beneath returned: freed when it does.
+            case endedWhileForwarding
+            /// Taken by the dispatcher beneath, whose object for it `task` is.
+            case live
+        }
+
+        var task: AnyObject?
+        var phase: Phase
+        var countsAsBackground: Bool
+        /// The next free slot while this one is free (`UInt32.max`: none).
+        var nextFree = UInt32.max
+    }
+
     struct State: @unchecked Sendable {
         /// The entry inserted last; each holds the one before it (`next`), strongly.
         var head: DispatchEntry?
         var isCancelled = false
         var liveCount = 0
+        var slots: [Slot] = []
+        var firstFreeSlot = UInt32.max
+        /// The slots not free: the table is let go when none is.
+        var occupiedSlots = 0
         /// The registries of scopes over this one's scope, which this scope's cancellation cancels too.
         var children: [Child] = []
         /// The count of `children` at which the released ones are dropped.
@@ -23,6 +83,35 @@ final class ScopeRegistry: @unchecked Sendable {
             entry.next = first
             self.head = entry
             self.liveCount += 1
+        }
+
+        /// Takes a free slot for a task being forwarded: O(1) amortized.
+        mutating func reserveSlot(countingBackground: Bool) -> UInt32 {
+            self.liveCount += 1
+            self.occupiedSlots += 1
+            let slot = self.firstFreeSlot
+            guard slot != .max else {
+                self.slots.append(Slot(phase: .forwarding, countsAsBackground: countingBackground))
+                return UInt32(self.slots.count - 1)
+            }
+            self.firstFreeSlot = self.slots[Int(slot)].nextFree
+            self.slots[Int(slot)] = Slot(phase: .forwarding, countsAsBackground: countingBackground)
+            return slot
+        }
+
+        /// Frees `slot`, handing out its task's object to release outside the lock.
+        mutating func freeSlot(_ slot: UInt32) -> AnyObject? {
+            let task = self.slots[Int(slot)].task.take()
+            self.occupiedSlots -= 1
+            guard self.occupiedSlots > 0 || self.slots.count <= 64 else {
+                self.slots = []  // a burst of work is not kept for the scope's life
+                self.firstFreeSlot = .max
+                return task
+            }
+            self.slots[Int(slot)].phase = .free
+            self.slots[Int(slot)].nextFree = self.firstFreeSlot
+            self.firstFreeSlot = slot
+            return task
         }
 
         /// Unlinks `entry` if it is linked: O(1). The caller holds `entry`, so the list's reference is not its last.
@@ -50,6 +139,12 @@ final class ScopeRegistry: @unchecked Sendable {
 
     let state = ShortLock(State())
     let tracker = BackgroundWorkTracker()
+    /// What takes the scope's tasks with a membership, if the dispatcher beneath reports their end.
+    let carrier: (any ScopeCarrier)?
+
+    init(carrier: (any ScopeCarrier)?) {
+        self.carrier = carrier
+    }
 
     /// Adds `child`, the registry of a scope over this one's scope: all the child's work runs through this scope, so
     /// this scope's cancellation cancels the child too. Returns `false`, adding nothing, when this scope is cancelled.
@@ -65,13 +160,59 @@ final class ScopeRegistry: @unchecked Sendable {
         }
     }
 
-    /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) runs
-    /// outside the lock.
+    /// Reserves a slot for a task about to be forwarded with a ``ScopeMembership``; `nil` when the scope is cancelled.
+    @inline(__always)
+    func reserveSlot(countingBackground: Bool) -> UInt32? {
+        let slot = self.state.withLock { state -> UInt32? in
+            state.isCancelled ? nil : state.reserveSlot(countingBackground: countingBackground)
+        }
+        if countingBackground, slot != nil { self.tracker.taskAccepted() }
+        return slot
+    }
+
+    /// The dispatcher beneath took the task in `slot`, which `task` stands for. Returns whether the scope was
+    /// cancelled meanwhile: the caller then cancels the task.
+    @inline(__always)
+    func accepted(_ task: AnyObject, slot: UInt32) -> Bool {
+        self.state.withLock { state -> Bool in
+            // Ended already: nothing to keep.
+            guard state.slots[Int(slot)].phase == .forwarding else {
+                state.occupiedSlots -= 1
+                state.slots[Int(slot)].phase = .free
+                state.slots[Int(slot)].nextFree = state.firstFreeSlot
+                state.firstFreeSlot = slot
+                return false
+            }
+            state.slots[Int(slot)].phase = .live
+            state.slots[Int(slot)].task = task
+            return state.isCancelled
+        }
+    }
+
+    /// The task in `slot` ended (see ``ScopeCarrying``).
+    @inline(__always)
+    func ended(slot: UInt32) {
+        let (counted, released) = self.state.withLock { state -> (Bool, AnyObject?) in
+            state.liveCount -= 1
+            let counted = state.slots[Int(slot)].countsAsBackground
+            guard state.slots[Int(slot)].phase == .live else {
+                state.slots[Int(slot)].phase = .endedWhileForwarding
+                return (counted, nil)
+            }
+            return (counted, state.freeSlot(slot))
+        }
+        _ = consume released  // the task's object goes outside the lock
+        if counted { self.tracker.taskEnded() }
+    }
+
+    /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) and
+    /// the cancellation of the tasks in slots run outside the lock.
     func cancelAll() {
-        let (entries, children) = self.state.withLock { state -> ([DispatchEntry], [Child]) in
+        let (entries, children, slotted) = self.state.withLock { state -> ([DispatchEntry], [Child], [AnyObject]) in
             state.isCancelled = true
             let children = state.children
             state.children = []
+            let slotted = state.slots.compactMap { $0.phase == .live ? $0.task : nil }
             var live: [DispatchEntry] = []
             live.reserveCapacity(state.liveCount)
             // Unlinked one by one, so that a long list is not released by a deep chain of releases.
@@ -82,11 +223,14 @@ final class ScopeRegistry: @unchecked Sendable {
                 entry.endedByScope()
                 live.append(entry)
             }
-            state.liveCount = 0
+            state.liveCount -= live.count  // the tasks in slots leave as the dispatcher beneath reports them
             live.reverse()  // oldest first: in the order the dispatcher beneath accepted them
-            return (live, children)
+            return (live, children, slotted)
         }
         for entry in entries { entry.scopeCancelled() }
+        if let carrier = self.carrier {
+            for task in slotted { carrier.cancel(task) }  // the dispatcher beneath reports each end
+        }
         for child in children { child.registry?.cancelAll() }
     }
 }

@@ -95,22 +95,26 @@ struct Schedule: Sendable {
 
     // MARK: - Accepting and cancelling
 
-    /// Takes `task` in: due at once (O(1) amortized), or into the delay heap (O(log n)) until the clock reaches it.
-    mutating func accept(_ task: DispatchedTask) -> ScheduledTask {
+    /// Takes `task` in: due at once (O(1) amortized), or into the delay heap (O(log n)) until the clock reaches it;
+    /// `membership`: the scope it was forwarded through (see `ScopeCarrying`).
+    mutating func accept(_ task: DispatchedTask, membership: ScopeMembership? = nil) -> ScheduledTask {
         // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
-        guard task.delay > .zero else { return self.accept(task, dueAt: self.now) }
+        guard task.delay > .zero else { return self.accept(task, dueAt: self.now, membership: membership) }
         let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsRoundedUp)
-        return self.accept(task, dueAt: overflow ? TaskKey.never : sum)
+        return self.accept(task, dueAt: overflow ? TaskKey.never : sum, membership: membership)
     }
 
     /// Takes `task` in to fall due at `due` (a clock sleep's deadline); past ``TaskKey/latestTime``, never.
     @inline(__always)
-    mutating func accept(_ task: DispatchedTask, dueAt due: Int64) -> ScheduledTask {
+    mutating func accept(_ task: DispatchedTask, dueAt due: Int64, membership: ScopeMembership? = nil)
+        -> ScheduledTask
+    {
         let waits = due > self.now
         let key = TaskKey(due: Swift.max(due, self.now), sequence: self.nextSequence)
         self.nextSequence += 1
         let callSite = self.callSites.index(of: task.callSite)
-        let scheduled = ScheduledTask.make(task, key: key, callSite: callSite, state: waits ? .waiting : .due)
+        let scheduled = ScheduledTask.make(
+            task, key: key, callSite: callSite, state: waits ? .waiting : .due, membership: membership)
         guard waits else {
             self.enqueueDue(scheduled)
             return scheduled

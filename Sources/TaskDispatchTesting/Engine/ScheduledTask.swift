@@ -24,8 +24,14 @@ class ScheduledTask: @unchecked Sendable {
     let label: String?
     let key: TaskKey
 
-    /// The task `task` becomes: a ``SeriesTick`` if it is a tick of a repeating series.
-    static func make(_ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State) -> ScheduledTask {
+    /// The task `task` becomes: a ``ScopedTask`` if it was forwarded through a scope with `membership`, a
+    /// ``SeriesTick`` if it is a tick of a repeating series.
+    static func make(
+        _ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State, membership: ScopeMembership?
+    ) -> ScheduledTask {
+        if let membership {
+            return ScopedTask(task, membership: membership, key: key, callSite: callSite, state: state)
+        }
         guard let marker = task.series else { return ScheduledTask(task, key: key, callSite: callSite, state: state) }
         return SeriesTick(task, marker: marker, key: key, callSite: callSite, state: state)
     }
@@ -49,6 +55,25 @@ class ScheduledTask: @unchecked Sendable {
     /// The repeating series this task is the next tick of, if it is one.
     var series: SeriesMarker? {
         (self as? SeriesTick)?.marker
+    }
+
+    /// The task ran to its end, or was cancelled (see ``ScopeCarrying``); called outside the lock.
+    func ended() {}
+}
+
+/// A task forwarded through a `DispatchScope`, whose end the scope hears of.
+final class ScopedTask: ScheduledTask, @unchecked Sendable {
+    let membership: ScopeMembership
+
+    fileprivate init(
+        _ task: DispatchedTask, membership: ScopeMembership, key: TaskKey, callSite: UInt32, state: State
+    ) {
+        self.membership = membership
+        super.init(task, key: key, callSite: callSite, state: state)
+    }
+
+    override func ended() {
+        self.membership.ended()
     }
 }
 

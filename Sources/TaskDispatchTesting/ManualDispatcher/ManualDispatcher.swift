@@ -33,7 +33,7 @@ public import TaskDispatch
 /// ``ManualDispatcherError`` rather than hang or crash. End each test with ``verifyIdle()`` or the
 /// `verifiesIdleDispatchers` trait: a released dispatcher reports its pending tasks, but a pending closure that
 /// holds the dispatcher keeps it alive. See <doc:ManualDispatcherReference>.
-public final class ManualDispatcher: TaskDispatcher {
+public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     /// The engine and its lock, which every operation takes through it.
     let storage: Storage
 
@@ -133,6 +133,10 @@ public final class ManualDispatcher: TaskDispatcher {
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.storage.dispatch(task)
+    }
+
+    package var scopeCarrier: any ScopeCarrier {
+        self.storage
     }
 
     // MARK: - Observing
