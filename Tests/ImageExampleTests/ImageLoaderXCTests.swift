@@ -30,7 +30,7 @@ final class ImageLoaderExpectationTests: XCTestCase {
 // end-snippet
 
 // snippet: stepped-xctest
-/// The stepped test in XCTest, as the guide from expectations shows it: no expectation, no timeout.
+/// The stepped test in XCTest: no expectation, no timeout.
 final class ImageLoaderXCTests: XCTestCase {
     func testLoadsAnImageStepByStep() throws {
         try MainActor.assumeIsolated {

@@ -152,8 +152,8 @@ import Testing
         #expect(
             error?.summary
                 == "runUntilIdle(waitingUpTo: 50 ms) could not run tasks within its limit of 50 ms of real time: another "
-                + "thread's run (runNextBackground()) is still running. Run tasks from one place at a time, or pass a "
-                + "longer limit"
+                + "thread's run (runNextBackground()) is still running. Run tasks from one place at a time, or raise "
+                + "the dispatcher's waitLimit if that run is expected to take longer (and leave waitingUpTo: out)"
         )
         #expect(dispatcher.waiterCount == 0)
         held.open()

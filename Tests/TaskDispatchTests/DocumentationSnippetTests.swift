@@ -64,6 +64,7 @@ import Testing
         "Tests/ClientPackage/Tests/TaskDispatchLandingPageSnippets/CounterModelTests.swift",
         "Tests/ClientPackage/Tests/TaskDispatchLandingPageSnippets/Production.swift",
         "Tests/ClientPackage/Tests/TaskDispatchTestingLandingPageSnippets/CounterModelTests.swift",
+        "Tests/ClientPackage/Tests/TaskDispatchTestingLandingPageSnippets/CounterModelXCTests.swift",
         "Tests/ClientPackage/Tests/TaskDispatchTestingLandingPageSnippets/FeedModel.swift",
         "Tests/ClientPackage/Tests/TaskDispatchTestingLandingPageSnippets/FeedModelTests.swift",
         "Tests/ClientPackage/Tests/TestingAsyncCodeSnippets/ArticlesModel.swift",

@@ -140,7 +140,7 @@ extension ManualDispatcherError {
         case .concurrentRun(let method, let running):
             "\(method) was called on the main actor while another thread is running tasks with \(running); waiting would deadlock, because that run needs the main actor for foreground tasks. Run tasks from one place at a time"
         case .runNotReleased(let method, let running, let limit):
-            "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or pass a longer limit"
+            "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or raise the dispatcher's waitLimit if that run is expected to take longer (and leave waitingUpTo: out)"
         case .clockMovedBackwards(let method, let from, let to):
             "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
         case .runawayTasks(let method, _, let ran):

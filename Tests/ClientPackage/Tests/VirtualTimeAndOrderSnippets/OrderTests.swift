@@ -2,8 +2,18 @@ import TaskDispatch
 import TaskDispatchTesting
 import Testing
 
+@Test func priorityOrderRunsTheHigherPriorityFirst() throws {
+    let log = Log()
+    let dispatcher = ManualDispatcher(order: .priority)
+    dispatcher.background(priority: .background, label: "clean up") { log.append("clean up") }
+    dispatcher.background(priority: .userInitiated, label: "load") { log.append("load") }
+
+    try dispatcher.runNextBackground()
+    #expect(log.values == ["load"])  // the higher priority first
+}
+
 /// Three sections, each loaded in the background and shown on the main actor.
-@MainActor final class DashboardModel {
+@MainActor final class SectionsModel {
     private(set) var sections: [String] = []
     private let dispatcher: any TaskDispatcher
 
@@ -22,20 +32,10 @@ import Testing
     }
 }
 
-@Test func priorityOrderRunsTheHigherPriorityFirst() throws {
-    let log = Log()
-    let dispatcher = ManualDispatcher(order: .priority)
-    dispatcher.background(priority: .background, label: "clean up") { log.append("clean up") }
-    dispatcher.background(priority: .userInitiated, label: "load") { log.append("load") }
-
-    try dispatcher.runNextBackground()
-    #expect(log.values == ["load"])  // the higher priority first
-}
-
 @Test(arguments: 0..<100 as Range<UInt64>)
 @MainActor func mergesResultsInAnyOrder(seed: UInt64) throws {
     let dispatcher = ManualDispatcher(order: .random(seed: seed))
-    let model = DashboardModel(dispatcher: dispatcher)
+    let model = SectionsModel(dispatcher: dispatcher)
 
     model.refresh()  // dispatches three loads and their deliveries
     try dispatcher.runUntilIdle()
@@ -47,7 +47,7 @@ import Testing
 @Test(arguments: 0..<100 as Range<UInt64>)
 @MainActor func mergesSectionsInAnyOrder(seed: UInt64) throws {
     let dispatcher = ManualDispatcher(order: .random(seed: seed))
-    let model = DashboardModel(dispatcher: dispatcher)
+    let model = SectionsModel(dispatcher: dispatcher)
     model.refresh()
     try dispatcher.runUntilIdle()
     #expect(model.sections.count == 3, "seed \(seed)")
