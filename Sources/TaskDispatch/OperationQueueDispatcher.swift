@@ -72,7 +72,8 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
         self
     }
 
-    package func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
+    package func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject)
+    {
         let operation: any ProductionTaskLifecycle =
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
                 self.enqueue(task, as: AtomicTaskOperation.self, membership: membership)
@@ -173,7 +174,7 @@ final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
-    let membership: ScopeMembership?
+    @exclusivity(unchecked) var membership: ScopeMembership?
 
     init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
         self.work = work
@@ -219,7 +220,7 @@ final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     private let state = LockedTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
-    let membership: ScopeMembership?
+    @exclusivity(unchecked) var membership: ScopeMembership?
 
     init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
         self.work = work

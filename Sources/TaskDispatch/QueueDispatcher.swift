@@ -61,7 +61,9 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarry
         QueueScopeCarrier(dispatcher: self)
     }
 
-    fileprivate func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
+    fileprivate func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (
+        handle: TaskHandle, task: AnyObject
+    ) {
         let state: any ProductionTaskLifecycle =
             if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
                 self.enqueue(task, as: AtomicProductionTask.self, membership: membership)

@@ -297,7 +297,7 @@ struct ManualCanceller: TaskCancelling {
     /// Cancels the task if it is pending; its closure, and what it captured, is released here: outside the lock.
     func cancelTask() -> Bool {
         guard self.storage.update({ $0.cancel(self.task) }) != nil else { return false }
-        self.task.ended()
+        self.task.cancelled()
         return true
     }
 
@@ -383,14 +383,10 @@ extension Storage {
             })
     }
 
-    /// Runs a task's closure outside the lock: background work inline, foreground work on the main actor.
+    /// Runs a task's closure outside the lock (see ``ScheduledTask/execute(_:)``).
     @inline(__always)
     func execute(_ step: Schedule.Step) {
-        switch step.work {
-        case .background(let work): work()
-        case .foreground(let work): MainActorExecution.runAndWait(work)
-        }
-        step.run.task.ended()
+        step.run.task.execute(step.work)
     }
 
     /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's

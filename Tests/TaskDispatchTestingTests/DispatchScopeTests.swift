@@ -1,7 +1,8 @@
 import Foundation
-@testable import TaskDispatch
-import TaskDispatchTesting
+@testable import TaskDispatchTesting
 import Testing
+
+@testable import TaskDispatch
 
 /// A model that owns a scope, as an app's view model would: a poll series, a delayed refresh, and a load in a
 /// started task that awaits a background run.
@@ -93,6 +94,42 @@ import Testing
         let late = scope.background { Issue.record("a task ran after cancelAll()") }
         #expect(late.isCancelled)
         try dispatcher.verifyIdle()
+    }
+
+    @Test func aDispatcherUsedThroughAScopeIsReleasedWithIt() throws {
+        weak var storage: Storage?
+        try {
+            let dispatcher = ManualDispatcher()
+            let scope = DispatchScope(dispatcher)
+            storage = dispatcher.storage
+            scope.background {}
+            #expect(scope.background(after: .seconds(1)) {}.cancel())
+            try dispatcher.runUntilIdle()
+        }()
+        // The run's record and the cancelled task stay in the dispatcher; neither may hold the scope, which holds it.
+        #expect(storage == nil)
+    }
+
+    @Test func aCancelledProductionTaskLetsGoOfItsScopeAtOnce() {
+        weak var weakDispatcher: OperationQueueDispatcher?
+        do {
+            let dispatcher = OperationQueueDispatcher()
+            weakDispatcher = dispatcher
+            let scope = DispatchScope(dispatcher)
+            // Its timer keeps the task until the deadline, an hour from now.
+            #expect(scope.background(after: .seconds(3_600)) {}.cancel())
+        }
+        #expect(weakDispatcher == nil)
+    }
+
+    @Test func theScopeHasForgottenItsWorkWhenTheDispatcherBeneathSaysItIsDone() async {
+        let dispatcher = QueueDispatcher()
+        let scope = DispatchScope(dispatcher)
+        for _ in 0..<200 {
+            scope.background {}
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+            #expect(scope.liveWorkCount == 0)
+        }
     }
 
     @Test func finishedWorkIsForgottenAtOnce() throws {

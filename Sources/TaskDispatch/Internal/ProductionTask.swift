@@ -20,7 +20,7 @@ protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
     var tracker: BackgroundWorkTracker? { get }
 
     /// The scope this task was forwarded through, told of the task's end (see ``ScopeCarrying``).
-    var membership: ScopeMembership? { get }
+    var membership: ScopeMembership? { get set }
 
     /// Moves the state from `expected` to `desired` if it is `expected`; returns whether it did.
     func exchangeState(_ expected: TaskState, for desired: TaskState) -> Bool
@@ -38,19 +38,26 @@ extension ProductionTaskLifecycle {
         return self.work.take()
     }
 
-    /// Runs the task in its context unless it was cancelled. A foreground task must be run on the main queue.
+    /// Runs the task in its context unless it was cancelled, or its scope was after it was handed over. A foreground
+    /// task must be run on the main queue.
     @inline(__always)
     func run() {
-        switch self.claimWork() {
-        case .background(let work)?:
-            work()
+        guard let work = self.claimWork() else { return }
+        let membership = self.membership.take()  // the scope's reference goes with the end: no cycle through it
+        if let membership, membership.scopeIsCancelled {
             self.tracker?.taskEnded()
-        case .foreground(let work)?:
-            MainActorExecution.runOnMainQueue(work)
-        case nil:
+            membership.ended()
             return
         }
-        self.membership?.ended()
+        switch work {
+        case .background(let work):
+            work()
+            membership?.ended()  // before the dispatcher's count: a wait on it sees the scope settled too
+            self.tracker?.taskEnded()
+        case .foreground(let work):
+            MainActorExecution.runOnMainQueue(work)
+            membership?.ended()
+        }
     }
 
     /// Cancels the task if it is still pending: drops its work and stops counting it as outstanding.
@@ -60,8 +67,8 @@ extension ProductionTaskLifecycle {
     func cancelIfPending() -> Bool {
         guard self.exchangeState(.pending, for: .cancelled) else { return false }
         self.work = nil
+        self.membership.take()?.ended()
         self.tracker?.taskEnded()
-        self.membership?.ended()
         return true
     }
 
@@ -100,7 +107,7 @@ final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
-    let membership: ScopeMembership?
+    @exclusivity(unchecked) var membership: ScopeMembership?
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     @inline(__always)
@@ -153,7 +160,7 @@ final class LockedProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = LockedTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
-    let membership: ScopeMembership?
+    @exclusivity(unchecked) var membership: ScopeMembership?
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {

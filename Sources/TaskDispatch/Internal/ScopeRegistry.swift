@@ -1,7 +1,8 @@
 import Synchronization
 
 /// A dispatcher that reports the end of each task that carries a ``ScopeMembership`` exactly once, outside its own
-/// lock: after the task's closure returned, or when the task was cancelled before it ran. A scope over one forwards
+/// lock, and lets the membership go then: after the task's closure returned, or when the task was cancelled before
+/// it ran. A task whose scope was cancelled (``ScopeMembership/scopeIsCancelled``) does not start. A scope over one forwards
 /// its plain callback tasks with a membership instead of wrapping them: no allocation and no closure of its own.
 package protocol ScopeCarrying: TaskDispatcher {
     /// The object that takes the scope's tasks, kept by the scope: a reference, so that a dispatch through the scope
@@ -33,6 +34,11 @@ package struct ScopeMembership: Sendable {
     /// The task ran to its end or was cancelled: the scope forgets it.
     package func ended() {
         self.registry.ended(slot: self.slot)
+    }
+
+    /// Whether the scope was cancelled: a task handed over before that (and not cancelled beneath) must not start.
+    package var scopeIsCancelled: Bool {
+        self.registry.state.withLock { $0.isCancelled }
     }
 }
 

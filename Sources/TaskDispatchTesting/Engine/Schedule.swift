@@ -95,26 +95,40 @@ struct Schedule: Sendable {
 
     // MARK: - Accepting and cancelling
 
-    /// Takes `task` in: due at once (O(1) amortized), or into the delay heap (O(log n)) until the clock reaches it;
-    /// `membership`: the scope it was forwarded through (see `ScopeCarrying`).
-    mutating func accept(_ task: DispatchedTask, membership: ScopeMembership? = nil) -> ScheduledTask {
-        // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
-        guard task.delay > .zero else { return self.accept(task, dueAt: self.now, membership: membership) }
-        let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsRoundedUp)
-        return self.accept(task, dueAt: overflow ? TaskKey.never : sum, membership: membership)
+    /// Takes `task` in: due at once (O(1) amortized), or into the delay heap (O(log n)) until the clock reaches it.
+    mutating func accept(_ task: DispatchedTask) -> ScheduledTask {
+        self.accept(task, dueAt: self.dueTime(of: task))
     }
 
-    /// Takes `task` in to fall due at `due` (a clock sleep's deadline); past ``TaskKey/latestTime``, never.
+    /// Takes in `task`, forwarded through a scope with `membership` (see `ScopeCarrying`).
+    mutating func accept(_ task: DispatchedTask, membership: ScopeMembership) -> ScheduledTask {
+        self.accept(task, dueAt: self.dueTime(of: task)) {
+            ScopedTask($0, membership: membership, key: $1, callSite: $2, state: $3)
+        }
+    }
+
+    /// When `task` falls due on the clock.
     @inline(__always)
-    mutating func accept(_ task: DispatchedTask, dueAt due: Int64, membership: ScopeMembership? = nil)
-        -> ScheduledTask
-    {
+    private func dueTime(of task: DispatchedTask) -> Int64 {
+        // Most tasks are not delayed: skip the 128-bit arithmetic of `Duration.components` for them.
+        guard task.delay > .zero else { return self.now }
+        let (sum, overflow) = self.now.addingReportingOverflow(task.delay.nanosecondsRoundedUp)
+        return overflow ? TaskKey.never : sum
+    }
+
+    /// Takes `task` in to fall due at `due` (a clock sleep's deadline); past ``TaskKey/latestTime``, never. `make`
+    /// builds its record.
+    @inline(__always)
+    mutating func accept(
+        _ task: DispatchedTask,
+        dueAt due: Int64,
+        making make: (DispatchedTask, TaskKey, UInt32, ScheduledTask.State) -> ScheduledTask = ScheduledTask.make
+    ) -> ScheduledTask {
         let waits = due > self.now
         let key = TaskKey(due: Swift.max(due, self.now), sequence: self.nextSequence)
         self.nextSequence += 1
         let callSite = self.callSites.index(of: task.callSite)
-        let scheduled = ScheduledTask.make(
-            task, key: key, callSite: callSite, state: waits ? .waiting : .due, membership: membership)
+        let scheduled = make(task, key, callSite, waits ? .waiting : .due)
         guard waits else {
             self.enqueueDue(scheduled)
             return scheduled

@@ -24,14 +24,8 @@ class ScheduledTask: @unchecked Sendable {
     let label: String?
     let key: TaskKey
 
-    /// The task `task` becomes: a ``ScopedTask`` if it was forwarded through a scope with `membership`, a
-    /// ``SeriesTick`` if it is a tick of a repeating series.
-    static func make(
-        _ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State, membership: ScopeMembership?
-    ) -> ScheduledTask {
-        if let membership {
-            return ScopedTask(task, membership: membership, key: key, callSite: callSite, state: state)
-        }
+    /// The task `task` becomes: a ``SeriesTick`` if it is a tick of a repeating series.
+    static func make(_ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State) -> ScheduledTask {
         guard let marker = task.series else { return ScheduledTask(task, key: key, callSite: callSite, state: state) }
         return SeriesTick(task, marker: marker, key: key, callSite: callSite, state: state)
     }
@@ -57,27 +51,39 @@ class ScheduledTask: @unchecked Sendable {
         (self as? SeriesTick)?.marker
     }
 
-    /// The task ran to its end, or was cancelled (see ``ScopeCarrying``); called outside the lock.
-    func ended() {}
+    /// Runs `work`, this task's closure, outside the lock: background work inline, foreground work on the main actor.
+    func execute(_ work: DispatchedTask.Work) {
+        switch work {
+        case .background(let work): work()
+        case .foreground(let work): MainActorExecution.runAndWait(work)
+        }
+    }
+
+    /// The task was cancelled; called outside the lock.
+    func cancelled() {}
 }
 
-/// A task forwarded through a `DispatchScope`, whose end the scope hears of.
+/// A task forwarded through a `DispatchScope`, whose end the scope hears of (see `ScopeCarrying`).
 final class ScopedTask: ScheduledTask, @unchecked Sendable {
-    let membership: ScopeMembership
+    /// Let go at the end, by the run or the cancel (one of them), so that the history holds no cycle through it.
+    @exclusivity(unchecked) private var membership: ScopeMembership?
 
-    fileprivate init(
-        _ task: DispatchedTask, membership: ScopeMembership, key: TaskKey, callSite: UInt32, state: State
-    ) {
+    init(_ task: DispatchedTask, membership: ScopeMembership, key: TaskKey, callSite: UInt32, state: State) {
         self.membership = membership
         super.init(task, key: key, callSite: callSite, state: state)
     }
 
-    override func ended() {
-        self.membership.ended()
+    override func execute(_ work: DispatchedTask.Work) {
+        let membership = self.membership.take()
+        if membership?.scopeIsCancelled != true { super.execute(work) }
+        membership?.ended()
+    }
+
+    override func cancelled() {
+        self.membership.take()?.ended()
     }
 }
 
-/// The next tick of a repeating series: a subclass, so that the other tasks do not carry the marker.
 final class SeriesTick: ScheduledTask, @unchecked Sendable {
     let marker: SeriesMarker
 
