@@ -1,8 +1,8 @@
 import Foundation
-@testable import TaskDispatchTesting
 import Testing
 
 @testable import TaskDispatch
+@testable import TaskDispatchTesting
 
 /// A model that owns a scope, as an app's view model would: a poll series, a delayed refresh, and a load in a
 /// started task that awaits a background run.
