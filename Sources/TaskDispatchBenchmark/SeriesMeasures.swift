@@ -95,6 +95,17 @@ enum ScopeRoute: String {
     case scope = "a scope"
     /// Through a ``LeastScope`` over it, the least any scope can do.
     case leastScope = "the least scope"
+    /// Straight to it, with one lock section at the dispatch and one at the run: the synchronization that any
+    /// record of live work needs, and nothing else.
+    case twoLockSections = "two lock sections"
+}
+
+/// A count of live tasks under a lock, and the tasks' counter, in one object: a closure that captures it allocates
+/// no context.
+final class LockedBookkeeping: @unchecked Sendable {
+    let lock = FloorLock()
+    @exclusivity(unchecked) var live = 0
+    let counter = Counter()
 }
 
 /// `size` immediate background tasks dispatched to a `ManualDispatcher` by `route`, then run.
@@ -102,10 +113,25 @@ func manualDispatchAndRun(_ size: Int, through route: ScopeRoute) throws -> Doub
     let dispatcher = ManualDispatcher(historyLimit: 0)
     let target: any TaskDispatcher =
         switch route {
-        case .direct: dispatcher
+        case .direct, .twoLockSections: dispatcher
         case .scope: DispatchScope(dispatcher)
         case .leastScope: LeastScope(dispatcher)
         }
+    if route == .twoLockSections {
+        let book = LockedBookkeeping()
+        let elapsed = try time {
+            for _ in 0..<size {
+                book.lock.withLock { book.live += 1 }
+                target.background {
+                    book.lock.withLock { book.live -= 1 }
+                    book.counter.value &+= 1
+                }
+            }
+            try dispatcher.runUntilIdle()
+        }
+        try checkCount(book.counter, size)
+        return elapsed / Double(size)
+    }
     let counter = Counter()
     let elapsed = try time {
         for _ in 0..<size { target.background { counter.value &+= 1 } }
@@ -154,6 +180,7 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     for (route, measure, target) in [
         (ScopeRoute.scope, "ManualDispatcher: dispatch + run through a DispatchScope vs direct", 1.3),
         (.leastScope, floor, nil),
+        (.twoLockSections, "  the least bookkeeping: direct, plus a lock section at the dispatch and one at the run", nil),
     ] {
         progress("ManualDispatcher: a dispatch through \(route.rawValue) vs direct")
         do {
