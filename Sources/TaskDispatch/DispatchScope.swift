@@ -60,7 +60,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // A plain callback task over one of the package's dispatchers: forwarded as it is, with a slot in the
         // registry that the dispatcher frees at the task's end. Anything else runs through an entry.
-        if let carrier = self.registry.carrier, task.series == nil, task.awaitIdentity == 0,
+        if let carrier = self.registry.dispatchCarrier, task.series == nil, task.awaitIdentity == 0,
             let slot = self.registry.reserveSlot(countingBackground: task.context == .background && !task.neverRuns)
         {
             let (inner, object) = carrier.dispatch(

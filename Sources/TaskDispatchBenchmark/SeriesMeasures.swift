@@ -180,7 +180,10 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     for (route, measure, target) in [
         (ScopeRoute.scope, "ManualDispatcher: dispatch + run through a DispatchScope vs direct", 1.3),
         (.leastScope, floor, nil),
-        (.twoLockSections, "  the least bookkeeping: direct, plus a lock section at the dispatch and one at the run", nil),
+        (
+            .twoLockSections, "  the least bookkeeping: direct, plus a lock section at the dispatch and one at the run",
+            nil
+        ),
     ] {
         progress("ManualDispatcher: a dispatch through \(route.rawValue) vs direct")
         do {

@@ -21,24 +21,25 @@ package protocol ScopeCarrier: AnyObject, Sendable {
 }
 
 /// A task forwarded through a ``DispatchScope`` to a ``ScopeCarrying`` dispatcher: the scope's registry and the task's
-/// slot in it.
-package struct ScopeMembership: Sendable {
-    let registry: ScopeRegistry
+/// slot in it. Not retained: the registry keeps itself alive while a slot is occupied, and the slot is until
+/// ``ended()`` returns.
+package struct ScopeMembership: @unchecked Sendable {
+    private let registry: Unmanaged<ScopeRegistry>
     let slot: UInt32
 
     package init(registry: ScopeRegistry, slot: UInt32) {
-        self.registry = registry
+        self.registry = Unmanaged.passUnretained(registry)
         self.slot = slot
     }
 
     /// The task ran to its end or was cancelled: the scope forgets it.
     package func ended() {
-        self.registry.ended(slot: self.slot)
+        self.registry._withUnsafeGuaranteedRef { $0.ended(slot: self.slot) }
     }
 
     /// Whether the scope was cancelled: a task handed over before that (and not cancelled beneath) must not start.
     package var scopeIsCancelled: Bool {
-        self.registry.state.withLock { $0.isCancelled }
+        self.registry._withUnsafeGuaranteedRef { $0.state.withLock { $0.isCancelled } }
     }
 }
 
@@ -147,9 +148,12 @@ package final class ScopeRegistry: @unchecked Sendable {
     let tracker = BackgroundWorkTracker()
     /// What takes the scope's tasks with a membership, if the dispatcher beneath reports their end.
     let carrier: (any ScopeCarrier)?
+    /// ``carrier``, borrowed for a dispatch (the registry keeps it), so that the dispatch retains nothing.
+    unowned(unsafe) let dispatchCarrier: (any ScopeCarrier)?
 
     init(carrier: (any ScopeCarrier)?) {
         self.carrier = carrier
+        self.dispatchCarrier = carrier
     }
 
     /// Adds `child`, the registry of a scope over this one's scope: all the child's work runs through this scope, so
@@ -170,7 +174,11 @@ package final class ScopeRegistry: @unchecked Sendable {
     @inline(__always)
     func reserveSlot(countingBackground: Bool) -> UInt32? {
         let slot = self.state.withLock { state -> UInt32? in
-            state.isCancelled ? nil : state.reserveSlot(countingBackground: countingBackground)
+            guard !state.isCancelled else { return nil }
+            let slot = state.reserveSlot(countingBackground: countingBackground)
+            // The first occupied slot keeps the registry alive until the last is freed (see `ScopeMembership`).
+            if state.occupiedSlots == 1 { _ = Unmanaged.passUnretained(self).retain() }
+            return slot
         }
         if countingBackground, slot != nil { self.tracker.taskAccepted() }
         return slot
@@ -179,36 +187,38 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// The dispatcher beneath took the task in `slot`, which `task` stands for. Returns whether the scope was
     /// cancelled meanwhile: the caller then cancels the task.
     @inline(__always)
-    func accepted(_ task: AnyObject, slot: UInt32) -> Bool {
-        self.state.withLock { state -> Bool in
+    func accepted(_ task: consuming AnyObject, slot: UInt32) -> Bool {
+        let (cancelled, lastSlot) = self.state.withLock { state -> (Bool, Bool) in
             // Ended already: nothing to keep.
             guard state.slots[Int(slot)].phase == .forwarding else {
-                state.occupiedSlots -= 1
-                state.slots[Int(slot)].phase = .free
-                state.slots[Int(slot)].nextFree = state.firstFreeSlot
-                state.firstFreeSlot = slot
-                return false
+                _ = state.freeSlot(slot)
+                return (false, state.occupiedSlots == 0)
             }
             state.slots[Int(slot)].phase = .live
             state.slots[Int(slot)].task = task
-            return state.isCancelled
+            return (state.isCancelled, false)
         }
+        if lastSlot { Unmanaged.passUnretained(self).release() }  // the caller's scope holds the registry still
+        return cancelled
     }
 
     /// The task in `slot` ended (see ``ScopeCarrying``).
     @inline(__always)
     func ended(slot: UInt32) {
-        let (counted, released) = self.state.withLock { state -> (Bool, AnyObject?) in
+        let (counted, released, lastSlot) = self.state.withLock { state -> (Bool, AnyObject?, Bool) in
             state.liveCount -= 1
             let counted = state.slots[Int(slot)].countsAsBackground
             guard state.slots[Int(slot)].phase == .live else {
                 state.slots[Int(slot)].phase = .endedWhileForwarding
-                return (counted, nil)
+                return (counted, nil, false)
             }
-            return (counted, state.freeSlot(slot))
+            let released = state.freeSlot(slot)
+            return (counted, released, state.occupiedSlots == 0)
         }
         _ = consume released  // the task's object goes outside the lock
         if counted { self.tracker.taskEnded() }
+        // Last: with the scope gone, this may be the registry's last reference.
+        if lastSlot { Unmanaged.passUnretained(self).release() }
     }
 
     /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) and
