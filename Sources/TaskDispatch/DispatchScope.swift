@@ -60,12 +60,9 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // A plain callback task over one of the package's dispatchers: forwarded as it is, with a slot in the
         // registry that the dispatcher frees at the task's end. Anything else runs through an entry.
-        if let carrier = self.registry.dispatchCarrier, task.series == nil, task.awaitIdentity == 0,
-            let slot = self.registry.reserveSlot(countingBackground: task.context == .background && !task.neverRuns)
+        if self.registry.carriesScope, task.series == nil, task.awaitIdentity == 0,
+            let inner = self.registry.forward(task)
         {
-            let (inner, object) = carrier.dispatch(
-                task, membership: ScopeMembership(registry: self.registry, slot: slot))
-            if self.registry.accepted(object, slot: slot) { inner.cancel() }
             return inner
         }
         let entry = DispatchEntry(task, registry: self.registry)

@@ -148,12 +148,26 @@ package final class ScopeRegistry: @unchecked Sendable {
     let tracker = BackgroundWorkTracker()
     /// What takes the scope's tasks with a membership, if the dispatcher beneath reports their end.
     let carrier: (any ScopeCarrier)?
-    /// ``carrier``, borrowed for a dispatch (the registry keeps it), so that the dispatch retains nothing.
-    unowned(unsafe) let dispatchCarrier: (any ScopeCarrier)?
+    let carriesScope: Bool
 
     init(carrier: (any ScopeCarrier)?) {
         self.carrier = carrier
-        self.dispatchCarrier = carrier
+        self.carriesScope = carrier != nil
+    }
+
+    /// Forwards `task`, a plain callback task, through the carrier with a membership: `nil` when the scope is
+    /// cancelled (the caller takes the entry path, which cancels it at once).
+    @inline(__always)
+    func forward(_ task: DispatchedTask) -> TaskHandle? {
+        guard let slot = self.reserveSlot(countingBackground: task.context == .background && !task.neverRuns) else {
+            return nil
+        }
+        // Through the optional in place, not a copy of it: a copy would retain the carrier at every dispatch.
+        guard
+            let (inner, object) = self.carrier?.dispatch(task, membership: ScopeMembership(registry: self, slot: slot))
+        else { return nil }
+        if self.accepted(object, slot: slot) { inner.cancel() }
+        return inner
     }
 
     /// Adds `child`, the registry of a scope over this one's scope: all the child's work runs through this scope, so
@@ -188,6 +202,7 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// cancelled meanwhile: the caller then cancels the task.
     @inline(__always)
     func accepted(_ task: consuming AnyObject, slot: UInt32) -> Bool {
+        var task: AnyObject? = consume task  // moved into the slot below, not copied
         let (cancelled, lastSlot) = self.state.withLock { state -> (Bool, Bool) in
             // Ended already: nothing to keep.
             guard state.slots[Int(slot)].phase == .forwarding else {
@@ -195,7 +210,7 @@ package final class ScopeRegistry: @unchecked Sendable {
                 return (false, state.occupiedSlots == 0)
             }
             state.slots[Int(slot)].phase = .live
-            state.slots[Int(slot)].task = task
+            state.slots[Int(slot)].task = task.take()
             return (state.isCancelled, false)
         }
         if lastSlot { Unmanaged.passUnretained(self).release() }  // the caller's scope holds the registry still
