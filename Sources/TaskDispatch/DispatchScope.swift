@@ -60,9 +60,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // A plain callback task over one of the package's dispatchers: forwarded as it is, with a slot in the
         // registry that the dispatcher frees at the task's end. Anything else runs through an entry.
-        if self.registry.carriesScope, task.series == nil, task.awaitIdentity == 0,
-            let inner = self.registry.forward(task)
-        {
+        if task.series == nil, task.awaitIdentity == 0, let inner = self.registry.forward(task) {
             return inner
         }
         let entry = DispatchEntry(task, registry: self.registry)

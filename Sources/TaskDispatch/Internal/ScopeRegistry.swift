@@ -159,10 +159,11 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// cancelled (the caller takes the entry path, which cancels it at once).
     @inline(__always)
     func forward(_ task: DispatchedTask) -> TaskHandle? {
-        guard let slot = self.reserveSlot(countingBackground: task.context == .background && !task.neverRuns) else {
-            return nil
-        }
-        // Through the optional in place, not a copy of it: a copy would retain the carrier at every dispatch.
+        guard self.carriesScope,
+            let slot = self.reserveSlot(countingBackground: task.context == .background && !task.neverRuns)
+        else { return nil }
+        // Through the optional in place, not a copy of it: a copy would retain the carrier at every dispatch. (It is
+        // not `nil`: `carriesScope` says so.)
         guard
             let (inner, object) = self.carrier?.dispatch(task, membership: ScopeMembership(registry: self, slot: slot))
         else { return nil }
