@@ -141,6 +141,22 @@ func manualDispatchAndRun(_ size: Int, through route: ScopeRoute) throws -> Doub
     return elapsed / Double(size)
 }
 
+/// `size` immediate background tasks dispatched to a `ManualDispatcher` by `route` in bursts of `burst`, each burst
+/// run before the next: the per-dispatch cost with the pending tasks in the cache.
+func manualDispatchAndRun(_ size: Int, inBurstsOf burst: Int, through route: ScopeRoute) throws -> Double {
+    let dispatcher = ManualDispatcher(historyLimit: 0)
+    let target: any TaskDispatcher = route == .scope ? DispatchScope(dispatcher) : dispatcher
+    let counter = Counter()
+    let elapsed = try time {
+        for _ in 0..<(size / burst) {
+            for _ in 0..<burst { target.background { counter.value &+= 1 } }
+            try dispatcher.runUntilIdle()
+        }
+    }
+    try checkCount(counter, size / burst * burst)
+    return elapsed / Double(size / burst * burst)
+}
+
 func seriesRows(_ configuration: Configuration) -> [Row] {
     var rows: [Row] = []
     let ticks = configuration.manualSizes.last ?? 100_000
@@ -196,6 +212,21 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
         } catch {
             rows.append(.failure("ManualDispatcher through \(route.rawValue)", size: formatCount(size), "\(error)"))
         }
+    }
+
+    progress("ManualDispatcher: a dispatch through a scope vs direct, in bursts of 1,000")
+    do {
+        let result = try compare(repetitions: configuration.repetitions) {
+            try manualDispatchAndRun(size, inBurstsOf: 1_000, through: .scope)
+        } baseline: {
+            try manualDispatchAndRun(size, inBurstsOf: 1_000, through: .direct)
+        }
+        rows.append(
+            ratioRow(
+                "  the same in bursts of 1,000, each run before the next (the pending tasks in the cache)", size: size,
+                result, target: nil))
+    } catch {
+        rows.append(.failure("ManualDispatcher through a scope in bursts", size: formatCount(size), "\(error)"))
     }
 
     let count = configuration.dispatchTasks
