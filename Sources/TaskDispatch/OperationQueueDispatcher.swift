@@ -83,10 +83,6 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
         return (TaskHandle(canceller: operation), operation)
     }
 
-    package func cancel(_ task: AnyObject) {
-        _ = (task as? any TaskCancelling)?.cancelTask()
-    }
-
     @inline(__always)
     private func enqueue<TaskOperation: Operation & ProductionTaskLifecycle>(
         _ task: DispatchedTask,

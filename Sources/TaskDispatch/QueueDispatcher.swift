@@ -151,8 +151,4 @@ private final class QueueScopeCarrier: ScopeCarrier {
     func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
         self.dispatcher.dispatch(task, membership: membership)
     }
-
-    func cancel(_ task: AnyObject) {
-        _ = (task as? any TaskCancelling)?.cancelTask()
-    }
 }

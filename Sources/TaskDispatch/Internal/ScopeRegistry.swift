@@ -20,6 +20,13 @@ package protocol ScopeCarrier: AnyObject, Sendable {
     func cancel(_ task: AnyObject)
 }
 
+extension ScopeCarrier {
+    /// A production dispatcher's: `task` is its task object, its own canceller.
+    package func cancel(_ task: AnyObject) {
+        _ = (task as? any TaskCancelling)?.cancelTask()
+    }
+}
+
 /// A task forwarded through a ``DispatchScope`` to a ``ScopeCarrying`` dispatcher: the scope's registry and the task's
 /// slot in it. Not retained: the registry keeps itself alive while a slot is occupied, and the slot is until
 /// ``ended()`` returns.
