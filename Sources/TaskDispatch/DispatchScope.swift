@@ -115,8 +115,9 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
 
     /// Cancels all the live work dispatched or started through this scope, and every dispatch after it.
     ///
-    /// A task already running runs to its end; a later `startTask` starts its task cancelled. Safe to call from any
-    /// thread, any number of times; `deinit` calls it too.
+    /// A task already running, or starting on another thread as `cancelAll()` runs, runs to its end; a later
+    /// `startTask` starts its task cancelled. Safe to call from any thread, any number of times; `deinit` calls it
+    /// too.
     ///
     /// - Complexity: O(n) in the live work.
     public func cancelAll() {

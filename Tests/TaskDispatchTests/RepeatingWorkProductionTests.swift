@@ -152,4 +152,64 @@ import Testing
         #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
         #expect(!ran.value)
     }
+
+    /// Tasks whose runs race `cancelAll()`: each either ran, or never runs and its handle says it was cancelled; and
+    /// once the dispatcher's own wait returns, the scope has forgotten them all.
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    func tasksRacingCancelAllEitherRunOrSayTheyWereCancelled(kind: ProductionDispatcherKind) {
+        let dispatcher = kind.makeDispatcher()
+        var disagreeing = 0
+        var unsettled = 0
+        for _ in 0..<20 {
+            let scope = DispatchScope(dispatcher)
+            let ran = RunIndices()
+            let underWay = DispatchSemaphore(value: 0)
+            let handles = (0..<1_000).map { index in
+                scope.background { if ran.insert(index) == 20 { underWay.signal() } }
+            }
+            // The queue under way, so that its runs race the cancellation (bounded; a miss only weakens the round).
+            _ = underWay.wait(timeout: .now() + 10)
+            scope.cancelAll()
+            #expect(dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+            if scope.liveWorkCount != 0 { unsettled += 1 }
+            let didRun = ran.snapshot
+            disagreeing += handles.indices.filter { handles[$0].isCancelled == didRun.contains($0) }.count
+        }
+        #expect(disagreeing == 0, "handles that say cancelled for a task that ran, or not for one that never did")
+        #expect(unsettled == 0, "rounds where the scope still counted work after the dispatcher's wait returned")
+    }
+}
+
+extension RepeatingWorkProductionTests {
+    /// A scope released while its tasks end on other threads: the last end lets the scope's registry go, and no end
+    /// before it touches the registry after its own slot is freed (a use after free the thread sanitizer reports).
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    func aScopeReleasedWhileItsTasksEndOnOtherThreads(kind: ProductionDispatcherKind) {
+        let dispatcher = kind.makeDispatcher()
+        for _ in 0..<300 {
+            do {
+                let scope = DispatchScope(dispatcher)
+                for _ in 0..<8 { scope.background {} }
+            }
+            #expect(dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+        }
+    }
+}
+
+/// The indices of the tasks that ran, under a lock.
+private final class RunIndices: @unchecked Sendable {
+    private let lock = NSLock()
+    private var indices: Set<Int> = []
+
+    /// Adds `index` and returns how many have run.
+    func insert(_ index: Int) -> Int {
+        self.lock.withLock {
+            self.indices.insert(index)
+            return self.indices.count
+        }
+    }
+
+    var snapshot: Set<Int> {
+        self.lock.withLock { self.indices }
+    }
 }

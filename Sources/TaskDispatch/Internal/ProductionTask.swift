@@ -45,8 +45,10 @@ extension ProductionTaskLifecycle {
         guard let work = self.claimWork() else { return }
         let membership = self.membership.take()  // the scope's reference goes with the end: no cycle through it
         if let membership, membership.scopeIsCancelled {
-            self.tracker?.taskEnded()
+            // Its scope's `cancelAll()` missed it (it was being handed over): cancelled, as its handle says.
+            _ = self.exchangeState(.started, for: .cancelled)
             membership.ended()
+            self.tracker?.taskEnded()
             return
         }
         switch work {

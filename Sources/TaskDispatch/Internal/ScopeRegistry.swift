@@ -228,6 +228,9 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// The task in `slot` ended (see ``ScopeCarrying``).
     @inline(__always)
     func ended(slot: UInt32) {
+        // Read while the slot is occupied: once it is freed, another task's end may release the registry, but the
+        // tracker keeps itself alive while it counts this task.
+        let tracker = Unmanaged.passUnretained(self.tracker)
         let (counted, released, lastSlot) = self.state.withLock { state -> (Bool, AnyObject?, Bool) in
             state.liveCount -= 1
             let counted = state.slots[Int(slot)].countsAsBackground
@@ -239,8 +242,9 @@ package final class ScopeRegistry: @unchecked Sendable {
             return (counted, released, state.occupiedSlots == 0)
         }
         _ = consume released  // the task's object goes outside the lock
-        if counted { self.tracker.taskEnded() }
-        // Last: with the scope gone, this may be the registry's last reference.
+        if counted { tracker._withUnsafeGuaranteedRef { $0.taskEnded() } }
+        // `self` only if this was the last slot, whose retain is this call's to give back (with the scope gone, the
+        // registry's last reference).
         if lastSlot { Unmanaged.passUnretained(self).release() }
     }
 
