@@ -46,7 +46,11 @@ package struct ScopeMembership: @unchecked Sendable {
 
     /// Whether the scope was cancelled: a task handed over before that (and not cancelled beneath) must not start.
     package var scopeIsCancelled: Bool {
-        self.registry._withUnsafeGuaranteedRef { $0.state.withLock { $0.isCancelled } }
+        #if canImport(Darwin)
+            self.registry._withUnsafeGuaranteedRef { $0.state.withLock { $0.isCancelled } }
+        #else
+            self.registry._withUnsafeGuaranteedRef { $0.cancelled.load(ordering: .acquiring) }
+        #endif
     }
 }
 
@@ -85,6 +89,9 @@ package final class ScopeRegistry: @unchecked Sendable {
         var firstFreeSlot = UInt32.max
         /// The slots not free: the table is let go when none is.
         var occupiedSlots = 0
+        /// The slots' background tasks, which count as one in the tracker while there are any (two atomic operations
+        /// a burst, not a task).
+        var backgroundSlots = 0
         /// The registries of scopes over this one's scope, which this scope's cancellation cancels too.
         var children: [Child] = []
         /// The count of `children` at which the released ones are dropped.
@@ -151,8 +158,13 @@ package final class ScopeRegistry: @unchecked Sendable {
         weak var registry: ScopeRegistry?
     }
 
-    let state = ShortLock(State())
+    /// A `pthread_mutex_t` (see ``ShortLock`` on why not `Mutex`): a scope's tasks end on many threads at once.
+    let state = LockedValue(State())
     let tracker = BackgroundWorkTracker()
+    #if !canImport(Darwin)
+        /// `state.isCancelled`, which a task's start reads without the lock where `Atomic` needs no availability check.
+        let cancelled = Atomic(false)
+    #endif
     /// What takes the scope's tasks with a membership, if the dispatcher beneath reports their end.
     let carrier: (any ScopeCarrier)?
     let carriesScope: Bool
@@ -200,9 +212,12 @@ package final class ScopeRegistry: @unchecked Sendable {
             let slot = state.reserveSlot(countingBackground: countingBackground)
             // The first occupied slot keeps the registry alive until the last is freed (see `ScopeMembership`).
             if state.occupiedSlots == 1 { _ = Unmanaged.passUnretained(self).retain() }
+            if countingBackground {
+                state.backgroundSlots += 1
+                if state.backgroundSlots == 1 { self.tracker.taskAccepted() }
+            }
             return slot
         }
-        if countingBackground, slot != nil { self.tracker.taskAccepted() }
         return slot
     }
 
@@ -228,23 +243,22 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// The task in `slot` ended (see ``ScopeCarrying``).
     @inline(__always)
     func ended(slot: UInt32) {
-        // Read while the slot is occupied: once it is freed, another task's end may release the registry, but the
-        // tracker keeps itself alive while it counts this task.
-        let tracker = Unmanaged.passUnretained(self.tracker)
-        let (counted, released, lastSlot) = self.state.withLock { state -> (Bool, AnyObject?, Bool) in
+        let (released, lastSlot) = self.state.withLock { state -> (AnyObject?, Bool) in
             state.liveCount -= 1
-            let counted = state.slots[Int(slot)].countsAsBackground
+            if state.slots[Int(slot)].countsAsBackground {
+                state.backgroundSlots -= 1
+                if state.backgroundSlots == 0 { self.tracker.taskEnded() }
+            }
             guard state.slots[Int(slot)].phase == .live else {
                 state.slots[Int(slot)].phase = .endedWhileForwarding
-                return (counted, nil, false)
+                return (nil, false)
             }
             let released = state.freeSlot(slot)
-            return (counted, released, state.occupiedSlots == 0)
+            return (released, state.occupiedSlots == 0)
         }
         _ = consume released  // the task's object goes outside the lock
-        if counted { tracker._withUnsafeGuaranteedRef { $0.taskEnded() } }
-        // `self` only if this was the last slot, whose retain is this call's to give back (with the scope gone, the
-        // registry's last reference).
+        // After the lock, `self` only if this was the last slot, whose retain is this call's to give back: once its
+        // slot is freed, another task's end may release the registry.
         if lastSlot { Unmanaged.passUnretained(self).release() }
     }
 
@@ -253,6 +267,9 @@ package final class ScopeRegistry: @unchecked Sendable {
     func cancelAll() {
         let (entries, children, slotted) = self.state.withLock { state -> ([DispatchEntry], [Child], [AnyObject]) in
             state.isCancelled = true
+            #if !canImport(Darwin)
+                self.cancelled.store(true, ordering: .releasing)
+            #endif
             let children = state.children
             state.children = []
             let slotted = state.slots.compactMap { $0.phase == .live ? $0.task : nil }
