@@ -44,22 +44,19 @@ extension ProductionTaskLifecycle {
     func run() {
         guard let work = self.claimWork() else { return }
         let membership = self.membership.take()  // the scope's reference goes with the end: no cycle through it
-        if let membership, membership.scopeIsCancelled {
+        if membership?.scopeIsCancelled == true {
             // Its scope's `cancelAll()` missed it (it was being handed over): cancelled, as its handle says.
             _ = self.exchangeState(.started, for: .cancelled)
-            membership.ended()
-            self.tracker?.taskEnded()
-            return
+        } else {
+            switch work {
+            case .background(let work): work()
+            case .foreground(let work): MainActorExecution.runOnMainQueue(work)
+            }
         }
-        switch work {
-        case .background(let work):
-            work()
-            membership?.ended()  // before the dispatcher's count: a wait on it sees the scope settled too
-            self.tracker?.taskEnded()
-        case .foreground(let work):
-            MainActorExecution.runOnMainQueue(work)
-            membership?.ended()
-        }
+        // The scope first: a wait on the dispatcher's count sees the scope settled too. (A foreground task counts
+        // in no tracker.)
+        membership?.ended()
+        self.tracker?.taskEnded()
     }
 
     /// Cancels the task if it is still pending: drops its work and stops counting it as outstanding.
