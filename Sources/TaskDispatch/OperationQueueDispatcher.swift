@@ -62,9 +62,9 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            TaskHandle(canceller: self.enqueue(task, as: AtomicTaskOperation.self, membership: nil))
+            TaskHandle(canceller: self.enqueue(task, as: AtomicTaskOperation.self, joining: nil))
         } else {
-            TaskHandle(canceller: self.enqueue(task, as: LockedTaskOperation.self, membership: nil))
+            TaskHandle(canceller: self.enqueue(task, as: LockedTaskOperation.self, joining: nil))
         }
     }
 
@@ -72,27 +72,25 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
         self
     }
 
-    package func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject)
-    {
-        let operation: any ProductionTaskLifecycle =
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-                self.enqueue(task, as: AtomicTaskOperation.self, membership: membership)
-            } else {
-                self.enqueue(task, as: LockedTaskOperation.self, membership: membership)
-            }
-        return (TaskHandle(canceller: operation), operation)
+    package func dispatch(_ task: DispatchedTask, joining scope: ScopeRegistry) -> TaskHandle {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            TaskHandle(canceller: self.enqueue(task, as: AtomicTaskOperation.self, joining: scope))
+        } else {
+            TaskHandle(canceller: self.enqueue(task, as: LockedTaskOperation.self, joining: scope))
+        }
     }
 
     @inline(__always)
     private func enqueue<TaskOperation: Operation & ProductionTaskLifecycle>(
         _ task: DispatchedTask,
         as _: TaskOperation.Type,
-        membership: ScopeMembership?
+        joining scope: ScopeRegistry?
     ) -> TaskOperation {
-        let operation: TaskOperation
+        let background = task.countsAsBackgroundWork
+        let operation = TaskOperation(task.work, tracker: background ? self.tracker : nil)
+        guard operation.join(scope, countingBackground: background) else { return operation }
         switch task.work {
         case .foreground:
-            operation = TaskOperation(task.work, tracker: nil, membership: membership)
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) {
                     guard !operation.isTaskCancelled else { return }
@@ -102,8 +100,6 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
                 OperationQueue.main.addOperation(operation)
             }
         case .background:
-            operation = TaskOperation(
-                task.work, tracker: task.neverRuns ? nil : self.tracker, membership: membership)
             if task.priority != .medium {
                 operation.qualityOfService = Self.qualityOfService(task.priority)
             }
@@ -172,10 +168,9 @@ final class AtomicTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     unowned(unsafe) let tracker: BackgroundWorkTracker?
     @exclusivity(unchecked) var membership: ScopeMembership?
 
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
         self.tracker = copy tracker
-        self.membership = membership
         super.init()
         tracker?.taskAccepted()
     }
@@ -218,10 +213,9 @@ final class LockedTaskOperation: Operation, ProductionTaskLifecycle, @unchecked 
     unowned(unsafe) let tracker: BackgroundWorkTracker?
     @exclusivity(unchecked) var membership: ScopeMembership?
 
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
         self.tracker = copy tracker
-        self.membership = membership
         super.init()
         tracker?.taskAccepted()
     }

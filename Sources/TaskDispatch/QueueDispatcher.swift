@@ -51,9 +51,9 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarry
     @discardableResult
     public func dispatch(_ task: DispatchedTask) -> TaskHandle {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            TaskHandle(canceller: self.enqueue(task, as: AtomicProductionTask.self, membership: nil))
+            TaskHandle(canceller: self.enqueue(task, as: AtomicProductionTask.self, joining: nil))
         } else {
-            TaskHandle(canceller: self.enqueue(task, as: LockedProductionTask.self, membership: nil))
+            TaskHandle(canceller: self.enqueue(task, as: LockedProductionTask.self, joining: nil))
         }
     }
 
@@ -61,26 +61,23 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarry
         QueueScopeCarrier(dispatcher: self)
     }
 
-    fileprivate func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (
-        handle: TaskHandle, task: AnyObject
-    ) {
-        let state: any ProductionTaskLifecycle =
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-                self.enqueue(task, as: AtomicProductionTask.self, membership: membership)
-            } else {
-                self.enqueue(task, as: LockedProductionTask.self, membership: membership)
-            }
-        return (TaskHandle(canceller: state), state)
+    fileprivate func dispatch(_ task: DispatchedTask, joining scope: ScopeRegistry) -> TaskHandle {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            TaskHandle(canceller: self.enqueue(task, as: AtomicProductionTask.self, joining: scope))
+        } else {
+            TaskHandle(canceller: self.enqueue(task, as: LockedProductionTask.self, joining: scope))
+        }
     }
 
     @inline(__always)
     private func enqueue<State: SubmittableTask>(
-        _ task: DispatchedTask, as _: State.Type, membership: ScopeMembership?
+        _ task: DispatchedTask, as _: State.Type, joining scope: ScopeRegistry?
     ) -> State {
-        let state: State
+        let background = task.countsAsBackgroundWork
+        let state = State(task.work, tracker: background ? self.tracker : nil)
+        guard state.join(scope, countingBackground: background) else { return state }
         switch task.work {
         case .foreground:
-            state = State(task.work, tracker: nil, membership: membership)
             if task.isDelayed {
                 self.delayedForeground.schedule(at: task.delay.dispatchDeadline) { state.run() }
             } else {
@@ -91,8 +88,6 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarry
                 #endif
             }
         case .background:
-            state = State(
-                task.work, tracker: task.neverRuns ? nil : self.tracker, membership: membership)
             if task.isDelayed {
                 let queue = self.backgroundQueue ?? Self.globalQueues[task.priority.rawValue]
                 queue.asyncAfter(deadline: task.delay.dispatchDeadline) { state.run() }
@@ -148,7 +143,7 @@ private final class QueueScopeCarrier: ScopeCarrier {
         self.dispatcher = dispatcher
     }
 
-    func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
-        self.dispatcher.dispatch(task, membership: membership)
+    func dispatch(_ task: DispatchedTask, joining scope: ScopeRegistry) -> TaskHandle {
+        self.dispatcher.dispatch(task, joining: scope)
     }
 }

@@ -190,15 +190,20 @@ extension Storage: ScopeCarrier {
         return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
     }
 
-    /// Takes in `task`, a plain callback task forwarded through a scope (see `ScopeCarrying`).
-    func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject) {
-        var scheduled: ScheduledTask?
+    /// Takes in `task`, a plain callback task forwarded through `scope` (see `ScopeCarrying`): admitted under the
+    /// lock, before a run can see it.
+    func dispatch(_ task: DispatchedTask, joining scope: ScopeRegistry) -> TaskHandle {
+        var admitted = true
+        let countingBackground = task.countsAsBackgroundWork
         let handle = self.record(nil) { schedule in
-            let accepted = schedule.accept(task, membership: membership)
-            scheduled = accepted
-            return accepted
+            let scheduled = schedule.accept(task, joining: scope, countingBackground: countingBackground)
+            admitted = scheduled.isAdmitted
+            return scheduled
         }
-        return (handle, scheduled.unsafelyUnwrapped)
+        guard !admitted else { return handle }
+        // Refused: the scope was cancelled. The task does not run (see `ScopedTask`), even inside this dispatch.
+        handle.cancel()
+        return TaskHandle(canceller: RefusedTask())
     }
 
     /// Cancels the task `task` stands for, for its scope's `cancelAll()`.

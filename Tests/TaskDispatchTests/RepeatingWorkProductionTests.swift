@@ -124,6 +124,28 @@ import Testing
         await #expect(throws: CancellationError.self) { try await scope.runInBackground { 1 } }
     }
 
+    /// A dispatch through a cancelled scope is refused before the dispatcher beneath publishes it: cancelled at once,
+    /// and counted nowhere.
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    func aDispatchAfterCancelAllIsCancelledAndNotCounted(kind: ProductionDispatcherKind) async throws {
+        let dispatcher = kind.makeDispatcher()
+        let scope = DispatchScope(dispatcher)
+        scope.cancelAll()
+        let ran = AwaitBox(false)
+        let background = scope.background(label: "late") { ran.value = true }
+        let foreground = scope.foreground(label: "late foreground") { ran.value = true }
+        #expect(background.isCancelled && foreground.isCancelled)
+        #expect(!background.cancel())
+        #expect(scope.liveWorkCount == 0)
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .zero))
+        #expect(await scope.waitForBackgroundTasks(timeout: .zero))
+        // A task dispatched directly afterwards runs: the queue went on.
+        let done = AwaitBox(false)
+        dispatcher.background { done.value = true }
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+        #expect(done.value && !ran.value)
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
     func aScopeWaitsForItsRunningWork(kind: ProductionDispatcherKind) async throws {
         let dispatcher = kind.makeDispatcher()

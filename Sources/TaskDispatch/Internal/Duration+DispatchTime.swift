@@ -16,7 +16,13 @@ extension Duration {
 extension DispatchedTask {
     /// Whether the task never runs (delayed ``Duration/realTimeForever`` or more): a production dispatcher does not
     /// count it as outstanding, or a shutdown wait would wait for ever.
-    var neverRuns: Bool {
+    @usableFromInline var neverRuns: Bool {
         self.isDelayed && self.delay >= .realTimeForever
+    }
+
+    /// Whether the task counts as a production dispatcher's outstanding background work: a background task that
+    /// runs some day.
+    @inlinable package var countsAsBackgroundWork: Bool {
+        self.context == .background && !self.neverRuns
     }
 }

@@ -8,9 +8,8 @@
 /// One compare-and-exchange out of ``TaskState/pending`` decides which of "run" and "cancel" wins; the winner owns
 /// ``work`` and clears it (releasing the captures), and settles the task's count in ``tracker``.
 protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
-    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled, and
-    /// `membership`'s scope hears of its end.
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?)
+    /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?)
 
     /// The closure; `nil` once claimed by the run or by the cancel that won.
     var work: DispatchedTask.Work? { get set }
@@ -30,6 +29,20 @@ protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
 }
 
 extension ProductionTaskLifecycle {
+    /// Admits the task, not published yet, to `scope` if it has one (see ``ScopeCarrying``); a task the scope refuses
+    /// (it was cancelled) is cancelled here. Returns whether the task is to be published.
+    @inline(__always)
+    func join(_ scope: ScopeRegistry?, countingBackground: Bool) -> Bool {
+        guard let scope else { return true }
+        guard let membership = scope.admit(Unmanaged.passUnretained(self), countingBackground: countingBackground)
+        else {
+            _ = self.cancelTask()
+            return false
+        }
+        self.membership = membership
+        return true
+    }
+
     /// Claims the task for running and hands out its work, or returns `nil` if it was cancelled.
     @inline(__always)
     func claimWork() -> DispatchedTask.Work? {
@@ -110,10 +123,9 @@ final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     @inline(__always)
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
         self.tracker = copy tracker
-        self.membership = membership
         tracker?.taskAccepted()
     }
 
@@ -162,10 +174,9 @@ final class LockedProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     @exclusivity(unchecked) var membership: ScopeMembership?
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
-    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?, membership: ScopeMembership?) {
+    init(_ work: DispatchedTask.Work, tracker: borrowing BackgroundWorkTracker?) {
         self.work = work
         self.tracker = copy tracker
-        self.membership = membership
         tracker?.taskAccepted()
     }
 

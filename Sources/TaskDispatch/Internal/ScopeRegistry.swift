@@ -1,9 +1,10 @@
 import Synchronization
 
-/// A dispatcher that reports the end of each task that carries a ``ScopeMembership`` exactly once, outside its own
-/// lock, and lets the membership go then: after the task's closure returned, or when the task was cancelled before
-/// it ran. A task whose scope was cancelled (``ScopeMembership/scopeIsCancelled``) does not start. A scope over one forwards
-/// its plain callback tasks with a membership instead of wrapping them: no allocation and no closure of its own.
+/// A dispatcher that takes a scope's plain callback tasks as they are, each with a ``ScopeMembership``, instead of
+/// the scope wrapping them: no allocation and no closure of the scope's own. It admits each task's object to the
+/// scope (``ScopeRegistry/admit(_:countingBackground:)``) before it publishes the task, and reports the task's end
+/// exactly once, outside its own lock, letting the membership go then: after the closure returned, or when a cancel
+/// won. A task whose scope was cancelled (``ScopeMembership/scopeIsCancelled``) does not start.
 package protocol ScopeCarrying: TaskDispatcher {
     /// The object that takes the scope's tasks, kept by the scope: a reference, so that a dispatch through the scope
     /// retains nothing that a weak reference may have made slow to retain (such as the `ManualDispatcher` itself).
@@ -12,11 +13,11 @@ package protocol ScopeCarrying: TaskDispatcher {
 
 /// See ``ScopeCarrying/scopeCarrier``.
 package protocol ScopeCarrier: AnyObject, Sendable {
-    /// Dispatches `task`, a plain callback task (no awaitable dispatch's, no series tick), as a member of a scope.
-    /// Returns its handle and the object that stands for it, which the scope keeps for ``cancel(_:)``.
-    func dispatch(_ task: DispatchedTask, membership: ScopeMembership) -> (handle: TaskHandle, task: AnyObject)
+    /// Dispatches `task`, a plain callback task (no awaitable dispatch's, no series tick), as a member of `scope`;
+    /// a task the scope refuses (it was cancelled) is cancelled at once.
+    func dispatch(_ task: DispatchedTask, joining scope: ScopeRegistry) -> TaskHandle
 
-    /// Cancels the task that `task` (from ``dispatch(_:membership:)``) stands for, if it has not started.
+    /// Cancels the task that `task`, an object admitted by ``dispatch(_:joining:)``, stands for, if it has not started.
     func cancel(_ task: AnyObject)
 }
 
@@ -29,12 +30,12 @@ extension ScopeCarrier {
 
 /// A task forwarded through a ``DispatchScope`` to a ``ScopeCarrying`` dispatcher: the scope's registry and the task's
 /// slot in it. Not retained: the registry keeps itself alive while a slot is occupied, and the slot is until
-/// ``ended()`` returns.
+/// ``ended()``.
 package struct ScopeMembership: @unchecked Sendable {
     private let registry: Unmanaged<ScopeRegistry>
     let slot: UInt32
 
-    package init(registry: ScopeRegistry, slot: UInt32) {
+    init(registry: ScopeRegistry, slot: UInt32) {
         self.registry = Unmanaged.passUnretained(registry)
         self.slot = slot
     }
@@ -61,20 +62,11 @@ package struct ScopeMembership: @unchecked Sendable {
 /// `@unchecked Sendable`: the table, the list and each entry's mutable fields are read and written only under
 /// `state`'s lock.
 package final class ScopeRegistry: @unchecked Sendable {
-    /// A task forwarded with a membership, from before the dispatcher beneath took it until it ended.
+    /// A task forwarded with a membership, from its admission until it ended.
     struct Slot {
-        enum Phase: UInt8 {
-            case free
-            /// Being handed to the dispatcher beneath, which has not returned.
-            case forwarding
-            /// Ended before the dispatcher beneath returned: freed when it does.
-            case endedWhileForwarding
-            /// Taken by the dispatcher beneath, whose object for it `task` is.
-            case live
-        }
-
-        var task: AnyObject?
-        var phase: Phase
+        /// The dispatcher's object for the task; `nil` while the slot is free. Unretained: the task ends (and frees
+        /// the slot) from one of its own methods, so it lives while the slot is occupied.
+        var task: Unmanaged<AnyObject>?
         var countsAsBackground: Bool
         /// The next free slot while this one is free (`UInt32.max`: none).
         var nextFree = UInt32.max
@@ -106,33 +98,31 @@ package final class ScopeRegistry: @unchecked Sendable {
             self.liveCount += 1
         }
 
-        /// Takes a free slot for a task being forwarded: O(1) amortized.
-        mutating func reserveSlot(countingBackground: Bool) -> UInt32 {
+        /// Takes a free slot for `task`: O(1) amortized.
+        mutating func occupySlot(with task: Unmanaged<AnyObject>, countingBackground: Bool) -> UInt32 {
             self.liveCount += 1
             self.occupiedSlots += 1
             let slot = self.firstFreeSlot
             guard slot != .max else {
-                self.slots.append(Slot(phase: .forwarding, countsAsBackground: countingBackground))
+                self.slots.append(Slot(task: task, countsAsBackground: countingBackground))
                 return UInt32(self.slots.count - 1)
             }
             self.firstFreeSlot = self.slots[Int(slot)].nextFree
-            self.slots[Int(slot)] = Slot(phase: .forwarding, countsAsBackground: countingBackground)
+            self.slots[Int(slot)] = Slot(task: task, countsAsBackground: countingBackground)
             return slot
         }
 
-        /// Frees `slot`, handing out its task's object to release outside the lock.
-        mutating func freeSlot(_ slot: UInt32) -> AnyObject? {
-            let task = self.slots[Int(slot)].task.take()
+        /// Frees `slot`.
+        mutating func freeSlot(_ slot: UInt32) {
             self.occupiedSlots -= 1
             guard self.occupiedSlots > 0 || self.slots.count <= 64 else {
                 self.slots = []  // a burst of work is not kept for the scope's life
                 self.firstFreeSlot = .max
-                return task
+                return
             }
-            self.slots[Int(slot)].phase = .free
+            self.slots[Int(slot)].task = nil
             self.slots[Int(slot)].nextFree = self.firstFreeSlot
             self.firstFreeSlot = slot
-            return task
         }
 
         /// Unlinks `entry` if it is linked: O(1). The caller holds `entry`, so the list's reference is not its last.
@@ -174,20 +164,13 @@ package final class ScopeRegistry: @unchecked Sendable {
         self.carriesScope = carrier != nil
     }
 
-    /// Forwards `task`, a plain callback task, through the carrier with a membership: `nil` when the scope is
-    /// cancelled (the caller takes the entry path, which cancels it at once).
+    /// Forwards `task`, a plain callback task, through the carrier with a membership: `nil` when the dispatcher
+    /// beneath carries no scope.
     @inline(__always)
     func forward(_ task: DispatchedTask) -> TaskHandle? {
-        guard self.carriesScope,
-            let slot = self.reserveSlot(countingBackground: task.context == .background && !task.neverRuns)
-        else { return nil }
-        // Through the optional in place, not a copy of it: a copy would retain the carrier at every dispatch. (It is
-        // not `nil`: `carriesScope` says so.)
-        guard
-            let (inner, object) = self.carrier?.dispatch(task, membership: ScopeMembership(registry: self, slot: slot))
-        else { return nil }
-        if self.accepted(object, slot: slot) { inner.cancel() }
-        return inner
+        guard self.carriesScope else { return nil }
+        // Through the optional in place, not a copy of it: a copy would retain the carrier at every dispatch.
+        return self.carrier?.dispatch(task, joining: self)
     }
 
     /// Adds `child`, the registry of a scope over this one's scope: all the child's work runs through this scope, so
@@ -204,12 +187,13 @@ package final class ScopeRegistry: @unchecked Sendable {
         }
     }
 
-    /// Reserves a slot for a task about to be forwarded with a ``ScopeMembership``; `nil` when the scope is cancelled.
+    /// Takes in `task`, the object for a task that the dispatcher beneath has not published yet: its membership, or
+    /// `nil` when the scope is cancelled (the dispatcher then cancels the task at once).
     @inline(__always)
-    func reserveSlot(countingBackground: Bool) -> UInt32? {
+    package func admit(_ task: Unmanaged<AnyObject>, countingBackground: Bool) -> ScopeMembership? {
         let slot = self.state.withLock { state -> UInt32? in
             guard !state.isCancelled else { return nil }
-            let slot = state.reserveSlot(countingBackground: countingBackground)
+            let slot = state.occupySlot(with: task, countingBackground: countingBackground)
             // The first occupied slot keeps the registry alive until the last is freed (see `ScopeMembership`).
             if state.occupiedSlots == 1 { _ = Unmanaged.passUnretained(self).retain() }
             if countingBackground {
@@ -218,45 +202,21 @@ package final class ScopeRegistry: @unchecked Sendable {
             }
             return slot
         }
-        return slot
-    }
-
-    /// The dispatcher beneath took the task in `slot`, which `task` stands for. Returns whether the scope was
-    /// cancelled meanwhile: the caller then cancels the task.
-    @inline(__always)
-    func accepted(_ task: consuming AnyObject, slot: UInt32) -> Bool {
-        var task: AnyObject? = consume task  // moved into the slot below, not copied
-        let (cancelled, lastSlot) = self.state.withLock { state -> (Bool, Bool) in
-            // Ended already: nothing to keep.
-            guard state.slots[Int(slot)].phase == .forwarding else {
-                _ = state.freeSlot(slot)
-                return (false, state.occupiedSlots == 0)
-            }
-            state.slots[Int(slot)].phase = .live
-            state.slots[Int(slot)].task = task.take()
-            return (state.isCancelled, false)
-        }
-        if lastSlot { Unmanaged.passUnretained(self).release() }  // the caller's scope holds the registry still
-        return cancelled
+        return slot.map { ScopeMembership(registry: self, slot: $0) }
     }
 
     /// The task in `slot` ended (see ``ScopeCarrying``).
     @inline(__always)
     func ended(slot: UInt32) {
-        let (released, lastSlot) = self.state.withLock { state -> (AnyObject?, Bool) in
+        let lastSlot = self.state.withLock { state -> Bool in
             state.liveCount -= 1
             if state.slots[Int(slot)].countsAsBackground {
                 state.backgroundSlots -= 1
                 if state.backgroundSlots == 0 { self.tracker.taskEnded() }
             }
-            guard state.slots[Int(slot)].phase == .live else {
-                state.slots[Int(slot)].phase = .endedWhileForwarding
-                return (nil, false)
-            }
-            let released = state.freeSlot(slot)
-            return (released, state.occupiedSlots == 0)
+            state.freeSlot(slot)
+            return state.occupiedSlots == 0
         }
-        _ = consume released  // the task's object goes outside the lock
         // After the lock, `self` only if this was the last slot, whose retain is this call's to give back: once its
         // slot is freed, another task's end may release the registry.
         if lastSlot { Unmanaged.passUnretained(self).release() }
@@ -272,7 +232,8 @@ package final class ScopeRegistry: @unchecked Sendable {
             #endif
             let children = state.children
             state.children = []
-            let slotted = state.slots.compactMap { $0.phase == .live ? $0.task : nil }
+            // Retained here: an occupied slot's task lives until its end frees the slot under this lock.
+            let slotted = state.slots.compactMap { $0.task?.takeUnretainedValue() }
             var live: [DispatchEntry] = []
             live.reserveCapacity(state.liveCount)
             // Unlinked one by one, so that a long list is not released by a deep chain of releases.
@@ -347,7 +308,7 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     /// Takes what it needs of `task` but its closure (borrowed: a copy of the whole task would cost as much as the
     /// rest of the entry).
     init(_ task: borrowing DispatchedTask, registry: ScopeRegistry) {
-        let countsAsBackground = task.context == .background && !task.neverRuns
+        let countsAsBackground = task.countsAsBackgroundWork
         if countsAsBackground { Self.withTracker(of: registry) { $0.taskAccepted() } }
         self.countsAsBackground = countsAsBackground
         // The awaitable call this scope is forwarding, if the task is its: the scope ends that await itself when
@@ -491,6 +452,13 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
 struct NoTask: TaskCancelling {
     func cancelTask() -> Bool { false }
     var isTaskCancelled: Bool { false }
+}
+
+/// The canceller of the handle of a task a cancelled scope refused: it never runs.
+package struct RefusedTask: TaskCancelling {
+    package init() {}
+    package func cancelTask() -> Bool { false }
+    package var isTaskCancelled: Bool { true }
 }
 
 /// The canceller of a Swift task started through a scope.

@@ -100,11 +100,15 @@ struct Schedule: Sendable {
         self.accept(task, dueAt: self.dueTime(of: task))
     }
 
-    /// Takes in `task`, forwarded through a scope with `membership` (see `ScopeCarrying`).
-    mutating func accept(_ task: DispatchedTask, membership: ScopeMembership) -> ScheduledTask {
-        self.accept(task, dueAt: self.dueTime(of: task)) {
-            ScopedTask($0, membership: membership, key: $1, callSite: $2, state: $3)
-        }
+    /// Takes in `task`, forwarded through `scope` (see `ScopeCarrying`).
+    mutating func accept(_ task: DispatchedTask, joining scope: borrowing ScopeRegistry, countingBackground: Bool)
+        -> ScopedTask
+    {
+        let scheduled = unsafeDowncast(
+            self.accept(task, dueAt: self.dueTime(of: task)) { ScopedTask($0, key: $1, callSite: $2, state: $3) },
+            to: ScopedTask.self)
+        scheduled.join(scope, countingBackground: countingBackground)
+        return scheduled
     }
 
     /// When `task` falls due on the clock.

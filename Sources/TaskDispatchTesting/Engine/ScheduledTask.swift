@@ -30,7 +30,7 @@ class ScheduledTask: @unchecked Sendable {
         return SeriesTick(task, marker: marker, key: key, callSite: callSite, state: state)
     }
 
-    fileprivate init(_ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State) {
+    init(_ task: DispatchedTask, key: TaskKey, callSite: UInt32, state: State) {
         self.work = task.work
         self.state = state
         self.context = task.context
@@ -63,20 +63,25 @@ class ScheduledTask: @unchecked Sendable {
     func cancelled() {}
 }
 
-/// A task forwarded through a `DispatchScope`, whose end the scope hears of (see `ScopeCarrying`).
+/// A task forwarded through a `DispatchScope`, whose end the scope hears of (see `ScopeCarrying`). A task the scope
+/// refused (it was cancelled) never runs its closure.
 final class ScopedTask: ScheduledTask, @unchecked Sendable {
     /// Let go at the end, by the run or the cancel (one of them), so that the history holds no cycle through it.
     @exclusivity(unchecked) private var membership: ScopeMembership?
 
-    init(_ task: DispatchedTask, membership: ScopeMembership, key: TaskKey, callSite: UInt32, state: State) {
-        self.membership = membership
-        super.init(task, key: key, callSite: callSite, state: state)
+    /// Admits the task to `scope` under its dispatcher's lock, before a run can see it.
+    @inline(__always)
+    func join(_ scope: borrowing ScopeRegistry, countingBackground: Bool) {
+        self.membership = scope.admit(Unmanaged.passUnretained(self), countingBackground: countingBackground)
     }
 
+    /// Whether the scope took the task in; read under the dispatcher's lock, before a run.
+    var isAdmitted: Bool { self.membership != nil }
+
     override func execute(_ work: DispatchedTask.Work) {
-        let membership = self.membership.take()
-        if membership?.scopeIsCancelled != true { super.execute(work) }
-        membership?.ended()
+        guard let membership = self.membership.take() else { return }
+        if !membership.scopeIsCancelled { super.execute(work) }
+        membership.ended()
     }
 
     override func cancelled() {
