@@ -48,6 +48,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
 
     deinit {
         self.registry.cancelAll()
+        self.registry.scopeReleased()
     }
 
     /// Forwards `task` to the dispatcher beneath and remembers it until it runs or is cancelled; after

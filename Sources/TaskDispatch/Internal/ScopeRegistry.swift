@@ -29,8 +29,8 @@ extension ScopeCarrier {
 }
 
 /// A task forwarded through a ``DispatchScope`` to a ``ScopeCarrying`` dispatcher: the scope's registry and the task's
-/// slot in it. Not retained: the registry keeps itself alive while a slot is occupied, and the slot is until
-/// ``ended()``.
+/// slot in it. Not retained: the scope holds the registry, and once the scope is released the registry keeps itself
+/// alive while a slot is occupied; the slot is until ``ended()``.
 package struct ScopeMembership: @unchecked Sendable {
     private let registry: Unmanaged<ScopeRegistry>
     let slot: UInt32
@@ -81,6 +81,8 @@ package final class ScopeRegistry: @unchecked Sendable {
         var firstFreeSlot = UInt32.max
         /// The slots not free: the table is let go when none is.
         var occupiedSlots = 0
+        /// The scope let go of the registry, which its occupied slots keep alive (see ``ScopeRegistry/scopeReleased()``).
+        var isOrphaned = false
         /// The slots' background tasks, which count as one in the tracker while there are any (two atomic operations
         /// a burst, not a task).
         var backgroundSlots = 0
@@ -194,8 +196,6 @@ package final class ScopeRegistry: @unchecked Sendable {
         let slot = self.state.withLock { state -> UInt32? in
             guard !state.isCancelled else { return nil }
             let slot = state.occupySlot(with: task, countingBackground: countingBackground)
-            // The first occupied slot keeps the registry alive until the last is freed (see `ScopeMembership`).
-            if state.occupiedSlots == 1 { _ = Unmanaged.passUnretained(self).retain() }
             if countingBackground {
                 state.backgroundSlots += 1
                 if state.backgroundSlots == 1 { self.tracker.taskAccepted() }
@@ -215,11 +215,20 @@ package final class ScopeRegistry: @unchecked Sendable {
                 if state.backgroundSlots == 0 { self.tracker.taskEnded() }
             }
             state.freeSlot(slot)
-            return state.occupiedSlots == 0
+            return state.occupiedSlots == 0 && state.isOrphaned
         }
-        // After the lock, `self` only if this was the last slot, whose retain is this call's to give back: once its
-        // slot is freed, another task's end may release the registry.
+        // After the lock, `self` only if this was the last slot of a released scope, whose retain is this call's to
+        // give back: once its slot is freed, another task's end may release the registry.
         if lastSlot { Unmanaged.passUnretained(self).release() }
+    }
+
+    /// The scope let go of the registry (after ``cancelAll()``): its occupied slots keep it alive from now on, until
+    /// the last is freed, so that a dispatch through a live scope counts no reference of its own.
+    func scopeReleased() {
+        self.state.withLock { state in
+            state.isOrphaned = true
+            if state.occupiedSlots > 0 { _ = Unmanaged.passUnretained(self).retain() }
+        }
     }
 
     /// Marks the scope cancelled and ends every live entry; each entry's own cancellation (`scopeCancelled()`) and
