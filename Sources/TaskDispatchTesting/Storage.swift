@@ -191,19 +191,18 @@ extension Storage: ScopeCarrier {
     }
 
     /// Takes in `task`, a plain callback task forwarded through `scope` (see `ScopeCarrying`): admitted under the
-    /// lock, before a run can see it.
+    /// lock, before a run can see it; one the scope refuses (it was cancelled) is cancelled there too, so that no
+    /// run, and no jump of auto-advance's clock, comes for it.
     func dispatch(_ task: DispatchedTask, joining scope: ScopeRegistry) -> TaskHandle {
-        var admitted = true
+        var refused: DispatchedTask.Work??
         let countingBackground = task.countsAsBackgroundWork
         let handle = self.record(nil) { schedule in
             let scheduled = schedule.accept(task, joining: scope, countingBackground: countingBackground)
-            admitted = scheduled.isAdmitted
+            if !scheduled.isAdmitted { refused = schedule.cancel(scheduled) }  // its closure goes outside the lock
             return scheduled
         }
-        guard !admitted else { return handle }
-        // Refused: the scope was cancelled. The task does not run (see `ScopedTask`), even inside this dispatch.
-        handle.cancel()
-        return TaskHandle(canceller: RefusedTask())
+        guard refused == nil else { return TaskHandle(canceller: RefusedTask()) }
+        return handle
     }
 
     /// Cancels the task `task` stands for, for its scope's `cancelAll()`.

@@ -214,6 +214,16 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    @Test func aDelayedDispatchIntoACancelledScopeDoesNotMoveAutoAdvancesClock() throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance)
+        let scope = DispatchScope(dispatcher)
+        scope.cancelAll()
+        let handle = scope.background(after: .seconds(10), label: "late") { Issue.record("a refused task ran") }
+        #expect(handle.isCancelled)
+        #expect(dispatcher.now == .zero)
+        try dispatcher.verifyIdle()
+    }
+
     @Test func aLateCallbackInAutoDrainCannotRunWorkOfACancelledScope() throws {
         let dispatcher = ManualDispatcher(mode: .autoDrain)
         let scope = DispatchScope(dispatcher)
