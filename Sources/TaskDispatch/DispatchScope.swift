@@ -68,7 +68,13 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         let entry = DispatchEntry(task, registry: self.registry)
         var forwarded = task
         entry.takeClosure(of: &forwarded)
-        entry.accepted(self.base.dispatch(forwarded))
+        // Cancelled: the dispatcher beneath never sees the task (no timer, no jump of an auto-advancing clock).
+        if self.isCancelled {
+            entry.endedByScope()
+            entry.scopeCancelled()
+        } else {
+            entry.accepted(self.base.dispatch(forwarded))
+        }
         return TaskHandle(canceller: entry)
     }
 

@@ -249,6 +249,24 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// Work of every kind through a cancelled scope over a decorator never reaches the dispatcher beneath: no pending
+    /// task, no jump of the auto-advancing clock, and a tracked task's await ends with `CancellationError`.
+    @Test func aCancelledScopeOverADecoratorDispatchesNothingBeneath() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance)
+        let scope = DispatchScope(ForwardingDispatcher(base: dispatcher, rewrite: .copy))
+        scope.cancelAll()
+        let late = scope.background(after: .seconds(10), label: "late") { Issue.record("a refused task ran") }
+        let series = scope.background(every: .seconds(1), label: "poll") { Issue.record("a refused tick ran") }
+        #expect(late.isCancelled && series.isCancelled)
+        let awaiting = dispatcher.startTask(label: "awaits") {
+            try await scope.runInBackground(label: "late run") { 1 }
+        }
+        await #expect(throws: CancellationError.self) { try await dispatcher.value(of: awaiting) }
+        #expect(dispatcher.now == .zero)
+        #expect(scope.liveWorkCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
     @Test func aTickLoopThroughAScopeEndsWithTheScope() async throws {
         let dispatcher = ManualDispatcher()
         let scope = DispatchScope(dispatcher)

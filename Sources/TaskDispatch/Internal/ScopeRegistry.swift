@@ -397,14 +397,15 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
         work()
     }
 
-    /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``, which removed the entry.
+    /// Called under the registry's lock by ``ScopeRegistry/cancelAll()``, which removed the entry, or before the
+    /// entry is shared.
     func endedByScope() {
         self.phase = .cancelled
     }
 
-    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry, or the entry was accepted after
-    /// it: cancels the task beneath (or the started task), stops counting it, and ends an await on it with
-    /// `CancellationError`.
+    /// Called outside the lock once ``ScopeRegistry/cancelAll()`` removed the entry, or the entry was accepted or
+    /// dispatched after it: cancels the task beneath (or the started task), stops counting it, and ends an await on it
+    /// with `CancellationError`.
     func scopeCancelled() {
         self.takeInner().cancel()
         self.end(self.work.take(), failingTheAwait: true)
