@@ -49,7 +49,7 @@ public protocol TaskCancelling: Sendable {
     ///   already.
     func cancelTask() -> Bool
 
-    /// Whether the task was cancelled before it started: `true` only if a call to ``cancelTask()`` returned
-    /// `true`.
+    /// Whether the task was cancelled before it started: by a call to ``cancelTask()`` that returned `true`, or by
+    /// the cancellation of the `DispatchScope` it was dispatched through.
     var isTaskCancelled: Bool { get }
 }

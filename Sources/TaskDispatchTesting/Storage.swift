@@ -205,9 +205,16 @@ extension Storage: ScopeCarrier {
         return handle
     }
 
-    /// Cancels the task `task` stands for, for its scope's `cancelAll()`.
-    func cancel(_ task: AnyObject) {
-        _ = ManualCanceller(storage: self, task: unsafeDowncast(task, to: ScheduledTask.self)).cancelTask()
+    /// Cancels the pending tasks among `tasks` in one critical section, for their scope's `cancelAll()`: no run claims
+    /// one of them in between.
+    func cancel(_ tasks: [AnyObject]) {
+        let cancelled = self.update { schedule in
+            tasks.compactMap { task -> (ScheduledTask, DispatchedTask.Work?)? in
+                let task = unsafeDowncast(task, to: ScheduledTask.self)
+                return schedule.cancel(task).map { (task, $0) }
+            }
+        }
+        for (task, _) in cancelled { task.cancelled() }  // the closures go with the array, outside the lock
     }
 
     /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers the

@@ -214,6 +214,37 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// A drain on one thread, the scope's `cancelAll()` on another: each task either ran (and the history says so) or
+    /// was cancelled (and its handle says so), never skipped as a run.
+    @Test(.timeLimit(.minutes(1))) func aDrainRacingCancelAllRunsOrCancelsEachTask() throws {
+        for _ in 0..<20 {
+            let dispatcher = ManualDispatcher(historyLimit: 10_000)
+            let scope = DispatchScope(dispatcher)
+            let ran = Locked(Set<Int>())
+            let underWay = DispatchSemaphore(value: 0)
+            let handles = (0..<1_000).map { index in
+                scope.background {
+                    ran.withLock { _ = $0.insert(index) }
+                    if index == 100 { underWay.signal() }
+                }
+            }
+            let drained = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                _ = try? dispatcher.runUntilIdle()
+                drained.signal()
+            }
+            #expect(underWay.wait(timeout: .now() + 30) == .success)
+            scope.cancelAll()
+            #expect(drained.wait(timeout: .now() + 30) == .success)
+            let didRun = ran.withLock { $0 }
+            let disagreeing = handles.indices.filter { handles[$0].isCancelled == didRun.contains($0) }
+            #expect(disagreeing.isEmpty, "handles that disagree with whether their task ran: \(disagreeing.count)")
+            #expect(dispatcher.history.count == didRun.count)
+            #expect(scope.liveWorkCount == 0)
+            try dispatcher.verifyIdle()
+        }
+    }
+
     @Test func aDelayedDispatchIntoACancelledScopeDoesNotMoveAutoAdvancesClock() throws {
         let dispatcher = ManualDispatcher(mode: .autoAdvance)
         let scope = DispatchScope(dispatcher)

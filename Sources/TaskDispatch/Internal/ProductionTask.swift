@@ -34,13 +34,11 @@ extension ProductionTaskLifecycle {
     @inline(__always)
     func join(_ scope: ScopeRegistry?, countingBackground: Bool) -> Bool {
         guard let scope else { return true }
-        guard let membership = scope.admit(Unmanaged.passUnretained(self), countingBackground: countingBackground)
-        else {
-            _ = self.cancelTask()
-            return false
+        let admitted = scope.admit(Unmanaged.passUnretained(self), countingBackground: countingBackground) {
+            self.membership = $0
         }
-        self.membership = membership
-        return true
+        if !admitted { _ = self.cancelTask() }
+        return admitted
     }
 
     /// Claims the task for running and hands out its work, or returns `nil` if it was cancelled.

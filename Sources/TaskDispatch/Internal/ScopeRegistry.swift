@@ -4,7 +4,8 @@ import Synchronization
 /// the scope wrapping them: no allocation and no closure of the scope's own. It admits each task's object to the
 /// scope (``ScopeRegistry/admit(_:countingBackground:)``) before it publishes the task, and reports the task's end
 /// exactly once, outside its own lock, letting the membership go then: after the closure returned, or when a cancel
-/// won. A task whose scope was cancelled (``ScopeMembership/scopeIsCancelled``) does not start.
+/// won. A task that ``ScopeCarrier/cancel(_:)`` missed (a run claimed it first) checks
+/// ``ScopeMembership/scopeIsCancelled`` as it starts, unless the dispatcher's runs and that cancel exclude each other.
 package protocol ScopeCarrying: TaskDispatcher {
     /// The object that takes the scope's tasks, kept by the scope: a reference, so that a dispatch through the scope
     /// retains nothing that a weak reference may have made slow to retain (such as the `ManualDispatcher` itself).
@@ -17,14 +18,15 @@ package protocol ScopeCarrier: AnyObject, Sendable {
     /// a task the scope refuses (it was cancelled) is cancelled at once.
     func dispatch(_ task: DispatchedTask, joining scope: ScopeRegistry) -> TaskHandle
 
-    /// Cancels the task that `task`, an object admitted by ``dispatch(_:joining:)``, stands for, if it has not started.
-    func cancel(_ task: AnyObject)
+    /// Cancels the tasks that `tasks`, objects admitted by ``dispatch(_:joining:)``, stand for, if they have not
+    /// started: for the scope's `cancelAll()`.
+    func cancel(_ tasks: [AnyObject])
 }
 
 extension ScopeCarrier {
-    /// A production dispatcher's: `task` is its task object, its own canceller.
-    package func cancel(_ task: AnyObject) {
-        _ = (task as? any TaskCancelling)?.cancelTask()
+    /// A production dispatcher's: each object is its task object, its own canceller.
+    package func cancel(_ tasks: [AnyObject]) {
+        for task in tasks { _ = (task as? any TaskCancelling)?.cancelTask() }
     }
 }
 
@@ -189,20 +191,23 @@ package final class ScopeRegistry: @unchecked Sendable {
         }
     }
 
-    /// Takes in `task`, the object for a task that the dispatcher beneath has not published yet: its membership, or
-    /// `nil` when the scope is cancelled (the dispatcher then cancels the task at once).
+    /// Takes in `task`, the object for a task that the dispatcher beneath has not published yet, and hands `install`
+    /// its membership under the lock, before ``cancelAll()`` can reach the task. Returns `false` when the scope is
+    /// cancelled (the dispatcher then cancels the task at once).
     @inline(__always)
-    package func admit(_ task: Unmanaged<AnyObject>, countingBackground: Bool) -> ScopeMembership? {
-        let slot = self.state.withLock { state -> UInt32? in
-            guard !state.isCancelled else { return nil }
+    package func admit(
+        _ task: Unmanaged<AnyObject>, countingBackground: Bool, installing install: (ScopeMembership) -> Void
+    ) -> Bool {
+        self.state.withLock { state in
+            guard !state.isCancelled else { return false }
             let slot = state.occupySlot(with: task, countingBackground: countingBackground)
             if countingBackground {
                 state.backgroundSlots += 1
                 if state.backgroundSlots == 1 { self.tracker.taskAccepted() }
             }
-            return slot
+            install(ScopeMembership(registry: self, slot: slot))
+            return true
         }
-        return slot.map { ScopeMembership(registry: self, slot: $0) }
     }
 
     /// The task in `slot` ended (see ``ScopeCarrying``).
@@ -258,9 +263,7 @@ package final class ScopeRegistry: @unchecked Sendable {
             return (live, children, slotted)
         }
         for entry in entries { entry.scopeCancelled() }
-        if let carrier = self.carrier {
-            for task in slotted { carrier.cancel(task) }  // the dispatcher beneath reports each end
-        }
+        if let carrier = self.carrier, !slotted.isEmpty { carrier.cancel(slotted) }  // it reports each end
         for child in children { child.registry?.cancelAll() }
     }
 }

@@ -63,25 +63,27 @@ class ScheduledTask: @unchecked Sendable {
     func cancelled() {}
 }
 
-/// A task forwarded through a `DispatchScope`, whose end the scope hears of (see `ScopeCarrying`). A task the scope
-/// refused (it was cancelled) never runs its closure.
+/// A task forwarded through a `DispatchScope`, whose end the scope hears of (see `ScopeCarrying`).
 final class ScopedTask: ScheduledTask, @unchecked Sendable {
     /// Let go at the end, by the run or the cancel (one of them), so that the history holds no cycle through it.
     @exclusivity(unchecked) private var membership: ScopeMembership?
 
-    /// Admits the task to `scope` under its dispatcher's lock, before a run can see it.
+    /// Admits the task to `scope` under its dispatcher's lock, before a run or a cancel can see it.
     @inline(__always)
     func join(_ scope: borrowing ScopeRegistry, countingBackground: Bool) {
-        self.membership = scope.admit(Unmanaged.passUnretained(self), countingBackground: countingBackground)
+        _ = scope.admit(Unmanaged.passUnretained(self), countingBackground: countingBackground) {
+            self.membership = $0
+        }
     }
 
     /// Whether the scope took the task in; read under the dispatcher's lock, before a run.
     var isAdmitted: Bool { self.membership != nil }
 
+    /// Runs the closure: a task claimed as its scope's `cancelAll()` runs was starting as it ran, and runs to its end
+    /// (the cancel takes the dispatcher's lock for all the scope's pending tasks at once).
     override func execute(_ work: DispatchedTask.Work) {
-        guard let membership = self.membership.take() else { return }
-        if !membership.scopeIsCancelled { super.execute(work) }
-        membership.ended()
+        super.execute(work)
+        self.membership.take()?.ended()
     }
 
     override func cancelled() {
