@@ -23,9 +23,9 @@ import Synchronization
 /// `CancellationError` and cancels started tasks; after it, every later dispatch is cancelled at once, so a late
 /// callback cannot bring a released owner's work back. ``clock``, `startTask` and `value(of:)` forward to the
 /// dispatcher beneath, so a test's `ManualDispatcher` sees everything. Over the package's own dispatchers a callback
-/// task goes through as it is, for two short critical sections more (three on Apple platforms); other work, and any
-/// other dispatcher's, runs through an entry of the scope's (an allocation more). See the article "Repeating work
-/// and dispatch scopes".
+/// task goes through as it is, for two short critical sections more (three over a production dispatcher on Apple
+/// platforms); other work, and any other dispatcher's, runs through an entry of the scope's (an allocation more). See
+/// the article "Repeating work and dispatch scopes".
 public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     private let base: any TaskDispatcher
     private let registry: ScopeRegistry
