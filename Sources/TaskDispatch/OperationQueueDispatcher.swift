@@ -88,7 +88,7 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
     ) -> TaskOperation {
         let background = task.countsAsBackgroundWork
         let operation = TaskOperation(task.work, tracker: background ? self.tracker : nil)
-        guard operation.join(scope, countingBackground: background) else { return operation }
+        guard operation.join(scope, countingBackground: background, neverRuns: task.neverRuns) else { return operation }
         switch task.work {
         case .foreground:
             if task.isDelayed {

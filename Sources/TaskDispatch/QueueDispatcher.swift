@@ -75,7 +75,7 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarry
     ) -> State {
         let background = task.countsAsBackgroundWork
         let state = State(task.work, tracker: background ? self.tracker : nil)
-        guard state.join(scope, countingBackground: background) else { return state }
+        guard state.join(scope, countingBackground: background, neverRuns: task.neverRuns) else { return state }
         switch task.work {
         case .foreground:
             if task.isDelayed {

@@ -215,8 +215,9 @@ import Testing
     }
 
     /// A drain on one thread, the scope's `cancelAll()` on another: each task either ran (and the history says so) or
-    /// was cancelled (and its handle says so), never skipped as a run.
-    @Test(.timeLimit(.minutes(1))) func aDrainRacingCancelAllRunsOrCancelsEachTask() throws {
+    /// was cancelled (and its handle says so), never skipped as a run. Both on threads of their own: the test blocks
+    /// neither the cooperative pool nor a Dispatch worker.
+    @Test(.timeLimit(.minutes(1))) func aDrainRacingCancelAllRunsOrCancelsEachTask() async throws {
         for _ in 0..<20 {
             let dispatcher = ManualDispatcher(historyLimit: 10_000)
             let scope = DispatchScope(dispatcher)
@@ -228,14 +229,19 @@ import Testing
                     if index == 100 { underWay.signal() }
                 }
             }
-            let drained = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
-                _ = try? dispatcher.runUntilIdle()
-                drained.signal()
+            let finished = await withCheckedContinuation { continuation in
+                onOwnThread {
+                    let cancelled = DispatchSemaphore(value: 0)
+                    onOwnThread {
+                        _ = underWay.wait(timeout: .now() + 30)
+                        scope.cancelAll()
+                        cancelled.signal()
+                    }
+                    let drained = (try? dispatcher.runUntilIdle()) != nil
+                    continuation.resume(returning: drained && cancelled.wait(timeout: .now() + 30) == .success)
+                }
             }
-            #expect(underWay.wait(timeout: .now() + 30) == .success)
-            scope.cancelAll()
-            #expect(drained.wait(timeout: .now() + 30) == .success)
+            #expect(finished)
             let didRun = ran.withLock { $0 }
             let disagreeing = handles.indices.filter { handles[$0].isCancelled == didRun.contains($0) }
             #expect(disagreeing.isEmpty, "handles that disagree with whether their task ran: \(disagreeing.count)")
@@ -243,6 +249,29 @@ import Testing
             #expect(scope.liveWorkCount == 0)
             try dispatcher.verifyIdle()
         }
+    }
+
+    /// A production task delayed past any clock is dropped by its queue: its slot holds it until the scope cancels it
+    /// (it was freed at once, and the scope's `cancelAll()` then used it).
+    @Test(arguments: [false, true]) func aProductionTaskThatNeverRunsLivesWhileItsSlotIsOccupied(operationQueue: Bool) {
+        let dispatcher: any TaskDispatcher = operationQueue ? OperationQueueDispatcher() : QueueDispatcher()
+        let scope = DispatchScope(dispatcher)
+        weak var captured: Sentinel?
+        do {
+            let sentinel = Sentinel()
+            captured = sentinel
+            scope.background(after: .seconds(1_000_000_000), label: "never") { _ = sentinel }  // the handle dropped
+        }
+        #expect(scope.occupiedSlotCount == 1)
+        let alive = captured != nil
+        #expect(alive, "the task was freed while its slot is occupied")
+        guard alive else {
+            _ = Unmanaged.passRetained(scope)  // its release would cancel the freed task
+            return
+        }
+        scope.cancelAll()
+        #expect(scope.occupiedSlotCount == 0 && scope.liveWorkCount == 0)
+        #expect(captured == nil)
     }
 
     @Test func aDelayedDispatchIntoACancelledScopeDoesNotMoveAutoAdvancesClock() throws {
@@ -398,3 +427,6 @@ private struct CancelsTheCallerOnceAccepted: TaskDispatcher {
         return handle
     }
 }
+
+/// An object whose release a test watches through a weak reference.
+private final class Sentinel: Sendable {}

@@ -68,9 +68,7 @@ import Testing
         let dispatcher = kind.makeDispatcher()
         let ticked = DispatchSemaphore(value: 0)
         let series = dispatcher.background(every: .seconds(3_600), after: .zero, label: "at once") { ticked.signal() }
-        let ranInTime = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            DispatchQueue.global().async { done.resume(returning: ticked.wait(timeout: .now() + 30) == .success) }
-        }
+        let ranInTime = await onOwnThread { ticked.wait(timeout: .now() + 30) == .success }
         #expect(ranInTime, "the first tick of a series with a zero delay did not run within 30 s")
         #expect(series.cancel())
         let first = AwaitBox(0)
@@ -81,9 +79,7 @@ import Testing
                 return
             }
         }
-        let loopTickedInTime = await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-            DispatchQueue.global().async { done.resume(returning: ticked.wait(timeout: .now() + 30) == .success) }
-        }
+        let loopTickedInTime = await onOwnThread { ticked.wait(timeout: .now() + 30) == .success }
         loop.cancel()
         #expect(loopTickedInTime, "the first tick of a tick loop with a zero delay did not come within 30 s")
         #expect(first.value == 1)
@@ -178,7 +174,7 @@ import Testing
     /// Tasks whose runs race `cancelAll()`: each either ran, or never runs and its handle says it was cancelled; and
     /// once the dispatcher's own wait returns, the scope has forgotten them all.
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func tasksRacingCancelAllEitherRunOrSayTheyWereCancelled(kind: ProductionDispatcherKind) {
+    func tasksRacingCancelAllEitherRunOrSayTheyWereCancelled(kind: ProductionDispatcherKind) async {
         let dispatcher = kind.makeDispatcher()
         var disagreeing = 0
         var unsettled = 0
@@ -190,9 +186,9 @@ import Testing
                 scope.background { if ran.insert(index) == 20 { underWay.signal() } }
             }
             // The queue under way, so that its runs race the cancellation (bounded; a miss only weakens the round).
-            _ = underWay.wait(timeout: .now() + 10)
+            _ = await onOwnThread { underWay.wait(timeout: .now() + 10) }
             scope.cancelAll()
-            #expect(dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
             if scope.liveWorkCount != 0 { unsettled += 1 }
             let didRun = ran.snapshot
             disagreeing += handles.indices.filter { handles[$0].isCancelled == didRun.contains($0) }.count
@@ -231,7 +227,7 @@ extension RepeatingWorkProductionTests {
                     }
                 }.start()
             }
-            #expect(threads.wait(timeout: .now() + 30) == .success)
+            #expect(await groupEmptied(threads, withinSeconds: 30))
             #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
             let scopeFinished = await scope.waitForBackgroundTasks(timeout: .seconds(10))
             if scope.liveWorkCount != 0 || !scopeFinished { unsettled.append(scope) }
@@ -242,14 +238,14 @@ extension RepeatingWorkProductionTests {
     /// A scope released while its tasks end on other threads: the last end lets the scope's registry go, and no end
     /// before it touches the registry after its own slot is freed (a use after free the thread sanitizer reports).
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
-    func aScopeReleasedWhileItsTasksEndOnOtherThreads(kind: ProductionDispatcherKind) {
+    func aScopeReleasedWhileItsTasksEndOnOtherThreads(kind: ProductionDispatcherKind) async {
         let dispatcher = kind.makeDispatcher()
         for _ in 0..<300 {
             do {
                 let scope = DispatchScope(dispatcher)
                 for _ in 0..<8 { scope.background {} }
             }
-            #expect(dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+            #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
         }
     }
 }

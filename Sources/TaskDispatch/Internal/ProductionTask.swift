@@ -32,11 +32,12 @@ extension ProductionTaskLifecycle {
     /// Admits the task, not published yet, to `scope` if it has one (see ``ScopeCarrying``); a task the scope refuses
     /// (it was cancelled) is cancelled here. Returns whether the task is to be published.
     @inline(__always)
-    func join(_ scope: ScopeRegistry?, countingBackground: Bool) -> Bool {
+    func join(_ scope: ScopeRegistry?, countingBackground: Bool, neverRuns: Bool) -> Bool {
         guard let scope else { return true }
-        let admitted = scope.admit(Unmanaged.passUnretained(self), countingBackground: countingBackground) {
-            self.membership = $0
-        }
+        // A task that never runs is dropped by the queue (`asyncAfter` at `distantFuture`): its slot holds it.
+        let admitted = scope.admit(
+            Unmanaged.passUnretained(self), countingBackground: countingBackground, retaining: neverRuns
+        ) { self.membership = $0 }
         if !admitted { _ = self.cancelTask() }
         return admitted
     }
@@ -111,7 +112,9 @@ extension ProductionTaskLifecycle {
 ///
 /// `@unchecked Sendable`: `state` and `tracker` are immutable and thread-safe (`tracker` is read only while this
 /// task counts in it); `work` is written by the dispatching thread before the task is published, then only by the
-/// winner of the state exchange (see ``ProductionTaskLifecycle``).
+/// winner of the state exchange (see ``ProductionTaskLifecycle``); `membership` is written under its scope's lock
+/// before the task is published (``ProductionTaskLifecycle/join(_:countingBackground:neverRuns:)``), then taken by
+/// that winner.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()

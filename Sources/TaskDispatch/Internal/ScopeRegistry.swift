@@ -66,10 +66,12 @@ package struct ScopeMembership: @unchecked Sendable {
 package final class ScopeRegistry: @unchecked Sendable {
     /// A task forwarded with a membership, from its admission until it ended.
     struct Slot {
-        /// The dispatcher's object for the task; `nil` while the slot is free. Unretained: the task ends (and frees
-        /// the slot) from one of its own methods, so it lives while the slot is occupied.
+        /// The dispatcher's object for the task; `nil` while the slot is free. Unretained while the dispatcher holds
+        /// the task until its end (which frees the slot from one of the task's own methods); retained otherwise.
         var task: Unmanaged<AnyObject>?
         var countsAsBackground: Bool
+        /// Whether the slot holds a reference to `task`: for a task that no queue holds (delayed past any clock).
+        var retainsTask: Bool
         /// The next free slot while this one is free (`UInt32.max`: none).
         var nextFree = UInt32.max
     }
@@ -103,17 +105,17 @@ package final class ScopeRegistry: @unchecked Sendable {
         }
 
         /// Takes a free slot for `task`: O(1) amortized.
-        mutating func occupySlot(with task: Unmanaged<AnyObject>, countingBackground: Bool) -> UInt32 {
+        mutating func occupySlot(with slot: Slot) -> UInt32 {
             self.liveCount += 1
             self.occupiedSlots += 1
-            let slot = self.firstFreeSlot
-            guard slot != .max else {
-                self.slots.append(Slot(task: task, countsAsBackground: countingBackground))
+            let index = self.firstFreeSlot
+            guard index != .max else {
+                self.slots.append(slot)
                 return UInt32(self.slots.count - 1)
             }
-            self.firstFreeSlot = self.slots[Int(slot)].nextFree
-            self.slots[Int(slot)] = Slot(task: task, countsAsBackground: countingBackground)
-            return slot
+            self.firstFreeSlot = self.slots[Int(index)].nextFree
+            self.slots[Int(index)] = slot
+            return index
         }
 
         /// Frees `slot`.
@@ -192,15 +194,19 @@ package final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// Takes in `task`, the object for a task that the dispatcher beneath has not published yet, and hands `install`
-    /// its membership under the lock, before ``cancelAll()`` can reach the task. Returns `false` when the scope is
-    /// cancelled (the dispatcher then cancels the task at once).
+    /// its membership under the lock, before ``cancelAll()`` can reach the task. `retaining`: no queue of the
+    /// dispatcher's holds the task (see ``Slot/retainsTask``). Returns `false` when the scope is cancelled (the
+    /// dispatcher then cancels the task at once).
     @inline(__always)
     package func admit(
-        _ task: Unmanaged<AnyObject>, countingBackground: Bool, installing install: (ScopeMembership) -> Void
+        _ task: Unmanaged<AnyObject>, countingBackground: Bool, retaining: Bool = false,
+        installing install: (ScopeMembership) -> Void
     ) -> Bool {
         self.state.withLock { state in
             guard !state.isCancelled else { return false }
-            let slot = state.occupySlot(with: task, countingBackground: countingBackground)
+            if retaining { _ = task.retain() }
+            let slot = state.occupySlot(
+                with: Slot(task: task, countsAsBackground: countingBackground, retainsTask: retaining))
             if countingBackground {
                 state.backgroundSlots += 1
                 if state.backgroundSlots == 1 { self.tracker.taskAccepted() }
@@ -213,15 +219,21 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// The task in `slot` ended (see ``ScopeCarrying``).
     @inline(__always)
     func ended(slot: UInt32) {
-        let lastSlot = self.state.withLock { state -> Bool in
+        // Borrowed, not retained: it keeps itself alive while it counts the slots' work.
+        let tracker = Unmanaged.passUnretained(self.tracker)
+        let (lastBackground, retained, lastSlot) = self.state.withLock { state in
             state.liveCount -= 1
-            if state.slots[Int(slot)].countsAsBackground {
-                state.backgroundSlots -= 1
-                if state.backgroundSlots == 0 { self.tracker.taskEnded() }
-            }
+            let freed = state.slots[Int(slot)]
+            if freed.countsAsBackground { state.backgroundSlots -= 1 }
             state.freeSlot(slot)
-            return state.occupiedSlots == 0 && state.isOrphaned
+            return (
+                freed.countsAsBackground && state.backgroundSlots == 0, freed.retainsTask ? freed.task : nil,
+                state.occupiedSlots == 0 && state.isOrphaned
+            )
         }
+        // Outside the lock: the tracker's end may resume a waiter, whose executor may take a dispatcher's lock.
+        if lastBackground { tracker._withUnsafeGuaranteedRef { $0.taskEnded() } }
+        retained?.release()
         // After the lock, `self` only if this was the last slot of a released scope, whose retain is this call's to
         // give back: once its slot is freed, another task's end may release the registry.
         if lastSlot { Unmanaged.passUnretained(self).release() }
