@@ -69,7 +69,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         var forwarded = task
         entry.takeClosure(of: &forwarded)
         // Cancelled: the dispatcher beneath never sees the task (no timer, no jump of an auto-advancing clock).
-        if self.isCancelled {
+        if self.registry.isCancelled {
             entry.endedByScope()
             entry.scopeCancelled()
         } else {
@@ -134,7 +134,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
 
     /// Whether ``cancelAll()`` was called.
     public var isCancelled: Bool {
-        self.registry.state.withLock { $0.isCancelled }
+        self.registry.isCancelled
     }
 
     /// The number of tasks, awaitable runs, started tasks and pending series ticks the scope remembers: those that

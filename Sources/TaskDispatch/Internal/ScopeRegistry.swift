@@ -49,11 +49,7 @@ package struct ScopeMembership: @unchecked Sendable {
 
     /// Whether the scope was cancelled: a task handed over before that (and not cancelled beneath) must not start.
     package var scopeIsCancelled: Bool {
-        #if canImport(Darwin)
-            self.registry._withUnsafeGuaranteedRef { $0.state.withLock { $0.isCancelled } }
-        #else
-            self.registry._withUnsafeGuaranteedRef { $0.cancelled.load(ordering: .acquiring) }
-        #endif
+        self.registry._withUnsafeGuaranteedRef { $0.isCancelled }
     }
 }
 
@@ -158,7 +154,7 @@ package final class ScopeRegistry: @unchecked Sendable {
     let state = LockedValue(State())
     let tracker = BackgroundWorkTracker()
     #if !canImport(Darwin)
-        /// `state.isCancelled`, which a task's start reads without the lock where `Atomic` needs no availability check.
+        /// `state.isCancelled`, for ``isCancelled`` to read without the lock.
         let cancelled = Atomic(false)
     #endif
     /// What takes the scope's tasks with a membership, if the dispatcher beneath reports their end.
@@ -168,6 +164,15 @@ package final class ScopeRegistry: @unchecked Sendable {
     init(carrier: (any ScopeCarrier)?) {
         self.carrier = carrier
         self.carriesScope = carrier != nil
+    }
+
+    /// Whether the scope was cancelled: an atomic load where `Atomic` needs no availability check, else under the lock.
+    var isCancelled: Bool {
+        #if canImport(Darwin)
+            self.state.withLock { $0.isCancelled }
+        #else
+            self.cancelled.load(ordering: .acquiring)
+        #endif
     }
 
     /// Forwards `task`, a plain callback task, through the carrier with a membership: `nil` when the dispatcher
