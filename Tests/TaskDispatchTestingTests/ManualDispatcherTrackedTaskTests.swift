@@ -123,9 +123,10 @@ private enum LoadError: Error {
         let dispatcher = ManualDispatcher()
         let before = dispatcher.startTask(label: "claimed before") { throw LoadError.offline }
         let after = dispatcher.startTask(label: "claimed after") { throw LoadError.offline }
-        try await dispatcher.runNext()  // the starts
-        try await dispatcher.runNext()
+        try await dispatcher.runNext()  // the first start
+        // Claimed before the next run checks for errors (which would otherwise race the task's throw).
         await #expect(throws: LoadError.self) { try await dispatcher.value(of: before) }
+        try await dispatcher.runNext()
         _ = await after.result
         await #expect(throws: LoadError.self) { try await dispatcher.value(of: after) }
         try dispatcher.verifyIdle()
