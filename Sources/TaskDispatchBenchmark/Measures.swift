@@ -11,6 +11,9 @@ struct Configuration {
     /// throughput swings with everything else the machine runs, and a median of many alternating pairs
     /// resists that better than a median of a few.
     var productionRepetitions: Int
+    /// Repetitions of the repeating-work and scope comparisons on `ManualDispatcher`: their targets sit within a
+    /// tenth or two of the ratio, which a median of a few pairs does not resolve on a shared machine.
+    var seriesRepetitions: Int
     /// Tasks per repetition for the Dispatch comparisons.
     var dispatchTasks: Int
     /// Tasks per repetition for the OperationQueue comparison (an operation costs several microseconds).
@@ -29,14 +32,16 @@ struct Configuration {
     var batchTimeout: Double
 
     static let quick = Configuration(
-        name: "quick", repetitions: 3, productionRepetitions: 31, dispatchTasks: 10_000, operationTasks: 2_000,
+        name: "quick", repetitions: 3, productionRepetitions: 31, seriesRepetitions: 15, dispatchTasks: 10_000,
+        operationTasks: 2_000,
         operationWidths: [3],
         manualSizes: [1_000, 10_000, 100_000], minimumTasksPerRepetition: 20_000, memoryTasks: 1_000_000,
         churnTasks: 1_000_000, listingTasks: 100_000, batchTimeout: 20
     )
 
     static let full = Configuration(
-        name: "full", repetitions: 5, productionRepetitions: 31, dispatchTasks: 100_000, operationTasks: 20_000,
+        name: "full", repetitions: 5, productionRepetitions: 31, seriesRepetitions: 21, dispatchTasks: 100_000,
+        operationTasks: 20_000,
         operationWidths: [1, 3],
         manualSizes: [1_000, 10_000, 100_000, 1_000_000], minimumTasksPerRepetition: 200_000,
         memoryTasks: 1_000_000, churnTasks: 10_000_000, listingTasks: 100_000, batchTimeout: 120
@@ -47,13 +52,23 @@ struct BenchmarkError: Error, CustomStringConvertible {
     var description: String
 }
 
-/// Runs `ours` and `baseline` alternately (which goes first alternates too), after one warm-up each, and
-/// returns the median of each, in nanoseconds per task.
+/// The outcome of ``compare(repetitions:ours:baseline:)``, in nanoseconds per task.
+struct Comparison {
+    /// The median of `ours`' repetitions.
+    var ours: Double
+    /// The median of the baseline's repetitions.
+    var baseline: Double
+    /// The median over the repetitions of ours ÷ baseline measured back to back: a load that comes and goes
+    /// slows both halves of a pair alike, where it can move the two medians apart.
+    var ratio: Double
+}
+
+/// Runs `ours` and `baseline` alternately (which goes first alternates too), after one warm-up each.
 func compare(
     repetitions: Int,
     ours: () throws -> Double,
     baseline: () throws -> Double
-) throws -> (ours: Double, baseline: Double) {
+) throws -> Comparison {
     _ = try ours()
     _ = try baseline()
     var oursTimes: [Double] = []
@@ -67,17 +82,18 @@ func compare(
             baselineTimes.append(try baseline())
         }
     }
-    return (median(oursTimes), median(baselineTimes))
+    let ratios = zip(oursTimes, baselineTimes).map { $0 / $1 }
+    return Comparison(ours: median(oursTimes), baseline: median(baselineTimes), ratio: median(ratios))
 }
 
 /// A row comparing two per-task costs against a ratio target.
 func ratioRow(
     _ measure: String,
     size: Int,
-    _ result: (ours: Double, baseline: Double),
+    _ result: Comparison,
     target: Double?
 ) -> Row {
-    let ratio = result.ours / result.baseline
+    let ratio = result.ratio
     return Row(
         measure: measure,
         size: formatCount(size),

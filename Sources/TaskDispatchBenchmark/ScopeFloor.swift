@@ -6,7 +6,7 @@ import TaskDispatch
 #else
     import Synchronization
 
-    /// The lock `DispatchScope` uses on Linux: the standard library's `Mutex`, one atomic each way uncontended.
+    /// The floors' lock on Linux: the standard library's `Mutex`, one atomic each way uncontended.
     final class FloorLock: @unchecked Sendable {
         private let mutex = Mutex(())
 

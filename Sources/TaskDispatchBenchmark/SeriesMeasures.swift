@@ -162,7 +162,7 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     let ticks = configuration.manualSizes.last ?? 100_000
     progress("ManualDispatcher: a tick vs a delayed dispatch-and-run")
     do {
-        let result = try compare(repetitions: configuration.repetitions) {
+        let result = try compare(repetitions: configuration.seriesRepetitions) {
             try manualTicks(ticks)
         } baseline: {
             try manualDelayedChain(ticks)
@@ -178,7 +178,7 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     let queueTicksCount = configuration.operationTasks
     progress("QueueDispatcher: a tick vs a delayed dispatch-and-run")
     do {
-        let result = try compare(repetitions: configuration.repetitions) {
+        let result = try compare(repetitions: configuration.seriesRepetitions) {
             try queueTicks(queueTicksCount, timeout: configuration.batchTimeout)
         } baseline: {
             try queueDelayedChain(queueTicksCount, timeout: configuration.batchTimeout)
@@ -203,7 +203,7 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     ] {
         progress("ManualDispatcher: a dispatch through \(route.rawValue) vs direct")
         do {
-            let result = try compare(repetitions: configuration.repetitions) {
+            let result = try compare(repetitions: configuration.seriesRepetitions) {
                 try manualDispatchAndRun(size, through: route)
             } baseline: {
                 try manualDispatchAndRun(size, through: .direct)
@@ -216,7 +216,7 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
 
     progress("ManualDispatcher: a dispatch through a scope vs direct, in bursts of 1,000")
     do {
-        let result = try compare(repetitions: configuration.repetitions) {
+        let result = try compare(repetitions: configuration.seriesRepetitions) {
             try manualDispatchAndRun(size, inBurstsOf: 1_000, through: .scope)
         } baseline: {
             try manualDispatchAndRun(size, inBurstsOf: 1_000, through: .direct)
@@ -234,13 +234,26 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     for (route, measure, target) in [
         (ScopeRoute.scope, "QueueDispatcher: background through a DispatchScope vs direct", 1.3),
         (.leastScope, floor, nil),
+        (
+            .twoLockSections,
+            "  the least bookkeeping: direct, plus a lock section at the dispatch and one on the worker", nil
+        ),
     ] {
         progress("QueueDispatcher: a dispatch through \(route.rawValue) vs direct")
         let scoped: any TaskDispatcher = route == .scope ? DispatchScope(direct) : LeastScope(direct)
+        let book = LockedBookkeeping()
         do {
             let result = try compare(repetitions: configuration.productionRepetitions) {
                 try throughput(count: count, timeout: configuration.batchTimeout) { group in
-                    scoped.background { group.leave() }
+                    guard route == .twoLockSections else {
+                        scoped.background { group.leave() }
+                        return
+                    }
+                    book.lock.withLock { book.live += 1 }
+                    direct.background {
+                        book.lock.withLock { book.live -= 1 }
+                        group.leave()
+                    }
                 }
             } baseline: {
                 try throughput(count: count, timeout: configuration.batchTimeout) { group in

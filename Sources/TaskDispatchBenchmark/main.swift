@@ -5,6 +5,7 @@
 // watchdog ends the process, so the benchmark never hangs CI. Timing never changes the exit status.
 import Dispatch
 import Foundation
+import TaskDispatch
 
 #if canImport(Darwin)
     import Darwin
@@ -21,7 +22,8 @@ func progress(_ message: String) {
 let usage = """
     usage: task-dispatch-benchmark [--quick | --full] [--tracked | --series]
       --quick  a few seconds: fewer tasks and repetitions, sizes up to 100,000 (the default; CI runs it)
-      --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions (31 for production dispatchers and the thread-pool rows of --tracked)
+      --full   a minute or two: sizes up to 1,000,000, median of 5 repetitions (31 for production dispatchers and the
+               thread-pool rows of --tracked, 21 for the ManualDispatcher rows of --series)
       --tracked  only the tracked-task and async-model rows
       --series  only the repeating-work and dispatch-scope rows (1.1)
       --profile  only the ManualDispatcher hot paths, once, for valgrind --tool=callgrind
@@ -32,6 +34,8 @@ let usage = """
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
       --profile-floor  only 10,000 held tasks with the runtime pieces of a tracked task and no dispatcher, once, for the same
+      --profile-queue-scope  only 1,000,000 background tasks through a DispatchScope over a QueueDispatcher,
+                             for perf record (callgrind serializes its threads)
     """
 
 /// Runs one profiling workload and ends the process: 0 when it finished, 1 (with the error) when it did not.
@@ -72,6 +76,13 @@ for argument in CommandLine.arguments.dropFirst() {
             _ = try manualDispatchAndRun(100_000, through: .scope)
             _ = try manualDispatchAndRun(100_000, through: .direct)
             _ = try manualDispatchAndRun(100_000, through: .leastScope)
+        }
+    case "--profile-queue-scope":
+        // 1,000,000 background tasks through a DispatchScope over a QueueDispatcher: for `perf record`, which sees
+        // the threads that callgrind serializes.
+        profileOnce {
+            let scope = DispatchScope(QueueDispatcher())
+            _ = try throughput(count: 1_000_000, timeout: 120) { group in scope.background { group.leave() } }
         }
     case "--profile-auto-drain":
         // 100,000 dispatches in auto-drain, each run inside its dispatch, once: for the same.
@@ -130,8 +141,9 @@ let worker = Thread {
     print(
         String(
             format:
-                "%d rows, %d targets not met; ran %.1f s. ratio = ours ÷ baseline, medians of %d repetitions (%d for the production dispatchers and the tracked-task rows on the thread pool).",
-            rows.count, missed, seconds, selected.repetitions, selected.productionRepetitions
+                "%d rows, %d targets not met; ran %.1f s. ours and baseline: medians of %d alternating repetitions (%d for the production dispatchers and the tracked-task rows on the thread pool, %d for the ManualDispatcher rows of --series); ratio: the median of ours ÷ baseline over the back-to-back pairs.",
+            rows.count, missed, seconds, selected.repetitions, selected.productionRepetitions,
+            selected.seriesRepetitions
         )
     )
     exit(0)
