@@ -22,13 +22,19 @@
 extension ManagedBuffer where Element == LockPrimitive {
     /// Initializes the tail-allocated lock. Call once, right after `create`.
     @inline(__always)
-    func initializeLock() {
+    func initializeLock(spinning: Bool = false) {
         self.withUnsafeMutablePointerToElements { lock in
             #if canImport(Darwin)
                 lock.initialize(to: os_unfair_lock())
             #else
                 lock.initialize(to: pthread_mutex_t())
-                let result = pthread_mutex_init(lock, nil)
+                var attributes = pthread_mutexattr_t()
+                pthread_mutexattr_init(&attributes)
+                defer { pthread_mutexattr_destroy(&attributes) }
+                #if canImport(Glibc)
+                    if spinning { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)) }
+                #endif
+                let result = pthread_mutex_init(lock, &attributes)
                 precondition(result == 0, "pthread_mutex_init failed with \(result)")
             #endif
         }
@@ -77,10 +83,11 @@ package struct LockedValue<Value: Sendable>: @unchecked Sendable {
 
     private let storage: Storage
 
-    /// Creates a lock guarding `value`.
-    package init(_ value: Value) {
+    /// Creates a lock guarding `value`. `spinning`: a thread that finds the lock taken spins a while before it
+    /// sleeps (glibc's adaptive mutex), for a lock that threads on several cores take for a few instructions each.
+    package init(_ value: Value, spinning: Bool = false) {
         self.storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in value }, to: Storage.self)
-        self.storage.initializeLock()
+        self.storage.initializeLock(spinning: spinning)
     }
 
     /// Runs `body` with exclusive access to the value.

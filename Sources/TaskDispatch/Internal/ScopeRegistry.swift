@@ -79,7 +79,7 @@ package final class ScopeRegistry: @unchecked Sendable {
         var liveCount = 0
         var slots: [Slot] = []
         var firstFreeSlot = UInt32.max
-        /// The slots not free: the table is let go when none is.
+        /// The slots not free: the table empties when none is (see ``freeSlot(_:)``).
         var occupiedSlots = 0
         /// The scope let go of the registry, which its occupied slots keep alive (see ``ScopeRegistry/scopeReleased()``).
         var isOrphaned = false
@@ -114,11 +114,13 @@ package final class ScopeRegistry: @unchecked Sendable {
             return index
         }
 
-        /// Frees `slot`.
+        /// Frees `slot`. When the last of more than 64 is freed, the table empties and keeps room for as many slots
+        /// as the burst just ended used (free slots are taken before new ones, so that is its count), not an earlier
+        /// larger burst's: a scope that dispatches bursts allocates once, and memory follows the last burst.
         mutating func freeSlot(_ slot: UInt32) {
             self.occupiedSlots -= 1
             guard self.occupiedSlots > 0 || self.slots.count <= 64 else {
-                self.slots = []  // a burst of work is not kept for the scope's life
+                self.slots.removeAll(keepingCapacity: self.slots.capacity <= 2 * self.slots.count)
                 self.firstFreeSlot = .max
                 return
             }
@@ -151,7 +153,7 @@ package final class ScopeRegistry: @unchecked Sendable {
     }
 
     /// A `pthread_mutex_t` (see ``ShortLock`` on why not `Mutex`): a scope's tasks end on many threads at once.
-    let state = LockedValue(State())
+    let state = LockedValue(State(), spinning: true)
     let tracker = BackgroundWorkTracker()
     #if !canImport(Darwin)
         /// `state.isCancelled`, for ``isCancelled`` to read without the lock.
