@@ -49,6 +49,10 @@ func nanosecondReading(of clock: some Clock<Duration>) -> (read: @Sendable () ->
 package protocol SeriesForwarding: TaskDispatcher {
     /// Dispatches a tick without a reference to the dispatcher itself.
     var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? { get }
+
+    /// Dispatches a tick due at the time, in nanoseconds of the dispatcher's `clock`, that the closure gives for the
+    /// clock's time now, read in the critical section that takes the tick in: the tick reads no clock of its own.
+    var seriesForwardAtDue: @Sendable (DispatchedTask, (_ nowNanoseconds: Int64) -> Int64) -> TaskHandle? { get }
 }
 
 /// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
@@ -64,7 +68,7 @@ struct SeriesTiming: Sendable {
     private let elapsed: @Sendable () -> Duration
     /// Whether the clock reads in nanoseconds (see `nanosecondReading(of:)`) and the origin is within its range: then
     /// `nanosecondsNow` reads it and a tick does no `Duration` arithmetic.
-    private let readsNanoseconds: Bool
+    let readsNanoseconds: Bool
     private let nanosecondsNow: @Sendable () -> Int64
     private let originNanoseconds: Int64
 
@@ -110,6 +114,22 @@ struct SeriesTiming: Sendable {
             return self.next(after: tick, elapsed: .exactly(nanoseconds: elapsed))
         }
         return self.next(after: tick, elapsed: self.elapsed())
+    }
+
+    /// The tick after `tick` and its due time in the clock's nanoseconds, for the clock's time `now`: what
+    /// ``next(after:)`` gives, for a clock that reads in nanoseconds (`readsNanoseconds`), as a time; past the
+    /// clock's range, `Int64.max`.
+    func nextDue(after tick: Int64, nowNanoseconds now: Int64) -> (tick: Int64, due: Int64) {
+        if let interval = self.wholeNanoseconds,
+            case (let elapsed, false) = now.subtractingReportingOverflow(self.originNanoseconds), tick < .max,
+            case (let offset, false) = (tick + 1).multipliedReportingOverflow(by: interval), offset >= elapsed,
+            case (let due, false) = self.originNanoseconds.addingReportingOverflow(offset)
+        {
+            return (tick + 1, due)
+        }
+        let (next, delay) = self.next(after: tick, elapsed: .nanoseconds(now) - .nanoseconds(self.originNanoseconds))
+        let (due, overflow) = now.addingReportingOverflow(delay.nanosecondsRoundedUp)
+        return (next, overflow ? .max : due)
     }
 
     private func next(after tick: Int64, elapsed: Duration) -> (tick: Int64, delay: Duration) {
@@ -188,17 +208,28 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
 
     /// Dispatches the tick after `tick`, unless the series was cancelled.
     func schedule(after tick: Int64) {
-        let (next, delay) = self.timing.next(after: tick)
-        self.next = next
         // The closures capture the series alone, so they allocate no context: the tick reads its number from it.
         let work: DispatchedTask.Work =
             self.isForeground ? .foreground { self.runTickOnMainActor() } : .background { self.runTick() }
         var task = DispatchedTask(
-            unbound: work, label: self.marker.label, delay: delay, priority: self.priority,
-            callSite: self.marker.callSite)
+            unbound: work, label: self.marker.label, priority: self.priority, callSite: self.marker.callSite)
         task.series = self.marker
         // Swapped into the state, not copied: the handle of the tick before leaves it, and is released outside the lock.
-        var handle = self.target.dispatch(task)
+        var handle: TaskHandle
+        if self.timing.readsNanoseconds, let forward = self.target.forwardAtDue {
+            // The number is set before the tick can run: in the dispatcher's critical section that takes it in.
+            handle =
+                forward(task) { now in
+                    let (next, due) = self.timing.nextDue(after: tick, nowNanoseconds: now)
+                    self.next = next
+                    return due
+                } ?? TaskHandle(canceller: DroppedTick())
+        } else {
+            let (next, delay) = self.timing.next(after: tick)
+            self.next = next
+            task.delay = delay
+            handle = self.target.dispatch(task)
+        }
         let cancelled = self.state.withLock { state -> Bool in
             if state.isCancelled { return true }
             if state.tick < next { swap(&state.handle, &handle) }  // not begun yet (an auto-drain may have run it)
@@ -254,14 +285,16 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
 /// ``DispatchScope``, which a series of its own must not keep alive (its release is what stops the series).
 struct SeriesTarget: TaskDispatcher {
     private let forward: @Sendable (DispatchedTask) -> TaskHandle?
+    /// A ``SeriesForwarding`` dispatcher's ``SeriesForwarding/seriesForwardAtDue``.
+    let forwardAtDue: (@Sendable (DispatchedTask, (Int64) -> Int64) -> TaskHandle?)?
 
     init(_ dispatcher: some TaskDispatcher) {
         if let scope = dispatcher as? DispatchScope {
-            self.forward = { [weak scope] in scope?.dispatch($0) }
+            (self.forward, self.forwardAtDue) = ({ [weak scope] in scope?.dispatch($0) }, nil)
         } else if let forwarding = dispatcher as? any SeriesForwarding {
-            self.forward = forwarding.seriesForward
+            (self.forward, self.forwardAtDue) = (forwarding.seriesForward, forwarding.seriesForwardAtDue)
         } else {
-            self.forward = { dispatcher.dispatch($0) }
+            (self.forward, self.forwardAtDue) = ({ dispatcher.dispatch($0) }, nil)
         }
     }
 

@@ -91,4 +91,9 @@ extension ManualDispatcher: SeriesForwarding {
     package var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? {
         { [storage = self.storage] in storage.dispatch($0) }
     }
+
+    /// Dispatches a series' tick due when `due` says for the clock's `now`, in one critical section of the storage.
+    package var seriesForwardAtDue: @Sendable (DispatchedTask, (Int64) -> Int64) -> TaskHandle? {
+        { [storage = self.storage] task, due in storage.record(nil) { $0.accept(task, dueAt: due($0.now)) } }
+    }
 }
