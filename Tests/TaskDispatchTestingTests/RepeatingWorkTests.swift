@@ -254,6 +254,23 @@ struct CreepingDispatcher: ForwardsStartTask {
         #expect(ticks == [1])
     }
 
+    /// A first tick that auto-drain runs inside its own dispatch schedules the second from inside that dispatch: the
+    /// handle the series keeps must be the second tick's, so that `cancel()` takes the pending tick away.
+    @Test(arguments: [TaskContext.background, .foreground])
+    @MainActor func aTickRunInsideItsOwnDispatchLeavesTheNextOneCancellable(context: TaskContext) throws {
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let count = Locked(0)
+        let series =
+            context == .background
+            ? dispatcher.background(every: .seconds(1), after: .zero) { count.withLock { $0 += 1 } }
+            : dispatcher.foreground(every: .seconds(1), after: .zero) { count.withLock { $0 += 1 } }
+        #expect(count.withLock { $0 } == 1)
+        #expect(dispatcher.pendingTasks.count == 1)
+        #expect(series.cancel())
+        #expect(dispatcher.pendingTasks.isEmpty, "\(dispatcher.pendingTasks)")
+        try dispatcher.verifyIdle()
+    }
+
     /// A first delay far in the past (a "never refreshed" sentinel such as `Date.distantPast`) means at once, then the
     /// interval: no tick loop at the same instant, and no trap where the delay less the interval overflows.
     @Test func aFirstDelayFarInThePastMeansAtOnce() throws {

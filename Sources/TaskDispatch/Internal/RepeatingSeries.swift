@@ -216,18 +216,21 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
         task.series = self.marker
         // Swapped into the state, not copied: the handle of the tick before leaves it, and is released outside the lock.
         var handle: TaskHandle
+        // This tick's number, kept here: once dispatched, the tick may run (and `self.next` move on) before the handle
+        // is stored below.
+        var next: Int64 = 0
         if self.timing.readsNanoseconds, let forward = self.target.forwardAtDue {
             // The number is set before the tick can run: in the dispatcher's critical section that takes it in.
             handle =
                 forward(task) { now in
-                    let (next, due) = self.timing.nextDue(after: tick, nowNanoseconds: now)
+                    let due: Int64
+                    (next, due) = self.timing.nextDue(after: tick, nowNanoseconds: now)
                     self.next = next
                     return due
                 } ?? TaskHandle(canceller: DroppedTick())
         } else {
-            let (next, delay) = self.timing.next(after: tick)
+            (next, task.delay) = self.timing.next(after: tick)
             self.next = next
-            task.delay = delay
             handle = self.target.dispatch(task)
         }
         let cancelled = self.state.withLock { state -> Bool in
