@@ -326,6 +326,23 @@ struct CreepingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
+    /// A first delay shorter than an interval of centuries puts the series' origin an interval before the start: the
+    /// second tick, due 2^33 s in, is still on the clock, though two intervals overflow `Int64` nanoseconds.
+    @Test func aHugeIntervalWithAShortFirstDelayKeepsItsGrid() throws {
+        let dispatcher = ManualDispatcher(runawayLimit: 20)
+        let interval = Duration.seconds(1 << 33)
+        let times = Locked<[Duration]>([])
+        let series = dispatcher.background(every: interval, after: .zero) {
+            times.withLock { $0.append(dispatcher.now) }
+        }
+        try dispatcher.advance(to: interval)
+        #expect(times.withLock { $0 } == [.zero, interval])
+        // The third tick, at 3 × 2^33 s, lies past the end of the clock: it never falls due.
+        #expect(dispatcher.pendingTasks.first?.dueTime == .nanoseconds(Int64.max), "\(dispatcher.pendingTasks)")
+        #expect(series.cancel())
+        try dispatcher.verifyIdle()
+    }
+
     /// A series whose next tick lies past the end of the virtual clock never falls due: a drain to idle ends, as it
     /// does over a one-off task that far away, and the series stays pending.
     @Test func aSeriesPastTheEndOfTheClockDoesNotStopADrain() throws {

@@ -31,6 +31,16 @@ import Testing
         #expect(state.slots.capacity < 1_000, "the table kept \(state.slots.capacity) slots for a burst of 100")
     }
 
+    @Test func smallBurstsAfterALargeOneLetItsRoomGo() {
+        var state = ScopeRegistry.State()
+        self.burst(100_000, in: &state)
+        for _ in 0..<10 { self.burst(64, in: &state) }
+        #expect(state.slots.capacity <= 128, "the table kept \(state.slots.capacity) slots for bursts of 64")
+        let room = state.slots.capacity
+        for _ in 0..<10 { self.burst(3, in: &state) }
+        #expect(state.slots.capacity == room, "a small table is kept between bursts, not allocated again")
+    }
+
     @Test func aSlotFreedWhileOthersAreOccupiedIsTakenAgainFirst() {
         var state = ScopeRegistry.State()
         let slot = ScopeRegistry.Slot(task: nil, countsAsBackground: false, retainsTask: false)

@@ -147,7 +147,8 @@ struct SeriesTiming: Sendable {
                 whole <= 0 ? 0 : whole / interval + (whole % interval == 0 && elapsed == .nanoseconds(whole) ? 0 : 1)
             let next = Swift.max(tick == .max ? .max : tick + 1, caughtUp)
             let (due, overflow) = next.multipliedReportingOverflow(by: interval)
-            return (next, overflow ? .nanoseconds(Int64.max) - elapsed : .nanoseconds(due) - elapsed)
+            // Past `Int64` nanoseconds from the origin, which may lie an interval before the clock's zero: in `Duration`.
+            return (next, overflow ? .nanoseconds(interval) * next - elapsed : .nanoseconds(due) - elapsed)
         }
         var next = tick + 1
         let late = elapsed - self.interval * next

@@ -114,13 +114,14 @@ package final class ScopeRegistry: @unchecked Sendable {
             return index
         }
 
-        /// Frees `slot`. When the last of more than 64 is freed, the table empties and keeps room for as many slots
-        /// as the burst just ended used (free slots are taken before new ones, so that is its count), not an earlier
-        /// larger burst's: a scope that dispatches bursts allocates once, and memory follows the last burst.
+        /// Frees `slot`. When the last occupied slot of more than 64, or of a table with room for more than 128, is
+        /// freed, the table empties and keeps room for as many slots as the burst just ended used (free slots are
+        /// taken before new ones, so that is its count), not an earlier larger burst's: a scope that dispatches
+        /// bursts allocates once, and memory follows the last burst.
         mutating func freeSlot(_ slot: UInt32) {
             self.occupiedSlots -= 1
-            guard self.occupiedSlots > 0 || self.slots.count <= 64 else {
-                self.slots.removeAll(keepingCapacity: self.slots.capacity <= 2 * self.slots.count)
+            guard self.occupiedSlots > 0 || (self.slots.count <= 64 && self.slots.capacity <= 128) else {
+                self.slots.removeAll(keepingCapacity: self.slots.capacity <= Swift.max(2 * self.slots.count, 128))
                 self.firstFreeSlot = .max
                 return
             }
