@@ -28,13 +28,20 @@ extension ManagedBuffer where Element == LockPrimitive {
                 lock.initialize(to: os_unfair_lock())
             #else
                 lock.initialize(to: pthread_mutex_t())
-                var attributes = pthread_mutexattr_t()
-                pthread_mutexattr_init(&attributes)
-                defer { pthread_mutexattr_destroy(&attributes) }
+                let result: Int32
                 #if canImport(Glibc)
-                    if spinning { pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP)) }
+                    if spinning {
+                        var attributes = pthread_mutexattr_t()
+                        pthread_mutexattr_init(&attributes)
+                        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+                        result = pthread_mutex_init(lock, &attributes)
+                        pthread_mutexattr_destroy(&attributes)
+                    } else {
+                        result = pthread_mutex_init(lock, nil)
+                    }
+                #else
+                    result = pthread_mutex_init(lock, nil)
                 #endif
-                let result = pthread_mutex_init(lock, &attributes)
                 precondition(result == 0, "pthread_mutex_init failed with \(result)")
             #endif
         }
