@@ -48,11 +48,11 @@ func nanosecondReading(of clock: some Clock<Duration>) -> (read: @Sendable () ->
 /// holding the dispatcher.
 package protocol SeriesForwarding: TaskDispatcher {
     /// Dispatches a tick without a reference to the dispatcher itself.
-    var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? { get }
+    var seriesForward: @Sendable (DispatchedTask) -> TaskHandle { get }
 
     /// Dispatches a tick due at the time, in nanoseconds of the dispatcher's `clock`, that the closure gives for the
     /// clock's time now, read in the critical section that takes the tick in: the tick reads no clock of its own.
-    var seriesForwardAtDue: @Sendable (DispatchedTask, (_ nowNanoseconds: Int64) -> Int64) -> TaskHandle? { get }
+    var seriesForwardAtDue: @Sendable (DispatchedTask, (_ nowNanoseconds: Int64) -> Int64) -> TaskHandle { get }
 }
 
 /// When the ticks of a series fall due on a clock: tick k (from 1) at `origin + k × interval`, so a late tick does not
@@ -228,7 +228,7 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
                     (next, due) = self.timing.nextDue(after: tick, nowNanoseconds: now)
                     self.next = next
                     return due
-                } ?? TaskHandle(canceller: DroppedTick())
+                }
         } else {
             (next, task.delay) = self.timing.next(after: tick)
             self.next = next
@@ -290,7 +290,7 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
 struct SeriesTarget: TaskDispatcher {
     private let forward: @Sendable (DispatchedTask) -> TaskHandle?
     /// A ``SeriesForwarding`` dispatcher's ``SeriesForwarding/seriesForwardAtDue``.
-    let forwardAtDue: (@Sendable (DispatchedTask, (Int64) -> Int64) -> TaskHandle?)?
+    let forwardAtDue: (@Sendable (DispatchedTask, (Int64) -> Int64) -> TaskHandle)?
 
     init(_ dispatcher: some TaskDispatcher) {
         if let scope = dispatcher as? DispatchScope {

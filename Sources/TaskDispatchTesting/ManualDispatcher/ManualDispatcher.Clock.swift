@@ -88,12 +88,12 @@ extension ManualDispatcher.Clock: NanosecondReadingClock {
 
 extension ManualDispatcher: SeriesForwarding {
     /// Dispatches a series' tick through the storage, so that a live series does not keep the dispatcher alive.
-    package var seriesForward: @Sendable (DispatchedTask) -> TaskHandle? {
+    package var seriesForward: @Sendable (DispatchedTask) -> TaskHandle {
         { [storage = self.storage] in storage.dispatch($0) }
     }
 
     /// Dispatches a series' tick due when `due` says for the clock's `now`, in one critical section of the storage.
-    package var seriesForwardAtDue: @Sendable (DispatchedTask, (Int64) -> Int64) -> TaskHandle? {
+    package var seriesForwardAtDue: @Sendable (DispatchedTask, (Int64) -> Int64) -> TaskHandle {
         { [storage = self.storage] task, due in storage.record(nil) { $0.accept(task, dueAt: due($0.now)) } }
     }
 }
