@@ -98,6 +98,8 @@ enum ScopeRoute: String {
     /// Straight to it, with one lock section at the dispatch and one at the run: the synchronization that any
     /// record of live work needs, and nothing else.
     case twoLockSections = "two lock sections"
+    /// The same under the registry's kind of lock: a `pthread_mutex_t`, which the thread sanitizer sees.
+    case twoRegistryLockSections = "two sections of the registry's kind of lock"
 }
 
 /// A count of live tasks under a lock, and the tasks' counter, in one object: a closure that captures it allocates
@@ -106,6 +108,7 @@ final class LockedBookkeeping: @unchecked Sendable {
     let lock = FloorLock()
     @exclusivity(unchecked) var live = 0
     let counter = Counter()
+    let registryLock = LockedValue(0, spinning: true)
 }
 
 /// `size` immediate background tasks dispatched to a `ManualDispatcher` by `route`, then run.
@@ -113,7 +116,7 @@ func manualDispatchAndRun(_ size: Int, through route: ScopeRoute) throws -> Doub
     let dispatcher = ManualDispatcher(historyLimit: 0)
     let target: any TaskDispatcher =
         switch route {
-        case .direct, .twoLockSections: dispatcher
+        case .direct, .twoLockSections, .twoRegistryLockSections: dispatcher
         case .scope: DispatchScope(dispatcher)
         case .leastScope: LeastScope(dispatcher)
         }
@@ -238,6 +241,7 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
             .twoLockSections,
             "  the least bookkeeping: direct, plus a lock section at the dispatch and one on the worker", nil
         ),
+        (.twoRegistryLockSections, "  the same under the registry's kind of lock (a pthread mutex TSan sees)", nil),
     ] {
         progress("QueueDispatcher: a dispatch through \(route.rawValue) vs direct")
         let scoped: any TaskDispatcher = route == .scope ? DispatchScope(direct) : LeastScope(direct)
@@ -245,14 +249,21 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
         do {
             let result = try compare(repetitions: configuration.productionRepetitions) {
                 try throughput(count: count, timeout: configuration.batchTimeout) { group in
-                    guard route == .twoLockSections else {
+                    switch route {
+                    case .twoLockSections:
+                        book.lock.withLock { book.live += 1 }
+                        direct.background {
+                            book.lock.withLock { book.live -= 1 }
+                            group.leave()
+                        }
+                    case .twoRegistryLockSections:
+                        book.registryLock.withLock { $0 += 1 }
+                        direct.background {
+                            book.registryLock.withLock { $0 -= 1 }
+                            group.leave()
+                        }
+                    case .direct, .scope, .leastScope:
                         scoped.background { group.leave() }
-                        return
-                    }
-                    book.lock.withLock { book.live += 1 }
-                    direct.background {
-                        book.lock.withLock { book.live -= 1 }
-                        group.leave()
                     }
                 }
             } baseline: {
@@ -265,9 +276,45 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
             rows.append(.failure("QueueDispatcher through \(route.rawValue)", size: formatCount(count), "\(error)"))
         }
     }
-
+    rows.append(heldQueueScopeRow(configuration))
     rows.append(scopeChurnRow(configuration))
     return rows
+}
+
+/// A dispatch through a scope over a `QueueDispatcher` on a queue of the caller's, held while the tasks are
+/// dispatched and then let run, against the same direct: the scope's cost without the workers running alongside the
+/// dispatching thread (which make the interleaved row swing with how often they run dry and park).
+private func heldQueueScopeRow(_ configuration: Configuration) -> Row {
+    let count = configuration.dispatchTasks
+    progress("QueueDispatcher on a held queue: a dispatch through a scope vs direct")
+    let queue = DispatchQueue(label: "task-dispatch-benchmark.held", attributes: .concurrent)
+    let direct = QueueDispatcher(backgroundQueue: queue)
+    let scope = DispatchScope(direct)
+    func dispatchHeldThenRun(_ target: any TaskDispatcher) throws -> Double {
+        let group = DispatchGroup()
+        queue.suspend()
+        let start = nowNanoseconds()
+        for _ in 0..<count {
+            group.enter()
+            target.background { group.leave() }
+        }
+        queue.resume()
+        guard group.wait(timeout: .now() + configuration.batchTimeout) == .success else {
+            throw BenchmarkError(description: "timed out after \(Int(configuration.batchTimeout)) s")
+        }
+        return Double(nowNanoseconds() - start) / Double(count)
+    }
+    do {
+        let result = try compare(repetitions: configuration.productionRepetitions) {
+            try dispatchHeldThenRun(scope)
+        } baseline: {
+            try dispatchHeldThenRun(direct)
+        }
+        let measure = "  through a DispatchScope vs direct on a queue of the caller's, held while dispatching, then run"
+        return ratioRow(measure, size: count, result, target: nil)
+    } catch {
+        return .failure("QueueDispatcher on a held queue through a scope", size: formatCount(count), "\(error)")
+    }
 }
 
 /// Resident growth over `churnTasks` dispatch-and-run cycles through one scope over a `ManualDispatcher`, drained

@@ -34,8 +34,9 @@ let usage = """
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
       --profile-floor  only 10,000 held tasks with the runtime pieces of a tracked task and no dispatcher, once, for the same
-      --profile-queue-scope  only 1,000,000 background tasks through a DispatchScope over a QueueDispatcher,
-                             for perf record (callgrind serializes its threads)
+      --profile-queue-scope  only 100 batches of 10,000 background tasks through a DispatchScope over a
+                             QueueDispatcher, as the scope row runs them, for perf (callgrind serializes the threads)
+      --profile-queue-direct  the same straight to the QueueDispatcher
     """
 
 /// Runs one profiling workload and ends the process: 0 when it finished, 1 (with the error) when it did not.
@@ -77,12 +78,15 @@ for argument in CommandLine.arguments.dropFirst() {
             _ = try manualDispatchAndRun(100_000, through: .direct)
             _ = try manualDispatchAndRun(100_000, through: .leastScope)
         }
-    case "--profile-queue-scope":
-        // 1,000,000 background tasks through a DispatchScope over a QueueDispatcher: for `perf record`, which sees
-        // the threads that callgrind serializes.
+    case "--profile-queue-scope", "--profile-queue-direct":
+        // 100 batches of 10,000 background tasks through a DispatchScope over a QueueDispatcher, or straight to it:
+        // for `perf`, which sees the threads that callgrind serializes.
         profileOnce {
-            let scope = DispatchScope(QueueDispatcher())
-            _ = try throughput(count: 1_000_000, timeout: 120) { group in scope.background { group.leave() } }
+            let direct = QueueDispatcher()
+            let target: any TaskDispatcher = argument == "--profile-queue-scope" ? DispatchScope(direct) : direct
+            for _ in 0..<100 {
+                _ = try throughput(count: 10_000, timeout: 120) { group in target.background { group.leave() } }
+            }
         }
     case "--profile-auto-drain":
         // 100,000 dispatches in auto-drain, each run inside its dispatch, once: for the same.
