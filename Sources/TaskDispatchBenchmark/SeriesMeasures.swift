@@ -281,24 +281,25 @@ func seriesRows(_ configuration: Configuration) -> [Row] {
     return rows
 }
 
-/// A dispatch through a scope over a `QueueDispatcher` on a queue of the caller's, held while the tasks are
-/// dispatched and then let run, against the same direct: the scope's cost without the workers running alongside the
-/// dispatching thread (which make the interleaved row swing with how often they run dry and park).
+/// A dispatch through a scope over a `QueueDispatcher` on a serial queue of the caller's, held by a first block while
+/// the tasks are dispatched and then let run, against the same direct: the scope's cost without workers running
+/// beside the dispatching thread (which make the interleaved row swing with how often they run dry and park).
 private func heldQueueScopeRow(_ configuration: Configuration) -> Row {
     let count = configuration.dispatchTasks
     progress("QueueDispatcher on a held queue: a dispatch through a scope vs direct")
-    let queue = DispatchQueue(label: "task-dispatch-benchmark.held", attributes: .concurrent)
+    let queue = DispatchQueue(label: "task-dispatch-benchmark.held")
     let direct = QueueDispatcher(backgroundQueue: queue)
     let scope = DispatchScope(direct)
     func dispatchHeldThenRun(_ target: any TaskDispatcher) throws -> Double {
         let group = DispatchGroup()
-        queue.suspend()
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
         let start = nowNanoseconds()
         for _ in 0..<count {
             group.enter()
             target.background { group.leave() }
         }
-        queue.resume()
+        gate.signal()
         guard group.wait(timeout: .now() + configuration.batchTimeout) == .success else {
             throw BenchmarkError(description: "timed out after \(Int(configuration.batchTimeout)) s")
         }
@@ -310,7 +311,7 @@ private func heldQueueScopeRow(_ configuration: Configuration) -> Row {
         } baseline: {
             try dispatchHeldThenRun(direct)
         }
-        let measure = "  through a DispatchScope vs direct on a queue of the caller's, held while dispatching, then run"
+        let measure = "  through a DispatchScope vs direct on a serial queue of the caller's, held while dispatching"
         return ratioRow(measure, size: count, result, target: nil)
     } catch {
         return .failure("QueueDispatcher on a held queue through a scope", size: formatCount(count), "\(error)")
