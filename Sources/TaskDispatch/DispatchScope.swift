@@ -23,9 +23,9 @@ import Synchronization
 /// `CancellationError` and cancels started tasks; after it, every later dispatch is cancelled at once, so a late
 /// callback cannot bring a released owner's work back. ``clock``, `startTask` and `value(of:)` forward to the
 /// dispatcher beneath, so a test's `ManualDispatcher` sees everything. Over the package's own dispatchers a callback
-/// task goes through as it is, for two short critical sections more (three over a production dispatcher on Apple
-/// platforms); other work, and any other dispatcher's, runs through an entry of the scope's (an allocation more). See
-/// the article "Repeating work and dispatch scopes".
+/// task goes through as it is, for two short critical sections more (over `QueueDispatcher`, one at the task's end and
+/// two atomic operations at the dispatch); other work, and any other dispatcher's, runs through an entry of the
+/// scope's (an allocation more). See the article "Repeating work and dispatch scopes".
 public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     private let base: any TaskDispatcher
     private let registry: ScopeRegistry
@@ -142,12 +142,12 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     /// shortly after its end, when a watcher sees it end (a test that checks the count right after awaiting the task
     /// may see it once more).
     public var liveWorkCount: Int {
-        self.registry.state.withLock { $0.liveCount }
+        self.registry.liveWorkCount
     }
 
     /// The registry's slots that stand for a task (the package's tests check that none is left behind).
     var occupiedSlotCount: Int {
-        self.registry.state.withLock { $0.occupiedSlots }
+        self.registry.occupiedSlotCount
     }
 
     /// Suspends until no background task dispatched through this scope is outstanding, `timeout` passes (`nil`: no

@@ -248,6 +248,41 @@ extension RepeatingWorkProductionTests {
     }
 }
 
+extension RepeatingWorkProductionTests {
+    /// Over `QueueDispatcher` a scope admits a callback task without its lock (the dispatching thread pushes it onto a
+    /// list that the next holder of the lock takes into the table): the scope counts each pending task at once,
+    /// forgets each one cancelled through its handle, cancels the rest with `cancelAll()` or its release, and forgets
+    /// each task that ran as it ends.
+    @Test(.timeLimit(.minutes(1)))
+    func tasksAdmittedWithoutTheScopesLockAreCountedCancelledAndForgotten() async {
+        let dispatcher = QueueDispatcher()
+        let ran = RunIndices()
+        let scope = DispatchScope(dispatcher)
+        let handles = (0..<1_000).map { index in scope.background(after: .seconds(3_600)) { _ = ran.insert(index) } }
+        #expect(scope.liveWorkCount == 1_000)
+        #expect(!(await scope.waitForBackgroundTasks(timeout: .zero)))
+        for handle in handles[..<400] { #expect(handle.cancel()) }
+        #expect(scope.liveWorkCount == 600)
+        scope.cancelAll()
+        #expect(handles.allSatisfy { $0.isCancelled })
+        #expect(scope.liveWorkCount == 0)
+        #expect(await scope.waitForBackgroundTasks(timeout: .zero))
+        var released: DispatchScope? = DispatchScope(dispatcher)
+        let releasedHandles = (0..<100).map { index in
+            released?.background(after: .seconds(3_600)) { _ = ran.insert(index) }
+        }
+        released = nil
+        #expect(releasedHandles.allSatisfy { $0?.isCancelled == true })
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+
+        let running = DispatchScope(dispatcher)
+        for index in 0..<1_000 { running.background { _ = ran.insert(index) } }
+        #expect(await running.waitForBackgroundTasks(timeout: .seconds(30)))
+        #expect(running.liveWorkCount == 0)
+        #expect(ran.snapshot == Set(0..<1_000))
+    }
+}
+
 /// The indices of the tasks that ran, under a lock.
 private final class RunIndices: @unchecked Sendable {
     private let lock = NSLock()

@@ -26,13 +26,25 @@ protocol ProductionTaskLifecycle: AnyObject, TaskCancelling {
 
     /// The current state.
     func loadState() -> TaskState
+
+    /// Admits the task, not published yet, to `scope` if it has one (see ``ScopeCarrying``); a task the scope
+    /// refuses (it was cancelled) is cancelled here. Returns whether the task is to be published.
+    func join(_ scope: ScopeRegistry?, countingBackground: Bool, neverRuns: Bool) -> Bool
+
+    /// Tells the task's scope that the task ended.
+    func leave(_ membership: ScopeMembership)
 }
 
 extension ProductionTaskLifecycle {
-    /// Admits the task, not published yet, to `scope` if it has one (see ``ScopeCarrying``); a task the scope refuses
-    /// (it was cancelled) is cancelled here. Returns whether the task is to be published.
     @inline(__always)
     func join(_ scope: ScopeRegistry?, countingBackground: Bool, neverRuns: Bool) -> Bool {
+        self.joinLocking(scope, countingBackground: countingBackground, neverRuns: neverRuns)
+    }
+
+    /// ``join(_:countingBackground:neverRuns:)`` in a lock section of the scope's
+    /// (``ScopeRegistry/admit(_:countingBackground:retaining:installing:)``).
+    @inline(__always)
+    func joinLocking(_ scope: ScopeRegistry?, countingBackground: Bool, neverRuns: Bool) -> Bool {
         guard let scope else { return true }
         // A task that never runs is dropped by the queue (`asyncAfter` at `distantFuture`): its slot holds it.
         let admitted = scope.admit(
@@ -40,6 +52,11 @@ extension ProductionTaskLifecycle {
         ) { self.membership = $0 }
         if !admitted { _ = self.cancelTask() }
         return admitted
+    }
+
+    @inline(__always)
+    func leave(_ membership: ScopeMembership) {
+        membership.ended()
     }
 
     /// Claims the task for running and hands out its work, or returns `nil` if it was cancelled.
@@ -67,7 +84,7 @@ extension ProductionTaskLifecycle {
         }
         // The scope first: a wait on the dispatcher's count sees the scope settled too. (A foreground task counts
         // in no tracker.)
-        membership?.ended()
+        if let membership { self.leave(membership) }
         self.tracker?.taskEnded()
     }
 
@@ -78,7 +95,7 @@ extension ProductionTaskLifecycle {
     func cancelIfPending() -> Bool {
         guard self.exchangeState(.pending, for: .cancelled) else { return false }
         self.work = nil
-        self.membership.take()?.ended()
+        if let membership = self.membership.take() { self.leave(membership) }
         self.tracker?.taskEnded()
         return true
     }
@@ -114,13 +131,18 @@ extension ProductionTaskLifecycle {
 /// task counts in it); `work` is written by the dispatching thread before the task is published, then only by the
 /// winner of the state exchange (see ``ProductionTaskLifecycle``); `membership` is written under its scope's lock
 /// before the task is published (``ProductionTaskLifecycle/join(_:countingBackground:neverRuns:)``), then taken by
-/// that winner.
+/// that winner; `scopeNext` is written before the task is pushed onto its scope's linked tasks, and `scopeSlot` under
+/// the scope's lock (see ``ScopeRegistry/link(_:countingBackground:)``).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
     @exclusivity(unchecked) var membership: ScopeMembership?
+    /// The address of the task linked before this one in its scope, 0 for none.
+    @exclusivity(unchecked) var scopeNext: UInt = 0
+    /// The task's slot in its scope, once a holder of the scope's lock took it in.
+    @exclusivity(unchecked) var scopeSlot: UInt32 = 0
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     @inline(__always)
@@ -142,6 +164,27 @@ final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
 
     func cancelTask() -> Bool {
         self.cancelIfPending()
+    }
+
+    /// Admits the task to `scope` without the scope's lock (``ScopeRegistry/link(_:countingBackground:)``), but a
+    /// task that no queue holds, which its slot must keep.
+    @inline(__always)
+    func join(_ scope: ScopeRegistry?, countingBackground: Bool, neverRuns: Bool) -> Bool {
+        guard let scope, !neverRuns else {
+            return self.joinLocking(scope, countingBackground: countingBackground, neverRuns: neverRuns)
+        }
+        let admitted = scope.link(self, countingBackground: countingBackground)
+        if !admitted { _ = self.cancelTask() }
+        return admitted
+    }
+
+    @inline(__always)
+    func leave(_ membership: ScopeMembership) {
+        if membership.slot == ScopeMembership.linked {
+            membership.ended(linked: self)
+        } else {
+            membership.ended()
+        }
     }
 }
 

@@ -2,10 +2,11 @@ import Synchronization
 
 /// A dispatcher that takes a scope's plain callback tasks as they are, each with a ``ScopeMembership``, instead of
 /// the scope wrapping them: no allocation and no closure of the scope's own. It admits each task's object to the
-/// scope (``ScopeRegistry/admit(_:countingBackground:)``) before it publishes the task, and reports the task's end
-/// exactly once, outside its own lock, letting the membership go then: after the closure returned, or when a cancel
-/// won. A task that ``ScopeCarrier/cancel(_:)`` missed (a run claimed it first) checks
-/// ``ScopeMembership/scopeIsCancelled`` as it starts, unless the dispatcher's runs and that cancel exclude each other.
+/// scope (``ScopeRegistry/admit(_:countingBackground:retaining:installing:)``, or without the lock
+/// ``ScopeRegistry/link(_:countingBackground:)``) before it publishes the task, and reports the task's end exactly
+/// once, outside its own lock, letting the membership go then: after the closure returned, or when a cancel won. A
+/// task that ``ScopeCarrier/cancel(_:)`` missed (a run claimed it first) checks ``ScopeMembership/scopeIsCancelled``
+/// as it starts, unless the dispatcher's runs and that cancel exclude each other.
 package protocol ScopeCarrying: TaskDispatcher {
     /// The object that takes the scope's tasks, kept by the scope: a reference, so that a dispatch through the scope
     /// retains nothing that a weak reference may have made slow to retain (such as the `ManualDispatcher` itself).
@@ -35,7 +36,11 @@ extension ScopeCarrier {
 /// alive while a slot is occupied; the slot is until ``ended()``.
 package struct ScopeMembership: @unchecked Sendable {
     private let registry: Unmanaged<ScopeRegistry>
+    /// The task's slot, or ``linked`` for a task admitted without the lock, whose slot is in the task.
     let slot: UInt32
+
+    /// The ``slot`` of a task admitted by ``ScopeRegistry/link(_:countingBackground:)``.
+    static let linked = UInt32.max
 
     init(registry: ScopeRegistry, slot: UInt32) {
         self.registry = Unmanaged.passUnretained(registry)
@@ -47,18 +52,25 @@ package struct ScopeMembership: @unchecked Sendable {
         self.registry._withUnsafeGuaranteedRef { $0.ended(slot: self.slot) }
     }
 
+    /// ``ended()`` for `task`, admitted by ``ScopeRegistry/link(_:countingBackground:)``.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    func ended(linked task: AtomicProductionTask) {
+        self.registry._withUnsafeGuaranteedRef { $0.ended(linked: task) }
+    }
+
     /// Whether the scope was cancelled: a task handed over before that (and not cancelled beneath) must not start.
     package var scopeIsCancelled: Bool {
         self.registry._withUnsafeGuaranteedRef { $0.isCancelled }
     }
 }
 
-/// The live work of one ``DispatchScope``: the tasks forwarded with a ``ScopeMembership``, in a table of slots; the
-/// rest in a list of entries linked through the entries themselves (either leaves when its work ends, so memory
-/// follows the live work); whether the scope was cancelled, and the count of its background work.
+/// The live work of one ``DispatchScope``: the tasks forwarded with a ``ScopeMembership``, in a table of slots (a
+/// `QueueDispatcher` task first on a list of linked tasks, see ``link(_:countingBackground:)``); the rest in a list of
+/// entries linked through the entries themselves (either leaves when its work ends, so memory follows the live work);
+/// whether the scope was cancelled, and the count of its background work.
 ///
 /// `@unchecked Sendable`: the table, the list and each entry's mutable fields are read and written only under
-/// `state`'s lock.
+/// `state`'s lock; the linked tasks' list and the cancellation flag are atomics.
 package final class ScopeRegistry: @unchecked Sendable {
     /// A task forwarded with a membership, from its admission until it ended.
     struct Slot {
@@ -156,10 +168,8 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// A `pthread_mutex_t` (see ``ShortLock`` on why not `Mutex`): a scope's tasks end on many threads at once.
     let state = LockedValue(State(), spinning: true)
     let tracker = BackgroundWorkTracker()
-    #if !canImport(Darwin)
-        /// `state.isCancelled`, for ``isCancelled`` to read without the lock.
-        let cancelled = Atomic(false)
-    #endif
+    /// A ``ScopeAtomics`` where `Atomic` is available (a box: the registry itself has no availability floor).
+    private let atomicsBox: AnyObject?
     /// What takes the scope's tasks with a membership, if the dispatcher beneath reports their end.
     let carrier: (any ScopeCarrier)?
     let carriesScope: Bool
@@ -167,15 +177,40 @@ package final class ScopeRegistry: @unchecked Sendable {
     init(carrier: (any ScopeCarrier)?) {
         self.carrier = carrier
         self.carriesScope = carrier != nil
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            self.atomicsBox = ScopeAtomics()
+        } else {
+            self.atomicsBox = nil
+        }
     }
 
-    /// Whether the scope was cancelled: an atomic load where `Atomic` needs no availability check, else under the lock.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    private var atomics: ScopeAtomics {
+        unsafeDowncast(self.atomicsBox.unsafelyUnwrapped, to: ScopeAtomics.self)
+    }
+
+    /// Whether the scope was cancelled: an atomic load where `Atomic` is available, else under the lock.
     var isCancelled: Bool {
-        #if canImport(Darwin)
-            self.state.withLock { $0.isCancelled }
-        #else
-            self.cancelled.load(ordering: .acquiring)
-        #endif
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return self.atomics.cancelled.load(ordering: .acquiring)
+        }
+        return self.state.withLock { $0.isCancelled }
+    }
+
+    /// The live work the scope remembers (``DispatchScope/liveWorkCount``).
+    var liveWorkCount: Int {
+        self.state.withLock { state in
+            self.takeLinkedTasks(into: &state)
+            return state.liveCount
+        }
+    }
+
+    /// The slots that stand for a task.
+    var occupiedSlotCount: Int {
+        self.state.withLock { state in
+            self.takeLinkedTasks(into: &state)
+            return state.occupiedSlots
+        }
     }
 
     /// Forwards `task`, a plain callback task, through the carrier with a membership: `nil` when the dispatcher
@@ -224,6 +259,62 @@ package final class ScopeRegistry: @unchecked Sendable {
         }
     }
 
+    /// Admits `task`, which its dispatcher has not published yet, without the lock: pushes it onto the linked tasks,
+    /// which the next holder of the lock takes into slots (``takeLinkedTasks(into:)``), so that the dispatching thread
+    /// pays two atomic operations, not a lock section. Returns `false` when the scope is cancelled: the dispatcher then
+    /// cancels the task, and if `cancelAll()` came after the push, the task's end takes it out again.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @inline(__always)
+    func link(_ task: AtomicProductionTask, countingBackground: Bool) -> Bool {
+        let atomics = self.atomics
+        guard !atomics.cancelled.load(ordering: .sequentiallyConsistent) else { return false }
+        if countingBackground { self.tracker.taskAccepted() }
+        task.membership = ScopeMembership(registry: self, slot: ScopeMembership.linked)
+        let address = UInt(bitPattern: Unmanaged.passUnretained(task).toOpaque())
+        var head = atomics.linked.load(ordering: .relaxed)
+        while true {
+            task.scopeNext = head
+            let (exchanged, original) = atomics.linked.weakCompareExchange(
+                expected: head, desired: address, ordering: .sequentiallyConsistent)
+            if exchanged { break }
+            head = original
+        }
+        // Either this load sees a `cancelAll()` that set the flag before the push, or that call's
+        // `takeLinkedTasks` sees the task (both sequentially consistent).
+        return !atomics.cancelled.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Takes the linked tasks into slots, each slot's number written into its task; under the lock. A linked task is
+    /// unretained: its end takes the lock, and so finds it here or in a slot.
+    @inline(__always)
+    private func takeLinkedTasks(into state: inout State) {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        var next = self.atomics.linked.exchange(0, ordering: .sequentiallyConsistent)
+        while let address = UnsafeRawPointer(bitPattern: next) {
+            Unmanaged<AtomicProductionTask>.fromOpaque(address)._withUnsafeGuaranteedRef { task in
+                next = task.scopeNext
+                task.scopeSlot = state.occupySlot(
+                    with: Slot(task: Unmanaged.passUnretained(task), countsAsBackground: false, retainsTask: false))
+            }
+        }
+    }
+
+    /// `task`, admitted by ``link(_:countingBackground:)``, ended.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    func ended(linked task: AtomicProductionTask) {
+        let countsAsBackground = task.tracker != nil
+        // Borrowed, as in `ended(slot:)`: after the lock, `self` may be gone.
+        let tracker = Unmanaged.passUnretained(self.tracker)
+        let lastSlot = self.state.withLock { state in
+            self.takeLinkedTasks(into: &state)
+            state.liveCount -= 1
+            state.freeSlot(task.scopeSlot)
+            return state.occupiedSlots == 0 && state.isOrphaned
+        }
+        if countsAsBackground { tracker._withUnsafeGuaranteedRef { $0.taskEnded() } }
+        if lastSlot { Unmanaged.passUnretained(self).release() }
+    }
+
     /// The task in `slot` ended (see ``ScopeCarrying``).
     @inline(__always)
     func ended(slot: UInt32) {
@@ -251,6 +342,7 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// the last is freed, so that a dispatch through a live scope counts no reference of its own.
     func scopeReleased() {
         self.state.withLock { state in
+            self.takeLinkedTasks(into: &state)
             state.isOrphaned = true
             if state.occupiedSlots > 0 { _ = Unmanaged.passUnretained(self).retain() }
         }
@@ -261,9 +353,10 @@ package final class ScopeRegistry: @unchecked Sendable {
     func cancelAll() {
         let (entries, children, slotted) = self.state.withLock { state -> ([DispatchEntry], [Child], [AnyObject]) in
             state.isCancelled = true
-            #if !canImport(Darwin)
-                self.cancelled.store(true, ordering: .releasing)
-            #endif
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                self.atomics.cancelled.store(true, ordering: .sequentiallyConsistent)
+            }
+            self.takeLinkedTasks(into: &state)  // after the flag: see `link`
             let children = state.children
             state.children = []
             // Retained here: an occupied slot's task lives until its end frees the slot under this lock.
@@ -504,4 +597,14 @@ private struct StartedTask<Success: Sendable>: TaskCancelling {
     }
 
     var isTaskCancelled: Bool { self.task.isCancelled }
+}
+
+/// The atomics of a ``ScopeRegistry``, in a box of their own: `Atomic` needs macOS 15 / iOS 18, the registry does not.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class ScopeAtomics: Sendable {
+    /// The tasks admitted by ``ScopeRegistry/link(_:countingBackground:)`` and not yet taken into slots, newest first
+    /// through ``AtomicProductionTask/scopeNext``: the first one's address, 0 for none.
+    let linked = Atomic<UInt>(0)
+    /// Whether the scope was cancelled, for reads without the lock.
+    let cancelled = Atomic(false)
 }
