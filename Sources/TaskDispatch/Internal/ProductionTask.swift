@@ -129,20 +129,19 @@ extension ProductionTaskLifecycle {
 ///
 /// `@unchecked Sendable`: `state` and `tracker` are immutable and thread-safe (`tracker` is read only while this
 /// task counts in it); `work` is written by the dispatching thread before the task is published, then only by the
-/// winner of the state exchange (see ``ProductionTaskLifecycle``); `membership` is written under its scope's lock
-/// before the task is published (``ProductionTaskLifecycle/join(_:countingBackground:neverRuns:)``), then taken by
-/// that winner; `scopeNext` is written before the task is pushed onto its scope's linked tasks, and `scopeSlot` under
-/// the scope's lock (see ``ScopeRegistry/link(_:countingBackground:)``).
+/// winner of the state exchange (see ``ProductionTaskLifecycle``); `membership` is written before the task is published
+/// (``ProductionTaskLifecycle/join(_:countingBackground:neverRuns:)``: under its scope's lock, or before the push of
+/// ``ScopeRegistry/link(_:countingBackground:)``), then taken by that winner; `scopeLink` is written before that push,
+/// then under the scope's lock.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class AtomicProductionTask: ProductionTaskLifecycle, @unchecked Sendable {
     private let state = AtomicTaskStateCell()
     var work: DispatchedTask.Work?
     unowned(unsafe) let tracker: BackgroundWorkTracker?
     @exclusivity(unchecked) var membership: ScopeMembership?
-    /// The address of the task linked before this one in its scope, 0 for none.
-    @exclusivity(unchecked) var scopeNext: UInt = 0
-    /// The task's slot in its scope, once a holder of the scope's lock took it in.
-    @exclusivity(unchecked) var scopeSlot: UInt32 = 0
+    /// While on its scope's linked tasks, the address of the one linked before it (0: none); once a holder of the
+    /// scope's lock took it into a slot, that slot's number. One field for both: a task needs them one after the other.
+    @exclusivity(unchecked) var scopeLink: UInt = 0
 
     /// Creates a pending task; a background task counts in `tracker` from now until it ends or is cancelled.
     @inline(__always)

@@ -273,7 +273,7 @@ package final class ScopeRegistry: @unchecked Sendable {
         let address = UInt(bitPattern: Unmanaged.passUnretained(task).toOpaque())
         var head = atomics.linked.load(ordering: .relaxed)
         while true {
-            task.scopeNext = head
+            task.scopeLink = head
             let (exchanged, original) = atomics.linked.weakCompareExchange(
                 expected: head, desired: address, ordering: .sequentiallyConsistent)
             if exchanged { break }
@@ -292,9 +292,10 @@ package final class ScopeRegistry: @unchecked Sendable {
         var next = self.atomics.linked.exchange(0, ordering: .sequentiallyConsistent)
         while let address = UnsafeRawPointer(bitPattern: next) {
             Unmanaged<AtomicProductionTask>.fromOpaque(address)._withUnsafeGuaranteedRef { task in
-                next = task.scopeNext
-                task.scopeSlot = state.occupySlot(
+                next = task.scopeLink
+                let slot = state.occupySlot(
                     with: Slot(task: Unmanaged.passUnretained(task), countsAsBackground: false, retainsTask: false))
+                task.scopeLink = UInt(slot)
             }
         }
     }
@@ -308,7 +309,7 @@ package final class ScopeRegistry: @unchecked Sendable {
         let lastSlot = self.state.withLock { state in
             self.takeLinkedTasks(into: &state)
             state.liveCount -= 1
-            state.freeSlot(task.scopeSlot)
+            state.freeSlot(UInt32(truncatingIfNeeded: task.scopeLink))
             return state.occupiedSlots == 0 && state.isOrphaned
         }
         if countsAsBackground { tracker._withUnsafeGuaranteedRef { $0.taskEnded() } }
@@ -603,7 +604,7 @@ private struct StartedTask<Success: Sendable>: TaskCancelling {
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ScopeAtomics: Sendable {
     /// The tasks admitted by ``ScopeRegistry/link(_:countingBackground:)`` and not yet taken into slots, newest first
-    /// through ``AtomicProductionTask/scopeNext``: the first one's address, 0 for none.
+    /// through ``AtomicProductionTask/scopeLink``: the first one's address, 0 for none.
     let linked = Atomic<UInt>(0)
     /// Whether the scope was cancelled, for reads without the lock.
     let cancelled = Atomic(false)
