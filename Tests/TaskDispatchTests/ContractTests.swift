@@ -48,7 +48,7 @@ import Testing
     @Test(.timeLimit(.minutes(3)), arguments: BrokenDispatcher.allCases)
     func aBrokenDispatcherIsCaughtByTheRuleItBreaks(broken: BrokenDispatcher) async throws {
         let violation = await #expect(throws: DispatcherContractViolation.self) {
-            try await DispatcherContract.check(timeLimitPerRule: .seconds(10)) {
+            try await DispatcherContract.check(timeLimitPerRule: broken.timeLimitPerRule) {
                 broken.makeSubject()
             }
         }
