@@ -78,7 +78,7 @@ import Testing
     func aDecoratorThatForwardsAfterItsDispatchReturnedIsToldSo() async throws {
         // Each task reaches the ManualDispatcher a second after dispatch(_:) returned, after the check drove it.
         let violation = await #expect(throws: DispatcherContractViolation.self) {
-            try await DispatcherContract.check(rules: [.exactlyOnce], timeLimitPerRule: .seconds(5)) {
+            try await DispatcherContract.check(rules: [.exactlyOnce], timeLimitPerRule: .seconds(20)) {
                 let manual = ManualDispatcher()
                 return .manual(LateForwardingDecorator(base: manual), over: manual)
             }
@@ -96,7 +96,7 @@ import Testing
         // thread of the cooperative pool, until a thread of its own has run the task, and the other rules make
         // hundreds of them, which would slow the tests running beside this one.
         let violation = await #expect(throws: DispatcherContractViolation.self) {
-            try await DispatcherContract.check(rules: [.neverInline], timeLimitPerRule: .seconds(10)) {
+            try await DispatcherContract.check(rules: [.neverInline], timeLimitPerRule: .seconds(30)) {
                 .realTime(TaskWaitingDispatcher())
             }
         }
@@ -117,7 +117,7 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func aManualDispatcherPassedAsRealTimeIsCheckedOnItsVirtualClock() async throws {
         // It runs nothing on its own: checked in real time, every task "never ran", and the check blamed it.
-        try await DispatcherContract.check(timeLimitPerRule: .seconds(10)) { .realTime(ManualDispatcher()) }
+        try await DispatcherContract.check(timeLimitPerRule: .seconds(30)) { .realTime(ManualDispatcher()) }
     }
 
     @Test(.timeLimit(.minutes(1)))
