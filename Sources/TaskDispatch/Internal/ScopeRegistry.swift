@@ -199,18 +199,12 @@ package final class ScopeRegistry: @unchecked Sendable {
 
     /// The live work the scope remembers (``DispatchScope/liveWorkCount``).
     var liveWorkCount: Int {
-        self.state.withLock { state in
-            self.takeLinkedTasks(into: &state)
-            return state.liveCount
-        }
+        self.withLinkedTasksTaken { $0.liveCount }
     }
 
     /// The slots that stand for a task.
     var occupiedSlotCount: Int {
-        self.state.withLock { state in
-            self.takeLinkedTasks(into: &state)
-            return state.occupiedSlots
-        }
+        self.withLinkedTasksTaken { $0.occupiedSlots }
     }
 
     /// Forwards `task`, a plain callback task, through the carrier with a membership: `nil` when the dispatcher
@@ -284,6 +278,16 @@ package final class ScopeRegistry: @unchecked Sendable {
         return !atomics.cancelled.load(ordering: .sequentiallyConsistent)
     }
 
+    /// Runs `body` under the lock, after the linked tasks were taken into slots: what reads or frees a slot sees
+    /// every admitted task. (`cancelAll()` takes them itself, after it set the flag.)
+    @inline(__always)
+    private func withLinkedTasksTaken<Result>(_ body: (inout State) -> Result) -> Result {
+        self.state.withLock { state in
+            self.takeLinkedTasks(into: &state)
+            return body(&state)
+        }
+    }
+
     /// Takes the linked tasks into slots, each slot's number written into its task; under the lock. A linked task is
     /// unretained: its end takes the lock, and so finds it here or in a slot.
     @inline(__always)
@@ -306,8 +310,7 @@ package final class ScopeRegistry: @unchecked Sendable {
         let countsAsBackground = task.tracker != nil
         // Borrowed, as in `ended(slot:)`: after the lock, `self` may be gone.
         let tracker = Unmanaged.passUnretained(self.tracker)
-        let lastSlot = self.state.withLock { state in
-            self.takeLinkedTasks(into: &state)
+        let lastSlot = self.withLinkedTasksTaken { state in
             state.liveCount -= 1
             state.freeSlot(UInt32(truncatingIfNeeded: task.scopeLink))
             return state.occupiedSlots == 0 && state.isOrphaned
@@ -342,8 +345,7 @@ package final class ScopeRegistry: @unchecked Sendable {
     /// The scope let go of the registry (after ``cancelAll()``): its occupied slots keep it alive from now on, until
     /// the last is freed, so that a dispatch through a live scope counts no reference of its own.
     func scopeReleased() {
-        self.state.withLock { state in
-            self.takeLinkedTasks(into: &state)
+        self.withLinkedTasksTaken { state in
             state.isOrphaned = true
             if state.occupiedSlots > 0 { _ = Unmanaged.passUnretained(self).retain() }
         }
