@@ -261,6 +261,38 @@ private struct Failure: Error {}
         tracked.checkInvariants()
     }
 
+    /// The unsettled count is kept as records change: a record's own fields decide it, except a start whose body has
+    /// not parked at its gate (its task's flag decides) and a task awaiting others (they decide). Parked, a task's
+    /// cancellation reaches the records through its gate's handler, not through the flag.
+    @Test func theUnsettledCountIsKeptAsRecordsChange() {
+        var tracked = TrackedTasks()
+        let first = tracked.begin(label: "first", callSite: Self.site)
+        let second = tracked.begin(label: "second", callSite: Self.site)
+        let task = Task<Void, Never> {}
+        tracked.register(TrackedTaskKey(task), id: first)
+        #expect((tracked.records.unsettled, tracked.records.undecided) == (0, 2))
+        tracked.markParked(first)
+        tracked.markParked(second)
+        tracked.checkInvariants()
+        #expect((tracked.records.unsettled, tracked.records.undecided) == (0, 0))
+        task.cancel()
+        #expect(tracked.unsettledCount == 0)  // its gate's handler has not reported the cancellation yet
+        tracked.markStartCancelled(first)
+        tracked.markStarted(second, at: 0)
+        tracked.checkInvariants()
+        #expect((tracked.unsettledCount, tracked.records.undecided) == (2, 0))
+        tracked.beginAwaiting(second, first)
+        tracked.checkInvariants()
+        #expect((tracked.unsettledCount, tracked.records.undecided) == (2, 1))  // `first` runs to its end
+        tracked.finish(first, error: CancellationError())
+        tracked.checkInvariants()
+        #expect((tracked.unsettledCount, tracked.records.undecided) == (1, 1))  // its value is on its way
+        tracked.endAwaiting(second, first)
+        tracked.ownedWaitBegan(second, on: "a sleep")
+        tracked.checkInvariants()
+        #expect((tracked.unsettledCount, tracked.records.unsettled, tracked.records.undecided) == (0, 0, 0))
+    }
+
     /// A cancelled task is on its way to its end, not settled at its start: whether its start is still pending (its
     /// body will cancel it at its gate) or was cancelled with it.
     @Test func aTaskCancelledBeforeItsStartIsUnsettledUntilItEnds() {

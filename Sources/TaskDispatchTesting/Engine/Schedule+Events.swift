@@ -108,7 +108,9 @@ extension Schedule {
         -> Bool
     {
         (condition == .untrackedTaskEnded && self.untrackedTasksEnded.remove(id) != nil)
-            || condition.isMet(by: self.waitCounts, isFinished: self.tracked.hasFinished)
+            || condition.isMet(
+                by: self.waitCounts(countingCancelled: condition == .cancelledTasksSettled),
+                isFinished: self.tracked.hasFinished)
     }
 
     /// Registers waiter `id` unless `condition` holds already (then `resumer` is woken at once). The test's await of

@@ -28,6 +28,9 @@ extension TrackedTasks {
             violations.append(
                 if: record.failedAfterDrains > self.drainsEnded,
                 "tracked task \(id) failed after \(record.failedAfterDrains) drains, of \(self.drainsEnded) so far")
+            violations.append(
+                if: record.uncountedTasks == .seen && record.phase == .running && !self.uncountedTasksSeen,
+                "tracked task \(id) saw uncounted tasks wait, unreported, but the flag that leads to it is off")
             violations.append(if: record.claims < 0, "tracked task \(id) counts \(record.claims) claims of its error")
             if let key = record.key, self.keys[key] == nil, !unindexed.contains(id) {
                 violations.append("tracked task \(id) is registered but neither indexed nor listed to be")

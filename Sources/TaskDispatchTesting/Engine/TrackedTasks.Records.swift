@@ -11,6 +11,11 @@ extension TrackedTasks {
 
         /// How many records there are (stored: every dispatch reads it).
         private(set) var count = 0
+        /// How many records are unsettled by their own fields, and how many their fields leave undecided (see
+        /// ``TrackedTasks/Record/standing``): kept as records change, so that with none undecided the unsettled
+        /// count costs nothing to read.
+        private(set) var unsettled = 0
+        private(set) var undecided = 0
 
         var all: some Sequence<Record> { self.slots.lazy.compactMap { $0 } }
 
@@ -22,7 +27,9 @@ extension TrackedTasks {
             let slot = self.free.popLast() ?? self.slots.count
             let id = self.nextOrder &<< 32 | UInt64(slot)
             self.nextOrder &+= 1
-            if slot == self.slots.count { self.slots.append(make(id)) } else { self.slots[slot] = make(id) }
+            let record = make(id)
+            self.tally(record.standing, by: 1)
+            if slot == self.slots.count { self.slots.append(record) } else { self.slots[slot] = record }
             self.count += 1
             return id
         }
@@ -32,13 +39,24 @@ extension TrackedTasks {
         /// Changes record `id` in place (no copy of it), if it exists, and returns what `change` returns.
         @discardableResult
         mutating func update<Result>(_ id: UInt64, _ change: (inout Record) -> Result) -> Result? {
-            self.slot(of: id).flatMap { self.slots[$0]?.change(change) }
+            guard let slot = self.slot(of: id),
+                let (result, before, after) = self.slots[slot]?.change({ record in
+                    let before = record.standing
+                    return (change(&record), before, record.standing)
+                })
+            else { return nil }
+            if before != after {
+                self.tally(before, by: -1)
+                self.tally(after, by: 1)
+            }
+            return result
         }
 
         mutating func remove(_ id: UInt64) -> Record? {
             guard let slot = self.slot(of: id) else { return nil }
             self.count -= 1
             let record = self.slots[slot].take()
+            if let record { self.tally(record.standing, by: -1) }
             if self.count == 0 {
                 // The last one: the table starts over, so that a scan costs the records, not the most ever tracked.
                 self.slots.removeAll(keepingCapacity: true)
@@ -47,6 +65,14 @@ extension TrackedTasks {
                 self.free.append(slot)
             }
             return record
+        }
+
+        private mutating func tally(_ standing: TrackedTasks.Standing, by change: Int) {
+            switch standing {
+            case .settled: break
+            case .unsettled: self.unsettled += change
+            case .undecided: self.undecided += change
+            }
         }
 
         private func slot(of id: UInt64) -> Int? {
@@ -71,6 +97,13 @@ extension TrackedTasks {
             violations.append(
                 if: self.count != self.slots.count - empty.count,
                 "\(self.count) records counted in \(self.slots.count - empty.count) slots")
+            let standings = self.all.map(\.standing)
+            let unsettled = standings.filter { $0 == .unsettled }.count
+            let undecided = standings.filter { $0 == .undecided }.count
+            violations.append(
+                if: (unsettled, undecided) != (self.unsettled, self.undecided),
+                "the records count \(self.unsettled) unsettled and \(self.undecided) undecided, but \(unsettled) and \(undecided) are"
+            )
             return violations
         }
     }
@@ -79,4 +112,18 @@ extension TrackedTasks {
 extension TrackedTasks.Record {
     /// Runs `change` on the record, in place when called through optional chaining.
     fileprivate mutating func change<Result>(_ change: (inout Self) -> Result) -> Result { change(&self) }
+
+    /// Whether the record's own fields settle the task (see ``TrackedTasks/isSettled(_:depth:)``), or leave it to
+    /// its task's cancellation flag (a start not yet parked at its gate, whose handler reports a cancellation once it
+    /// is) or to the tracked tasks it awaits.
+    var standing: TrackedTasks.Standing {
+        switch self.phase {
+        case .failed: .settled
+        case .startCancelled: .unsettled
+        case .waitingToStart: self.isParked ? .settled : .undecided
+        case .running:
+            self.runningJobs > 0
+                ? .unsettled : self.ownedWaits > 0 ? .settled : self.awaiting.isEmpty ? .unsettled : .undecided
+        }
+    }
 }

@@ -24,6 +24,13 @@ struct TrackedTasks: Sendable {
         case uncountedWithoutTaskExecutors
     }
 
+    /// Where a record's own fields place its task (``Record/standing``).
+    enum Standing: Sendable {
+        case settled, unsettled
+        /// Its task's cancellation flag, or the tracked tasks it awaits, decide (``isSettled(_:depth:)``).
+        case undecided
+    }
+
     /// Whether another task inside a tracked task whose child jobs are not counted was seen to wait on the dispatcher.
     enum UncountedTasks: Sendable {
         case unseen
@@ -42,6 +49,8 @@ struct TrackedTasks: Sendable {
         var childJobs = ChildJobs.counted
         var uncountedTasks = UncountedTasks.unseen
         var phase = Phase.waitingToStart
+        /// Whether its body has reached the start gate, whose cancellation handler reports a cancel from then on.
+        var isParked = false
         /// How many `value(of:)` calls await it: while one does, its error reaches whoever awaits it.
         var claims = 0
         /// The task, as the key `value(of:)` finds it by (in ``TrackedTasks/keys`` once it first looks one up); `nil`
@@ -163,6 +172,8 @@ struct TrackedTasks: Sendable {
     private(set) var unindexed: [UInt64] = []
     /// Failed tasks whose error nobody claimed, oldest first.
     private(set) var unobserved: [UInt64] = []
+    /// Whether a record may have seen uncounted tasks wait and not reported it yet: false only once a look found none.
+    private(set) var uncountedTasksSeen = false
     /// How many async drains have ended, counting from zero (see ``ErrorsToReport``).
     private(set) var drainsEnded: UInt64 = 0
 
@@ -198,6 +209,9 @@ struct TrackedTasks: Sendable {
         }
     }
 
+    /// The body of task `id` reached its start gate (see ``Record/isParked``).
+    mutating func markParked(_ id: UInt64) { self.records.update(id) { $0.isParked = true } }
+
     /// Task `id` was cancelled before its start ran, and its start with it: its body runs on its own to its end.
     mutating func markStartCancelled(_ id: UInt64) {
         self.records.update(id) { record in
@@ -212,14 +226,19 @@ struct TrackedTasks: Sendable {
         self.records.update(id) { record in
             record.ownedWaits += 1
             record.lastSeen = .awaited(description)
-            Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
         }
+        if byAnotherTask { self.noteWaitOfAnotherTask(in: id) }
     }
 
-    /// A wait of another task inside a task whose child jobs are not counted (``takeTaskWithUncountedTasks()``).
-    private static func noteWait(in record: inout Record, byAnotherTask: Bool) {
-        guard byAnotherTask, record.childJobs != .counted, record.uncountedTasks == .unseen else { return }
-        record.uncountedTasks = .seen
+    /// A wait of another task inside task `id`, seen if its child jobs are not counted
+    /// (``takeTaskWithUncountedTasks()``).
+    private mutating func noteWaitOfAnotherTask(in id: UInt64) {
+        let seen = self.records.update(id) { record in
+            guard record.childJobs != .counted, record.uncountedTasks == .unseen else { return false }
+            record.uncountedTasks = .seen
+            return true
+        }
+        if seen == true { self.uncountedTasksSeen = true }
     }
 
     /// The wait on `description` ended, with `CancellationError` if `cancelled`: the task is about to run again.
@@ -256,8 +275,8 @@ struct TrackedTasks: Sendable {
         self.records.update(id) { record in
             record.awaiting.append(other)
             record.lastSeen = seen
-            Self.noteWait(in: &record, byAnotherTask: byAnotherTask)
         }
+        if byAnotherTask { self.noteWaitOfAnotherTask(in: id) }
     }
 
     /// One await of task `id` on the value of `other`, which ``beginAwaiting(_:_:)`` recorded, ended.
@@ -291,33 +310,35 @@ struct TrackedTasks: Sendable {
 
     /// Whether task `id` is settled: finished, failed, waiting for its start and not cancelled, or, with no job of it
     /// running, suspended on the dispatcher's own work or awaiting a settled tracked task that has not finished.
+    /// A running task is unsettled while a job of it runs or is about to (a child task that has not reached its
+    /// first wait yet, say), and settled while it waits on the dispatcher's work or awaits only settled tracked
+    /// tasks that have not finished (a failed one resumes it).
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
         guard let record = self.records[id] else { return true }  // finished: forgotten
-        switch record.phase {
-        case .failed: return true
-        case .waitingToStart: return !(record.key?.isCancelled ?? false)
-        case .startCancelled: return false
-        case .running:
-            // A job of it runs, or is about to: a child task that has not reached its first wait yet, say.
-            guard record.runningJobs == 0 else { return false }
-            if record.ownedWaits > 0 { return true }
-            // Every value it awaits is of a task that is settled and has not finished (or failed: then it resumes).
-            guard !record.awaiting.isEmpty, depth < 64 else { return false }
+        switch record.standing {
+        case .settled: return true
+        case .unsettled: return false
+        case .undecided where record.phase == .waitingToStart: return !(record.key?.isCancelled ?? false)
+        case .undecided:
+            guard depth < 64 else { return false }
             return record.awaiting.allSatisfy { !self.hasFinished($0) && self.isSettled($0, depth: depth + 1) }
         }
     }
 
-    /// The number of tracked tasks that are not settled, derived from the records in O(n).
-    var unsettledCount: Int { self.records.ids.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) } }
+    /// The number of tracked tasks that are not settled: O(1) while no record is undecided (``Standing``), else
+    /// derived from the records in O(n).
+    var unsettledCount: Int {
+        guard self.records.undecided > 0 else { return self.records.unsettled }
+        return self.records.ids.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
+    }
 
-    /// ``unsettledCount``, and how many of those tasks were cancelled, in one pass.
-    var unsettledCounts: (all: Int, cancelled: Int) {
-        var counts = (all: 0, cancelled: 0)
-        for id in self.records.ids where !self.isSettled(id) {
-            counts.all += 1
-            if self.wasCancelled(id) { counts.cancelled += 1 }
-        }
-        return counts
+    /// ``unsettledCount``, and how many of those tasks were cancelled.
+    var unsettledCounts: (all: Int, cancelled: Int) { (self.unsettledCount, self.unsettledCancelledCount) }
+
+    /// How many unsettled tracked tasks were cancelled: O(n), unless none is unsettled.
+    var unsettledCancelledCount: Int {
+        guard self.records.unsettled + self.records.undecided > 0 else { return 0 }
+        return self.records.ids.reduce(0) { $0 + (self.wasCancelled($1) && !self.isSettled($1) ? 1 : 0) }
     }
 
     /// Whether task `id` was cancelled: its task says so, or its start was cancelled with it.
@@ -334,8 +355,12 @@ struct TrackedTasks: Sendable {
     /// A running tracked task in which another task waited on the dispatcher while its child jobs are not counted (so
     /// its records cannot tell whether it has settled), handed out once. O(n).
     mutating func takeTaskWithUncountedTasks() -> TaskWithUncountedTasks? {
+        guard self.uncountedTasksSeen else { return nil }
         let found = self.records.all.filter { $0.uncountedTasks == .seen && $0.phase == .running }
-        guard let record = found.min(by: { $0.id < $1.id }) else { return nil }
+        guard let record = found.min(by: { $0.id < $1.id }) else {
+            self.uncountedTasksSeen = false  // a record sees them only while it runs
+            return nil
+        }
         self.records.update(record.id) { $0.uncountedTasks = .reported }
         let isolation: TaskWithUncountedTasks.Isolation =
             switch record.childJobs {

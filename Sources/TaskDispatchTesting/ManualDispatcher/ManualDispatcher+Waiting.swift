@@ -44,18 +44,19 @@ enum WaitOutcome: Sendable {
 typealias WaitResumer = CheckedContinuation<WaitOutcome, Never>
 
 extension Schedule {
-    /// The counts the waiters' conditions are checked against.
-    ///
-    /// - Complexity: O(n) in the unfinished tracked tasks (``TrackedTasks/unsettledCounts``); the rest are stored.
-    var waitCounts: DispatchWaiters<WaitResumer>.Counts {
-        let unsettled = self.tracked.unsettledCounts
-        return DispatchWaiters.Counts(
+    /// The counts the waiters' conditions are checked against, all of them.
+    var waitCounts: DispatchWaiters<WaitResumer>.Counts { self.waitCounts(countingCancelled: true) }
+
+    /// ``waitCounts``, with the unsettled cancelled tasks counted (in O(n)) only if `countingCancelled`, as a waiter
+    /// for them needs; the rest are stored, or O(1) mostly (``TrackedTasks/unsettledCount``).
+    func waitCounts(countingCancelled: Bool) -> DispatchWaiters<WaitResumer>.Counts {
+        DispatchWaiters.Counts(
             dueForeground: self.dueForeground,
             dueBackground: self.dueBackground,
             delayedForeground: self.waitingForeground,
             delayedBackground: self.waitingBackground,
-            unsettledTasks: unsettled.all,
-            unsettledCancelledTasks: unsettled.cancelled,
+            unsettledTasks: self.tracked.unsettledCount,
+            unsettledCancelledTasks: countingCancelled ? self.tracked.unsettledCancelledCount : 0,
             hasDeferredFailure: self.deferredFailure != nil,
             runClaimed: self.claim != nil
         )
@@ -64,7 +65,8 @@ extension Schedule {
     /// After a change, removes the waiters it satisfies, for the caller to resume after unlocking; `nil` if none waits.
     mutating func wokenWaiters() -> [WaitResumer]? {
         guard !self.waiters.isEmpty else { return nil }
-        return self.waiters.dispatchHappened(self.waitCounts, isFinished: self.tracked.hasFinished)
+        let counts = self.waitCounts(countingCancelled: self.waiters.contains(waitingFor: .cancelledTasksSettled))
+        return self.waiters.dispatchHappened(counts, isFinished: self.tracked.hasFinished)
     }
 }
 

@@ -111,6 +111,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         _ continuation: StartContinuation, task: UInt, in schedule: inout Schedule
     ) -> (Result<Void, any Error>?, (@Sendable () -> Void)?) {
         self.taskIdentity = task
+        schedule.tracked.markParked(self.id)
         if !self.heldForCaller, let outcome = self.outcome { return (outcome, nil) }
         self.waiting = continuation
         return (nil, schedule.tracked.gateParkingObserver)

@@ -1,5 +1,5 @@
 // TaskDispatch's ManualDispatcher beside its peers, on the same work in one process:
-// `swift run -c release --package-path Tests/PeerBenchmark PeerBenchmark [--quick | --full]`.
+// `swift run -c release --package-path Tests/PeerBenchmark PeerBenchmark [--quick | --full | --sleepers]`.
 // Every row is a median of alternating runs; ratios compare rows of the same run. Timing never fails the process;
 // a contender that runs the wrong number of closures, or a scenario whose checks fail, does.
 import Dispatch
@@ -14,8 +14,9 @@ enum PeerBenchmark {
             switch argument {
             case "--quick": configuration = .quick
             case "--full": configuration = .full
+            case "--sleepers": configuration = .sleepersOnly
             default:
-                print("usage: PeerBenchmark [--quick | --full]")
+                print("usage: PeerBenchmark [--quick | --full | --sleepers]")
                 exit(2)
             }
         }
@@ -26,9 +27,9 @@ enum PeerBenchmark {
         }
         print("## ManualDispatcher and its peers (\(configuration.name) run)")
         do {
-            try await perTaskTables(configuration)
+            if !configuration.sizes.isEmpty { try await perTaskTables(configuration) }
             try await sleeperTable(configuration)
-            try await scenarioTable(configuration)
+            if configuration.cases > 0 { try await scenarioTable(configuration) }
         } catch {
             print("error: \(error)")
             exit(1)

@@ -14,6 +14,9 @@ struct Configuration {
     static let full = Configuration(
         name: "full", sizes: [1_000, 10_000, 100_000, 1_000_000], repetitions: 7, sleepers: [100, 1_000, 5_000],
         cases: 1_000)
+    /// The sleeper table alone, up to 10,000 sleepers: how a wake-up scales with the tracked tasks.
+    static let sleepersOnly = Configuration(
+        name: "sleepers", sizes: [], repetitions: 5, sleepers: [100, 1_000, 5_000, 10_000], cases: 0)
 }
 
 /// A counter the measured closures bump; unchecked because each contender runs its closures on one thread.
