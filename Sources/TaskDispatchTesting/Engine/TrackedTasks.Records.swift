@@ -38,6 +38,7 @@ extension TrackedTasks {
 
         /// Changes record `id` in place (no copy of it), if it exists, and returns what `change` returns.
         @discardableResult
+        @inline(__always)
         mutating func update<Result>(_ id: UInt64, _ change: (inout Record) -> Result) -> Result? {
             guard let slot = self.slot(of: id),
                 let (result, before, after) = self.slots[slot]?.change({ record in
@@ -116,6 +117,7 @@ extension TrackedTasks.Record {
     /// Whether the record's own fields settle the task (see ``TrackedTasks/isSettled(_:depth:)``), or leave it to
     /// its task's cancellation flag (a start not yet parked at its gate, whose handler reports a cancellation once it
     /// is) or to the tracked tasks it awaits.
+    @inline(__always)
     var standing: TrackedTasks.Standing {
         switch self.phase {
         case .failed: .settled
