@@ -334,24 +334,33 @@ extension Storage {
     }
 
     /// The one drain loop: goes on with `run` (after its beginning, or a pause), one critical section a task (see
-    /// ``Schedule/next(_:)``), from `first` if the run's beginning gave an action.
+    /// ``Schedule/next(_:)``), from `first` if the run's beginning gave an action. `true`: it paused.
     @discardableResult
     func resume(_ run: inout Run, from first: Schedule.Action? = nil) throws(ManualDispatcherError) -> Bool {
+        try self.resume(&run, from: first, handingOffForeground: false) == nil
+    }
+
+    /// The drain loop, which with `handingOffForeground` returns a foreground task's step instead of running it, for
+    /// an async caller off the main actor to run there without blocking its thread; otherwise `nil` at a pause.
+    private func resume(_ run: inout Run, from first: Schedule.Action?, handingOffForeground: Bool)
+        throws(ManualDispatcherError) -> Schedule.Step??
+    {
         var next = first
         while true {
             let action = next ?? self.monitor.withLock { $0.next(&run) }
             next = nil
             switch action {
             case .run(let step):
+                if handingOffForeground, case .foreground = step.work { return step }
                 self.execute(step)
             case .paused:
-                return true
+                return nil
             case .fail(let failure):
                 if run.isClaimed { self.send(.runEnded) } else { self.monitor.broadcast() }
                 throw ManualDispatcherError(failure)
             default:
                 self.perform(action)
-                return false
+                return .some(nil)
             }
         }
     }
@@ -371,7 +380,15 @@ extension Storage {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let first = self.monitor.withLock { $0.begin(&run, thread: thread, reporting: errors, target: target) }
             if let first {
-                guard try self.resume(&run, from: first) else { return false }
+                // Off the main actor, a foreground task runs as a main-queue block (as the synchronous drain runs it)
+                // while this call is suspended, not blocked: its thread is the cooperative pool's, or the executor's.
+                let handingOff = !MainActorExecution.isOnMainActor
+                var next: Schedule.Action? = first
+                while let stop = try self.resume(&run, from: next, handingOffForeground: handingOff) {
+                    guard let step = stop else { return false }
+                    await self.executeOnTheMainQueue(step)
+                    next = nil
+                }
                 self.send(.runEnded)
                 run.isClaimed = false
                 return true
@@ -382,6 +399,21 @@ extension Storage {
                 }
             }
         }
+    }
+
+    /// Runs a foreground task's step as a block on the main queue, suspended meanwhile; the claim names no thread
+    /// until the call resumes, on a thread that may differ, so that other code on the freed thread is not taken for
+    /// the run's own.
+    nonisolated(nonsending) private func executeOnTheMainQueue(_ step: Schedule.Step) async {
+        self.update { $0.claim?.thread = 0 }
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            DispatchQueue.main.async {
+                self.execute(step)
+                continuation.resume()
+            }
+        }
+        let thread = currentThreadIdentity()
+        self.update { $0.claim?.thread = thread }
     }
 
     /// Refuses run method `method` from one of this dispatcher's tracked tasks: an async drain there would wait for
