@@ -406,7 +406,7 @@ extension Storage {
     /// the run's own.
     nonisolated(nonsending) private func executeOnTheMainQueue(_ step: Schedule.Step) async {
         self.update { $0.claim?.thread = 0 }
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.main.async {
                 self.execute(step)
                 continuation.resume()
