@@ -7,9 +7,10 @@ import Testing
 /// drain does, but suspended meanwhile: the thread it was on (the cooperative pool's, or a task executor's) is free
 /// for other work until the task has run.
 @Suite(.timeLimit(.minutes(1))) struct AsyncDrainThreadTests {
-    /// The drain runs on a serial executor of one thread. A job the foreground task enqueues there runs before the
-    /// drain goes on to the next task: the drain gave the thread up. A drain that blocked its thread until the
-    /// foreground task ended would run the background task first.
+    /// The drain runs on a task executor that runs its jobs on one serial queue. A block the foreground task
+    /// enqueues there, and waits for, runs while the foreground task runs: the drain gave the queue up. A drain that
+    /// blocked the queue until the foreground task ended would leave the block waiting until after the background
+    /// task.
     @Test func theDrainsThreadIsFreeWhileAForegroundTaskRuns() async throws {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
         let dispatcher = ManualDispatcher()
@@ -17,13 +18,19 @@ import Testing
         let log = EventLog()
         dispatcher.foreground {
             log.record("foreground")
-            Task(executorPreference: executor) { log.record("job on the drain's executor") }
+            let ran = DispatchSemaphore(value: 0)
+            executor.enqueueBlock {
+                log.record("block on the drain's queue")
+                ran.signal()
+            }
+            // The block can run only once the drain has given its queue up; a drain blocked until this task ends
+            // holds it for the whole bound.
+            if ran.wait(timeout: .now() + 10) == .timedOut { log.record("the block did not run within 10 s") }
         }
         dispatcher.background { log.record("background") }
         let ran = try await Task(executorPreference: executor) { try await dispatcher.runUntilIdle() }.value
-        await Task(executorPreference: executor) {}.value  // after every job enqueued there before it
         #expect(ran == 2)
-        #expect(log.events == ["foreground", "job on the drain's executor", "background"])
+        #expect(log.events == ["foreground", "block on the drain's queue", "background"])
         try dispatcher.verifyIdle()
     }
 
@@ -76,5 +83,10 @@ private final class SerialQueueTaskExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         self.queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    /// Runs `body` on the queue after the jobs enqueued before it.
+    func enqueueBlock(_ body: @escaping @Sendable () -> Void) {
+        self.queue.async(execute: body)
     }
 }
