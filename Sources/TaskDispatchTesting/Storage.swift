@@ -337,13 +337,21 @@ extension Storage {
     /// ``Schedule/next(_:)``), from `first` if the run's beginning gave an action. `true`: it paused.
     @discardableResult
     func resume(_ run: inout Run, from first: Schedule.Action? = nil) throws(ManualDispatcherError) -> Bool {
-        try self.resume(&run, from: first, handingOffForeground: false) == nil
+        if case .paused = try self.resume(&run, from: first, handingOffForeground: false) { return true }
+        return false
     }
 
-    /// The drain loop, which with `handingOffForeground` returns a foreground task's step instead of running it, for
-    /// an async caller off the main actor to run there without blocking its thread; otherwise `nil` at a pause.
+    /// Where the drain loop stopped.
+    private enum Stop {
+        case ended, paused
+        /// A foreground task's step, handed to the async caller to run on the main queue.
+        case foreground(Schedule.Step)
+    }
+
+    /// The drain loop; with `handingOffForeground`, it stops at a foreground task instead of running it, for an async
+    /// caller off the main actor to run there without blocking its thread.
     private func resume(_ run: inout Run, from first: Schedule.Action?, handingOffForeground: Bool)
-        throws(ManualDispatcherError) -> Schedule.Step??
+        throws(ManualDispatcherError) -> Stop
     {
         var next = first
         while true {
@@ -351,16 +359,16 @@ extension Storage {
             next = nil
             switch action {
             case .run(let step):
-                if handingOffForeground, case .foreground = step.work { return step }
+                if handingOffForeground, case .foreground = step.work { return .foreground(step) }
                 self.execute(step)
             case .paused:
-                return nil
+                return .paused
             case .fail(let failure):
                 if run.isClaimed { self.send(.runEnded) } else { self.monitor.broadcast() }
                 throw ManualDispatcherError(failure)
             default:
                 self.perform(action)
-                return .some(nil)
+                return .ended
             }
         }
     }
@@ -380,18 +388,23 @@ extension Storage {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
             let first = self.monitor.withLock { $0.begin(&run, thread: thread, reporting: errors, target: target) }
             if let first {
-                // Off the main actor, a foreground task runs as a main-queue block (as the synchronous drain runs it)
-                // while this call is suspended, not blocked: its thread is the cooperative pool's, or the executor's.
+                // Off the main actor, a foreground task runs as a block on the main queue while this call is
+                // suspended, not blocked: its thread is the cooperative pool's, or an executor's.
                 let handingOff = !MainActorExecution.isOnMainActor
                 var next: Schedule.Action? = first
-                while let stop = try self.resume(&run, from: next, handingOffForeground: handingOff) {
-                    guard let step = stop else { return false }
-                    await self.executeOnTheMainQueue(step)
-                    next = nil
+                while true {
+                    switch try self.resume(&run, from: next, handingOffForeground: handingOff) {
+                    case .foreground(let step):
+                        await self.executeOnTheMainQueue(step)
+                        next = nil
+                    case .ended:
+                        return false
+                    case .paused:
+                        self.send(.runEnded)
+                        run.isClaimed = false
+                        return true
+                    }
                 }
-                self.send(.runEnded)
-                run.isClaimed = false
-                return true
             }
             try await self.wait(until: .runReleased, id: id, deadline: deadline) { schedule in
                 schedule.claim.map {  // nil: released as the timer fired

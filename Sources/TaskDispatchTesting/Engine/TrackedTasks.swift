@@ -309,10 +309,8 @@ struct TrackedTasks: Sendable {
     // MARK: - Settling
 
     /// Whether task `id` is settled: finished, failed, waiting for its start and not cancelled, or, with no job of it
-    /// running, suspended on the dispatcher's own work or awaiting a settled tracked task that has not finished.
-    /// A running task is unsettled while a job of it runs or is about to (a child task that has not reached its
-    /// first wait yet, say), and settled while it waits on the dispatcher's work or awaits only settled tracked
-    /// tasks that have not finished (a failed one resumes it).
+    /// running (nor about to: a child task before its first wait), suspended on the dispatcher's own work or awaiting
+    /// only settled tracked tasks that have not finished (a failed one resumes it).
     func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
         guard let record = self.records[id] else { return true }  // finished: forgotten
         switch record.standing {
