@@ -122,15 +122,17 @@ final class Storage: Sendable {
         TrackedTaskScope.current.flatMap { $0.storage === self ? $0 : nil }
     }
 
-    /// Whether the calling code is the test, or code it called: not one of this dispatcher's tracked tasks.
-    var callerIsUntracked: Bool {
-        self.trackedCaller == nil
-    }
-
     /// Handles `event` and performs its action.
     func send(_ event: Schedule.Event) {
         let thread = currentThreadIdentity()
         self.perform(self.monitor.withLock { $0.handle(event, thread: thread) })
+    }
+
+    /// Makes `change` to the tracked tasks and performs what follows (see ``Schedule/trackedTasksChanged(thread:by:)``).
+    @inline(__always)
+    func changeTrackedTasks(_ change: (inout Schedule) -> Void = { _ in }) {
+        let thread = currentThreadIdentity()
+        self.perform(self.monitor.withLock { $0.trackedTasksChanged(thread: thread, by: change) })
     }
 
     /// Performs an event's action after its critical section: its effects, then the drain this thread claimed.
@@ -233,7 +235,7 @@ extension Storage: ScopeCarrier {
             // The body goes on once the start is recorded and the lock released (the start runs under a claim, so
             // the event claims no drain that would come first).
             let start: @Sendable () -> Void = {
-                self.send(.startRan(scope))
+                self.changeTrackedTasks { scope.startRan(in: &$0) }
                 scope.resumeAdmitted()
             }
             let scheduled = schedule.accept(
@@ -587,11 +589,11 @@ extension Storage {
             if let awaited {
                 schedule.tracked.beginAwaiting(caller, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
             }
-            return (awaited, schedule.trackedTasksChanged(Schedule.Effects(), thread: thread))
+            return (awaited, schedule.trackedTasksChanged(thread: thread))
         }
         self.perform(action)
         defer {
-            if let awaited { self.send(.valueAwaitEnded(caller: caller, awaited: awaited)) }
+            if let awaited { self.changeTrackedTasks { $0.tracked.endAwaiting(caller, awaited) } }
         }
         return try await task.value
     }
@@ -621,10 +623,5 @@ extension Storage {
             _ = check.wait(timeout: awaited?.deadline ?? .now())
         }
         return failure
-    }
-
-    /// For the registry's check after the release: the tracked tasks still running, or an error they threw since.
-    func failureAfterRelease() -> Failure? {
-        self.monitor.withLock { $0.failureAfterRelease() }
     }
 }

@@ -45,6 +45,8 @@ extension RuleCheck {
     }
 
     func checkDecoratorKeepsAwaitedWaits(_ base: ManualDispatcher) async throws {
+        let what = "a tracked task awaiting runInBackground(after: 1 s) through the subject"
+        let notWaiting = "\(what) did not read as waiting on the ManualDispatcher's own work"
         let dispatcher = self.subject.dispatcher
         let task = base.startTask(label: "contract waiting task", callSite: self.callSite) { () async throws -> Int in
             try await dispatcher.runInBackground(after: .seconds(1), label: "contract awaited") { 42 }
@@ -53,9 +55,7 @@ extension RuleCheck {
         do {
             try await base.runUntilIdle(waitingUpTo: self.deadline - .now)
         } catch let error as ManualDispatcherError {
-            throw self.violation(
-                "a tracked task awaiting runInBackground(after: 1 s) through the subject did not read as waiting on the ManualDispatcher's own work; runUntilIdle(waitingUpTo:) threw: \(error.summary)"
-            )
+            throw self.violation("\(notWaiting); runUntilIdle(waitingUpTo:) threw: \(error.summary)")
         }
         // Claimed through `value(of:)`: the drain leaves a tracked task's error for the test to claim.
         let (outcome, _) = ContractSignal.outcome { try await base.value(of: task) }
@@ -63,13 +63,9 @@ extension RuleCheck {
         case .success(42)?: return
         case .failure(let error as ManualDispatcherError)?:
             // The dispatcher bounded the await as one from outside its tracked tasks, and ended it.
-            throw self.violation(
-                "a tracked task awaiting runInBackground(after: 1 s) through the subject did not read as waiting on the ManualDispatcher's own work; its await ended with: \(error.summary)"
-            )
+            throw self.violation("\(notWaiting); its await ended with: \(error.summary)")
         default:
-            throw self.violation(
-                "a tracked task awaiting runInBackground(after: 1 s) through the subject did not return 42 once drained"
-            )
+            throw self.violation("\(what) did not return 42 once drained")
         }
     }
 }

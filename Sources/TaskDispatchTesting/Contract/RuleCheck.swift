@@ -80,17 +80,13 @@ struct RuleCheck: Sendable {
             guard let first = missing.first else { return }
             let started = indices.count - missing.count
             let others = missing.count > 1 ? " (and \(missing.count - 1) more, such as task \(missing[1]))" : ""
-            // Tasks a decorator forwarded after its dispatch(_:) returned wait, due, on the ManualDispatcher underneath.
-            if let base = self.subject.manualBase {
-                let late = base.pendingTasks.count { $0.dueTime <= base.now }
-                if late > 0 {
-                    throw self.violation(
-                        "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason), and \(late) due tasks wait on the ManualDispatcher underneath: the decorator forwarded them after its dispatch(_:) returned (from another thread or a Task), so the test's drains did not see them. Forward each task inside dispatch(_:), before it returns"
-                    )
-                }
-            }
-            throw self.violation(
+            let message =
                 "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
+            // Tasks a decorator forwarded after its dispatch(_:) returned wait, due, on the ManualDispatcher underneath.
+            let late = self.subject.manualBase.map { base in base.pendingTasks.count { $0.dueTime <= base.now } } ?? 0
+            guard late > 0 else { throw self.violation(message) }
+            throw self.violation(
+                "\(message), and \(late) due tasks wait on the ManualDispatcher underneath: the decorator forwarded them after its dispatch(_:) returned (from another thread or a Task), so the test's drains did not see them. Forward each task inside dispatch(_:), before it returns"
             )
         }
     }

@@ -94,7 +94,7 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
 }
 
 extension ManualDispatcherError {
-    /// The summary of each failure: every message of the dispatcher, one literal each.
+    /// The summary of each failure: every message of the dispatcher, each in one place.
     private static func summary(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> String {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
@@ -117,10 +117,8 @@ extension ManualDispatcherError {
             "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). \(Self.unfinishedAdvice(tasks, orAwait: true))"
         case .taskNotFinished(let method, let limit, let task, let mode, let holding):
             "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding))\(mode == .autoAdvance && snapshot.pending.contains { $0.series != nil } ? ". Live repeating series keep auto-advance moving while the test waits, and the clock stands at \(formatTime(snapshot.now)): if the task waits for a series that never ends, cancel the series, or drive it with advance(by:)" : "")"
-        case .runFromTrackedTask(let method, let task, true):
-            "\(method) was called from inside \(task), which this dispatcher tracks: its drains wait for that task to settle, so the call would wait for itself. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
-        case .runFromTrackedTask(let method, let task, false):
-            "\(method) was called from inside \(task), which this dispatcher tracks: it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle. A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
+        case .runFromTrackedTask(let method, let task, let isAsync):
+            "\(method) was called from inside \(task), which this dispatcher tracks: \(isAsync ? "its drains wait for that task to settle, so the call would wait for itself" : "it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle"). A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
         case .taskStillRunning(let task, let runner, .insideTheTask):
             "verifyIdle() was called from inside task \(Self.runningTask(task, snapshot)), which \(runner) is still running, so the dispatcher is not idle. Call verifyIdle() from the test, once the drain has returned"
         case .taskStillRunning(let task, let runner, .onTheMainActorItNeeds):
@@ -134,7 +132,7 @@ extension ManualDispatcherError {
         case .awaitsCancelled(let method, let whats, let limit):
             "\(method) found \(count(whats.count, "await")) from code this dispatcher does not track that did not run within \(formatRealTimeLimit(limit)) of real time, which the dispatcher cancelled: \(whats.joined(separator: "; ")). The awaiting code got a waitTimedOut error; unless it passed the error on, the work it awaited was never done. Start such code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or run the work before the limit"
         case .noTaskToRun(let method, let scope):
-            "\(method) found no \(Self.task(in: scope.context)) due at \(formatTime(snapshot.now)); \(Self.otherWork(besides: scope, snapshot))"
+            "\(method) found no \(scope.map { "\($0) task" } ?? "task") due at \(formatTime(snapshot.now)); \(Self.otherWork(besides: scope, snapshot))"
         case .reentrantRun(let method, let running, let culprit):
             "\(method) was called while \(running) is running tasks\(culprit.map { " (inside task \(Self.runningTask($0, snapshot)))" } ?? ""). A task must not run other tasks: dispatch the work instead, and let the test run it"
         case .concurrentRun(let method, let running):
@@ -155,16 +153,12 @@ extension ManualDispatcherError {
             "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
         case .pendingTasks(let unfinished):
             "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.unfinishedAdvice(unfinished, orAwait: false))"
-        case .conditionNotMet(let method, let label?, let ran, let unsettled) where !unsettled.isEmpty:
-            "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may dispatch it later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
-        case .conditionNotMet(let method, let label?, let ran, _):
-            "\(method) ran \(count(ran, "task")) and none was labeled \"\(label)\"; no task is pending any more. Check the label, and that the code under test dispatched that task"
-        case .conditionNotMet(let method, nil, let ran, let unsettled) where !unsettled.isEmpty:
-            "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may change the state later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
-        case .conditionNotMet(let method, nil, let ran, _):
-            "\(method) ran \(count(ran, "task")) and the condition still does not hold; no task is pending any more. Check the condition, and what the tasks above did"
+        case .conditionNotMet(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
+            "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may \(label == nil ? "change the state" : "dispatch it") later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
+        case .conditionNotMet(let method, let label, let ran, _):
+            "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); no task is pending any more. \(label == nil ? "Check the condition, and what the tasks above did" : "Check the label, and that the code under test dispatched that task")"
         case .dueTaskNotDispatched(let method, let scope, let limit):
-            "\(method) found no \(Self.task(in: scope.context)) due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
+            "\(method) found no \(scope.map { "\($0) task" } ?? "task") due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
         case .pendingTasksNotReached(let method, let wanted, let context, let limit):
             Self.notReached(method, wanted, context, limit, snapshot)
         }
@@ -204,14 +198,10 @@ extension ManualDispatcherError {
     private static func notReached(
         _ method: String, _ wanted: Int, _ context: TaskContext?, _ limit: Duration, _ snapshot: Snapshot
     ) -> String {
-        let found =
-            switch context {
-            case .foreground?: snapshot.pendingForeground
-            case .background?: snapshot.pendingCount - snapshot.pendingForeground
-            case nil: snapshot.pendingCount
-            }
+        let foreground = snapshot.pendingForeground
+        let found = context == .foreground ? foreground : snapshot.pendingCount - (context == nil ? 0 : foreground)
         return
-            "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(Self.task(in: context))")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
+            "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(context.map { "\($0) task" } ?? "task")")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
     }
 
     /// `1 tracked task is still running on its own executor, which this synchronous call cannot wait for: …`, with
@@ -303,12 +293,9 @@ extension ManualDispatcherError {
             return
                 "this dispatcher keeps no history (historyLimit: 0), so the tasks that ran cannot be named here (the pending ones are listed below). Raise the dispatcher's runawayLimit if that many tasks are expected, or stop the task that reschedules itself"
         }
-        var labels: [UInt32: [String]] = [:]
-        var firstSeen: [UInt32] = []
-        for run in window {
-            if labels[run.task.callSite] == nil { firstSeen.append(run.task.callSite) }
-            labels[run.task.callSite, default: []].append(quoted(run.task.label))
-        }
+        let labels = Dictionary(grouping: window, by: \.task.callSite).mapValues { $0.map { quoted($0.task.label) } }
+        var seen: Set<UInt32> = []
+        let firstSeen = window.map(\.task.callSite).filter { seen.insert($0).inserted }
         // A stable sort: of the call sites that ran as often, the one seen first comes first.
         let top = firstSeen.sorted { (labels[$0]?.count ?? 0) > (labels[$1]?.count ?? 0) }.prefix(3).map { site in
             let seen = labels[site] ?? []
@@ -349,18 +336,13 @@ extension ManualDispatcherError {
         }
         return parts.joined(separator: "; ")
     }
-
-    /// `foreground task`, `background task`, or `task` for either context.
-    private static func task(in context: TaskContext?) -> String {
-        context.map { "\($0) task" } ?? "task"
-    }
 }
 
 extension Failure.Misuse {
     /// The kind of error each misuse throws.
     var kind: ManualDispatcherError.Kind {
         switch self {
-        case .noTaskToRun(_, let scope): .noTaskToRun(scope.context)
+        case .noTaskToRun(_, let scope): .noTaskToRun(scope)
         case .reentrantRun, .runFromTrackedTask: .reentrantRun
         case .concurrentRun, .runNotReleased: .concurrentRun
         case .clockMovedBackwards(_, let from, let to):
@@ -379,17 +361,6 @@ extension Failure.Misuse {
         case .unobservedTaskErrors: .unobservedTaskError
         case .tasksNotSettled(_, let limit, _, _): .unsettledTasks(after: limit ?? .zero)
         case .clockMovedWhileUnsettled, .clockMovedAfterWaking, .uncountedTasks: .unsettledTasks(after: .zero)
-        }
-    }
-}
-
-extension Schedule.Scope {
-    /// The context the scope runs, or `nil` for either.
-    var context: TaskContext? {
-        switch self {
-        case .foreground: .foreground
-        case .background: .background
-        case .any: nil
         }
     }
 }

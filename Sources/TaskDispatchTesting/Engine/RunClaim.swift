@@ -40,9 +40,9 @@ extension Schedule {
             if targetTime < self.now {
                 return .refused(self.failure(.clockMovedBackwards(method: method, from: self.now, to: targetTime)))
             }
-            if holdsMainActor, targetTime > self.now, self.tracked.hasUnsettledOnMainActor {
-                return .refused(
-                    self.failure(.clockMovedWhileUnsettled(method: method, tasks: self.tracked.unsettledOnMainActor)))
+            let blocking = holdsMainActor && targetTime > self.now ? self.tracked.unsettledOnMainActor : []
+            if !blocking.isEmpty {
+                return .refused(self.failure(.clockMovedWhileUnsettled(method: method, tasks: blocking)))
             }
             self.claim = RunClaim(method: method, thread: thread)
             return .claimed(

@@ -68,16 +68,10 @@ extension Schedule {
         }
         let background =
             scope != .foreground && self.dueBackground > 0 ? self.backgroundFront(before: sequenceLimit) : nil
-        switch (foreground, background) {
-        case (nil, nil):
-            return nil
-        case (let front?, let queue?) where self.background[queue][0].key < front.key:
+        if let queue = background, foreground.map({ self.background[queue][0].key < $0.key }) ?? true {
             return self.background[queue].removeFirst()
-        case (nil, let queue?):
-            return self.background[queue].removeFirst()
-        default:
-            return self.foreground.removeFirst()
         }
+        return foreground == nil ? nil : self.foreground.removeFirst()
     }
 
     /// The oldest due foreground task dispatched before `sequenceLimit`, after dropping cancelled ones.

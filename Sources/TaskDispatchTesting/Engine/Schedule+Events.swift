@@ -59,7 +59,7 @@ extension Schedule {
         let effects = Effects(woken: self.wokenWaiters())
         // In auto-advance, a dispatch from outside the tracked tasks lets the clock reach its task; a tracked task's,
         // only while the test waits (see `ClockHold`).
-        if self.mode == .autoAdvance, scheduled.key.due > self.now, !byTrackedTask, storage.callerIsUntracked {
+        if self.mode == .autoAdvance, scheduled.key.due > self.now, !byTrackedTask, storage.trackedCaller == nil {
             self.clockHold.allowJumps(to: scheduled)
             if awaited, scheduled.series != nil {
                 self.untrackedAwaitedTicks.removeAll { !$0.isPending }
@@ -169,7 +169,7 @@ extension Schedule {
     /// The sequence of the task another thread's run executes now, if `verifyIdle()` on `thread` can wait for it.
     func executingElsewhere(thread: UInt, onMainActor: Bool) -> UInt64? {
         guard let claim = self.claim, let context = claim.executing,
-            Self.caller(executing: context, in: claim, thread: thread, onMainActor: onMainActor) == nil
+            self.caller(executing: context, thread: thread, onMainActor: onMainActor) == nil
         else { return nil }
         return claim.executingSequence
     }
@@ -186,23 +186,17 @@ extension Schedule {
         }
         if let claim = self.claim, let task = self.executingTask {
             let caller =
-                Self.caller(executing: task.context, in: claim, thread: thread, onMainActor: onMainActor)
+                self.caller(executing: task.context, thread: thread, onMainActor: onMainActor)
                 ?? .elsewhere(waited: limit)
             return self.failure(.taskStillRunning(task: task, runner: claim.method, caller: caller))
         }
         return unfinished.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: unfinished))
     }
 
-    /// Where a `verifyIdle()` caller on `thread` stands to the task of `context` that the run `claim` is executing:
+    /// Where a `verifyIdle()` caller on `thread` stands to the task of `context` that the run's claim is executing:
     /// inside it (on the claim's thread), or on the main actor it needs; `nil` elsewhere, where it can wait.
-    private static func caller(
-        executing context: TaskContext,
-        in claim: RunClaim,
-        thread: UInt,
-        onMainActor: Bool
-    ) -> IdleCheckCaller? {
-        if claim.thread == thread { return .insideTheTask }
-        if onMainActor && context == .foreground { return .onTheMainActorItNeeds }
-        return nil
+    private func caller(executing context: TaskContext, thread: UInt, onMainActor: Bool) -> IdleCheckCaller? {
+        if self.claim?.thread == thread { return .insideTheTask }
+        return onMainActor && context == .foreground ? .onTheMainActorItNeeds : nil
     }
 }

@@ -6,26 +6,12 @@ extension Schedule {
     enum Event {
         /// The `Task` of `scope` exists, known by `key`: a body held on its creator's thread may go on.
         case registered(TrackedTaskKey, TrackedTaskScope)
-        case startRan(TrackedTaskScope)
         /// The body of `scope`, the current task `task`, reached its start gate.
         case parked(TrackedTaskScope, TrackedTaskScope.StartContinuation, task: UInt)
         /// The task of `scope` was cancelled: its start too, if it has not run.
         case startCancelled(TrackedTaskScope)
-        case finished(UInt64, error: (any Error)?)
-        case waitEnded(OwnedWait, cancelled: Bool)
-        case sleptWithoutSuspending(UInt64, until: String, cancelled: Bool)
-        case jobEnqueued(UInt64)
-        case jobRan(UInt64)
-        /// The test claims the error of the task `key`, or (`false`) gives the claim back.
-        case claimed(TrackedTaskKey, Bool)
-        /// Tracked task `caller`'s await of tracked task `awaited` through `value(of:)` ended.
-        case valueAwaitEnded(caller: UInt64, awaited: UInt64)
         /// The test's `value(of:)` of a task the dispatcher did not start begins, or (`false`) ends.
         case untrackedValueWait(begins: Bool)
-        /// An async drain stopped waiting without moving the clock: auto-advance may now make a jump it held.
-        case autoAdvanceRetried
-        /// An async drain ended: the errors tracked tasks threw until now are the next call's to report.
-        case drainEnded
         case runEnded
         /// The task the test's `value(of:)`, waiter `id`, awaits and the dispatcher did not start ended.
         case untrackedTaskEnded(DispatchWaiters<WaitResumer>.ID)
@@ -33,15 +19,8 @@ extension Schedule {
         case waitTimerFired(DispatchTime)
         /// The real-time bound of an await by code outside the tracked tasks passed (see `Storage.bound`).
         case awaitBoundPassed(ScheduledTask, any TaskAwaiter, what: String, limit: Duration)
-        case order(ManualDispatcher.Order)
         /// The mode set by the test (`byTest`) or by a tracked task.
         case mode(ManualDispatcher.Mode, byTest: Bool)
-        /// Auto-advance's hold of the clock arms its timers with this closure, or (`nil`) holds nothing.
-        case clockHoldTimer((@Sendable (_ generation: UInt64) -> Void)?)
-        case observeWaiterRegistrations(@Sendable () -> Void)
-        case observeStartGateParking(@Sendable () -> Void)
-        case observeIdleCheckWaits(@Sendable () -> Void)
-        case prefersTaskExecutor(Bool)
     }
 
     /// Handles `event`, from a caller on `thread`, which drains if a change to the tracked tasks lets auto-advance on.
@@ -61,8 +40,6 @@ extension Schedule {
                 $0.released = released
                 $0.gate = waiting.map { ($0, .failure(CancellationError())) }
             }
-        case .sleptWithoutSuspending(let id, let deadline, let cancelled):
-            self.tracked.returnedAtOnce(id, .sleptWithoutSuspending(until: deadline, cancelled: cancelled))
         case .runEnded:
             return self.endRun(movingClockTo: nil)
         case .untrackedTaskEnded(let id):
@@ -85,10 +62,6 @@ extension Schedule {
             self.cancelledAwaits.append(what)
             let failure = self.failure(.awaitNotRun(what: what, limit: limit, mode: self.mode, delayed: delayed))
             effects.setRare { $0.failedAwait = (awaiting, failure, work) }
-        case .jobEnqueued(let id):
-            self.tracked.jobEnqueued(id)
-        case .claimed(let key, false):
-            self.tracked.unclaim(key)
         case .untrackedValueWait(begins: false):
             self.clockHold.untrackedValueWaits -= 1
             if self.clockHold.untrackedValueWaits == 0 { self.untrackedTasksEnded.removeAll() }
@@ -96,10 +69,6 @@ extension Schedule {
             self.clockHold.untrackedValueWaits += 1
             self.clockHold.endHold()
             return self.autoAdvance(effects, thread: thread)
-        case .drainEnded:
-            self.tracked.drainEnded()
-        case .order(let order):
-            self.setOrder(order)
         case .mode(let mode, let byTest):
             self.mode = mode
             // The test's switch lets the clock reach every task pending now, once everything has settled.
@@ -109,46 +78,16 @@ extension Schedule {
                 }
             }
             return self.claimForAutoDrain(thread: thread) ? .drain(effects) : .none
-        case .clockHoldTimer(let setTimer?):
-            self.clockHold.setTimer = setTimer
-        case .clockHoldTimer(nil):
-            self.clockHold.isReleased = true  // a zero wait limit: a hold would end at once
-        case .observeWaiterRegistrations(let observer):
-            self.waiters.registrationObserver = observer
-        case .observeStartGateParking(let observer):
-            self.tracked.gateParkingObserver = observer
-        case .observeIdleCheckWaits(let observer):
-            self.idleCheckObserver = observer
-        case .prefersTaskExecutor(let prefers):
-            self.tracked.prefersTaskExecutor = prefers
-        // The changes to the tracked tasks that can end waits and let auto-advance move the clock:
-        case .startRan(let scope):
-            scope.startRan(in: &self)
-            return self.trackedTasksChanged(effects, thread: thread)
-        case .finished(let id, let error):
-            self.tracked.finish(id, error: error)
-            return self.trackedTasksChanged(effects, thread: thread)
-        case .waitEnded(let wait, let cancelled):
-            wait.ended(cancelled: cancelled, in: &self)
-            return self.trackedTasksChanged(effects, thread: thread)
-        case .jobRan(let id):
-            self.tracked.jobRan(id)
-            return self.trackedTasksChanged(effects, thread: thread)
-        case .claimed(let key, true):
-            self.tracked.claim(key)
-            return self.trackedTasksChanged(effects, thread: thread)
-        case .valueAwaitEnded(let caller, let awaited):
-            self.tracked.endAwaiting(caller, awaited)
-            return self.trackedTasksChanged(effects, thread: thread)
-        case .autoAdvanceRetried:
-            return self.trackedTasksChanged(effects, thread: thread)
         }
         return .proceed(effects)
     }
 
-    /// After a change to the tracked tasks: the waiters it woke (before any jump), and the drain the caller claims.
-    mutating func trackedTasksChanged(_ effects: Effects, thread: UInt) -> Action {
-        var effects = effects
+    /// Makes `change` to the tracked tasks (a start ran, a job ran, a wait or a task ended, an error was claimed), the
+    /// event that can end waits and let auto-advance move the clock: the waiters it woke (before any jump), and the
+    /// drain the caller, on `thread`, claims.
+    mutating func trackedTasksChanged(thread: UInt, by change: (inout Schedule) -> Void = { _ in }) -> Action {
+        change(&self)
+        var effects = Effects()
         effects.woken = self.wokenWaiters()
         return self.autoAdvance(effects, thread: thread)
     }

@@ -4,12 +4,8 @@ import TaskDispatch
 /// Everything a ``ManualDispatcher`` knows, as one single-threaded value. ``Storage`` locks around it: each event is
 /// one mutating call that returns an ``Action`` to perform outside the lock; the engine's tests drive it unthreaded.
 struct Schedule: Sendable {
-    /// Which due tasks a step may choose from.
-    enum Scope: Sendable {
-        case foreground
-        case background
-        case any
-    }
+    /// Which due tasks a step may choose from: those of one context, or (`nil`, ``any``) of either.
+    typealias Scope = TaskContext?
 
     /// The virtual time, in nanoseconds since the dispatcher was created; at most ``TaskKey/latestTime``.
     var now: Int64 = 0
@@ -228,4 +224,9 @@ extension ManualDispatcher.Order {
         if case .random(let seed) = self { return seed }
         return nil
     }
+}
+
+extension Schedule.Scope {
+    /// Due tasks of either context.
+    static var any: Self { nil }
 }

@@ -161,8 +161,10 @@ struct TrackedTasks: Sendable {
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).
     private(set) var records = Records()
-    /// The addresses of the last tasks whose records were dropped as they finished (see ``finishedRecently(_:)``).
-    private let recentlyFinished = RecentlyFinished()
+    /// The addresses of the last 64 tasks whose records were dropped as they finished (see ``finishedRecently(_:)``),
+    /// written round from `nextFinished`.
+    private var recentlyFinished = [UInt](repeating: 0, count: 64)
+    private var nextFinished = 0
     /// How many times a tracked task was woken (its start ran, or a wait ended): a synchronous drain, which cannot
     /// wait for a task it woke, compares it before it moves the clock.
     private(set) var wakeups: UInt64 = 0
@@ -190,7 +192,7 @@ struct TrackedTasks: Sendable {
     /// Notes the task `key` as tracked task `id`, unless it has already finished cleanly.
     mutating func register(_ key: TrackedTaskKey, id: UInt64) {
         guard self.records.update(id, { $0.key = key }) != nil else {
-            self.recentlyFinished.note(key.address)  // it finished before its key was known
+            self.noteFinished(key)  // it finished before its key was known
             return
         }
         self.unindexed.append(id)
@@ -371,11 +373,6 @@ struct TrackedTasks: Sendable {
     /// The unsettled tracked tasks that need the main actor, oldest first.
     var unsettledOnMainActor: [UnsettledTask] { self.describe { self.needsMainActor($0) } }
 
-    /// Whether any tracked task is unsettled and isolated to the main actor; O(1) with no unfinished tracked task.
-    var hasUnsettledOnMainActor: Bool {
-        self.unfinishedCount > 0 && self.records.ids.contains { self.needsMainActor($0) }
-    }
-
     /// Whether task `id` is unsettled and isolated to the main actor, and not merely awaiting (through
     /// `value(of:)`) another tracked task that is unsettled on its own executor.
     private func needsMainActor(_ id: UInt64) -> Bool {
@@ -484,8 +481,13 @@ struct TrackedTasks: Sendable {
     private mutating func forget(_ id: UInt64) {
         if let record = self.records.remove(id), let key = record.key {
             if !self.keys.isEmpty { self.keys.removeValue(forKey: key) }  // no hashing until `value(of:)` looks one up
-            self.recentlyFinished.note(key.address)
+            self.noteFinished(key)
         }
+    }
+
+    private mutating func noteFinished(_ key: TrackedTaskKey) {
+        self.recentlyFinished[self.nextFinished] = key.address
+        self.nextFinished = (self.nextFinished + 1) % self.recentlyFinished.count
     }
 
     /// Whether the task of `key` is one of this dispatcher's that finished lately (by address only: a foreign task at a
@@ -534,20 +536,4 @@ extension Schedule {
         guard !errors.isEmpty else { return nil }
         return self.failure(.unobservedTaskErrors(method: method, errors: errors))
     }
-}
-
-/// The addresses of the last tasks that finished, in a ring; not retained. A class, so that noting one writes in
-/// place; `@unchecked Sendable`: used only under the lock of the dispatcher whose ``TrackedTasks`` holds it.
-final class RecentlyFinished: @unchecked Sendable {
-    /// How many finished tasks it remembers.
-    static let capacity = 64
-    private var slots = [UInt](repeating: 0, count: RecentlyFinished.capacity)
-    private var next = 0
-
-    func note(_ address: UInt) {
-        self.slots[self.next] = address
-        self.next = self.next == Self.capacity - 1 ? 0 : self.next + 1
-    }
-
-    func contains(_ address: UInt) -> Bool { self.slots.contains(address) }
 }

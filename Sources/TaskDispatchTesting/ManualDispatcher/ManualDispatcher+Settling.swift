@@ -19,7 +19,7 @@ extension ManualDispatcher {
         var run = Run(method, .settle)
         run.movesClock = movesClockToTarget
         // However the call ends once it has claimed, the errors tracked tasks threw until then are the next call's.
-        defer { if run.began { self.storage.send(.drainEnded) } }
+        defer { if run.began { self.storage.update { $0.tracked.drainEnded() } } }
         // Runs what is due; pauses (`true`) while tracked tasks have not settled.
         while try await self.storage.run(
             &run, waiter: id, until: deadline, limit: limit, reporting: .seenByAnEarlierDrain, target: target)
@@ -34,7 +34,7 @@ extension ManualDispatcher {
                 return deadline
             }
             if woke == .conditionMet { continue }
-            self.storage.send(.autoAdvanceRetried)
+            self.storage.changeTrackedTasks()  // auto-advance may now make a jump it held
             guard woke == .timedOut else { throw CancellationError() }
             let failure = self.storage.read {
                 $0.notSettled(method, limit: limit, $0.tracked.unsettled, since: limitStartedAt)

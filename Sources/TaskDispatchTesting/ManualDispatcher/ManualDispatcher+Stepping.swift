@@ -109,7 +109,7 @@ extension ManualDispatcher {
             if run.ran > 0 { return TaskRun(run.last.unsafelyUnwrapped, callSites: run.callSites) }
             // Paused (`true`) while none is due; woken, it takes the task, unless another run took it first.
             if try await self.storage.run(&run, waiter: id, until: deadline, limit: limit, reporting: .all) {
-                try await self.storage.wait(until: .dueTask(scope.context), id: id, deadline: deadline) {
+                try await self.storage.wait(until: .dueTask(scope), id: id, deadline: deadline) {
                     $0.failure(.dueTaskNotDispatched(method: method, scope: scope, limit: limit))
                 }
             }

@@ -100,10 +100,10 @@ extension ManualDispatcher {
             try Task.checkCancellation()
             started = true
             let value = try await operation()
-            scope.storage.send(.finished(scope.id, error: nil))
+            scope.storage.changeTrackedTasks { $0.tracked.finish(scope.id, error: nil) }
             return value
         } catch {
-            scope.storage.send(.finished(scope.id, error: started ? error : nil))
+            scope.storage.changeTrackedTasks { $0.tracked.finish(scope.id, error: started ? error : nil) }
             throw error
         }
     }
@@ -153,7 +153,7 @@ extension ManualDispatcher {
             return try await self.storage.value(of: task, awaitedBy: scope)
         }
         let key = TrackedTaskKey(task)
-        self.storage.send(.claimed(key, true))
+        self.storage.changeTrackedTasks { $0.tracked.claim(key) }
         // A task this dispatcher did not start: its value, within the limit. One of its own that finished gives its
         // value at once; a limit of zero or less cannot check once whether a task has finished, so it waits.
         let (tracked, finished) = self.storage.update { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
@@ -180,7 +180,7 @@ extension ManualDispatcher {
             let outcome = await self.storage.suspend(
                 until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: true)
             if outcome == .cancelled {
-                self.storage.send(.claimed(key, false))  // an error it throws later is still reported
+                self.storage.update { $0.tracked.unclaim(key) }  // an error it throws later is still reported
                 throw CancellationError()
             }
             let timedOut = outcome == .timedOut ? limit : nil

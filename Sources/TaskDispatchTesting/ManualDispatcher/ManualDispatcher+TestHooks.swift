@@ -20,7 +20,7 @@ extension ManualDispatcher {
 
     /// Calls `observer` each time a wait registers and suspends.
     package func observeWaiterRegistrations(_ observer: @escaping @Sendable () -> Void) {
-        self.storage.send(.observeWaiterRegistrations(observer))
+        self.storage.update { $0.waiters.registrationObserver = observer }
     }
 
     /// The number of tracked tasks that are not settled (it changes as they run on their own executors).
@@ -31,18 +31,18 @@ extension ManualDispatcher {
     /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (off by default).
     package var prefersTaskExecutorForTrackedTasks: Bool {
         get { self.storage.read { $0.tracked.prefersTaskExecutor } }
-        set { self.storage.send(.prefersTaskExecutor(newValue)) }
+        set { self.storage.update { $0.tracked.prefersTaskExecutor = newValue } }
     }
 
     /// Calls `observer` each time a tracked task's body parks at its start gate, before it suspends there.
     package func observeStartGateParking(_ observer: @escaping @Sendable () -> Void) {
-        self.storage.send(.observeStartGateParking(observer))
+        self.storage.update { $0.tracked.gateParkingObserver = observer }
     }
 
     /// Calls `observer`, under the lock (it must not call the dispatcher), as `verifyIdle()` begins to wait for a task
     /// another thread runs.
     package func observeIdleCheckWaits(_ observer: @escaping @Sendable () -> Void) {
-        self.storage.send(.observeIdleCheckWaits(observer))
+        self.storage.update { $0.idleCheckObserver = observer }
     }
 
     /// How many tasks tracked tasks ran inside their awaited dispatches for a waiting async drain.

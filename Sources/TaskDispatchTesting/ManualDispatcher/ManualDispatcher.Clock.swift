@@ -43,8 +43,9 @@ extension ManualDispatcher {
             guard due > self.dispatcher.now.nanosecondsSaturated else {
                 // Noted, so that a loop of such sleeps, which never settles, is named for what it does.
                 if let sleeper {
-                    sleeper.storage.send(
-                        .sleptWithoutSuspending(sleeper.id, until: formatTime(due), cancelled: Task.isCancelled))
+                    let slept = TrackedTasks.Event.sleptWithoutSuspending(
+                        until: formatTime(due), cancelled: Task.isCancelled)
+                    sleeper.storage.update { $0.tracked.returnedAtOnce(sleeper.id, slept) }
                 }
                 try Task.checkCancellation()
                 return
@@ -52,7 +53,7 @@ extension ManualDispatcher {
             let deadline = "clock sleep until \(formatTime(due))"
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline
             let what = "a sleep on the dispatcher's clock (\"\(label)\")"
-            let wait = sleeper?.makeWait(on: what)
+            let wait = sleeper.map { OwnedWait(scope: $0, description: what) }
             let awaited = AwaitedDispatch<Void>(reporting: wait)
             // `Clock.sleep(until:tolerance:)` has no parameter for the caller's file and line: a sleep in a tracked task
             // is attributed to the task's start, any other to this line.

@@ -87,7 +87,9 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
                 self?.storage.clockHoldTimerFired(for: generation, dispatcherCreatedAt: createdAt)
             }
         }
-        self.storage.send(.clockHoldTimer(waitLimit > .zero ? setTimer : nil))
+        self.storage.update {  // a zero wait limit holds nothing: a hold would end at once
+            if waitLimit > .zero { $0.clockHold.setTimer = setTimer } else { $0.clockHold.isReleased = true }
+        }
     }
 
     deinit {
@@ -180,7 +182,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     /// - Complexity: Setting it is O(n log n) in the due background tasks, which move to the new order's queues.
     public var order: Order {
         get { self.storage.read { $0.order } }
-        set { self.storage.send(.order(newValue)) }
+        set { self.storage.update { $0.setOrder(newValue) } }
     }
 
     /// Who runs the tasks: the test, or the dispatcher as they are dispatched (see ``Mode``).
@@ -189,7 +191,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     /// already due (and, in auto-advance, moves the clock when everything has settled).
     public var mode: Mode {
         get { self.storage.read { $0.mode } }
-        set { self.storage.send(.mode(newValue, byTest: self.storage.callerIsUntracked)) }
+        set { self.storage.send(.mode(newValue, byTest: self.storage.trackedCaller == nil)) }
     }
 
     // MARK: - Verifying

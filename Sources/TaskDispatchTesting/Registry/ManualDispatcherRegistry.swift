@@ -15,7 +15,7 @@ public final class ManualDispatcherRegistry: Sendable {
     @TaskLocal static var current: ManualDispatcherRegistry?
 
     /// The registrations of the dispatchers, in creation order; their ``Registration``s write to it.
-    private let entries = LockedValue(Entries())
+    fileprivate let entries = LockedValue(Entries())
 
     /// Whether whoever checks this registry records every failure it finds (the `.verifiesIdleDispatchers` trait):
     /// a dispatcher released with work left then reports to the registry only, not to standard error as well.
@@ -107,11 +107,6 @@ public final class ManualDispatcherRegistry: Sendable {
         if let failure = self.idleFailures().first { throw failure }
     }
 
-    /// Records what happened to a registered dispatcher.
-    fileprivate func update(_ change: (inout Entries) -> Void) {
-        self.entries.withLock(change)
-    }
-
     /// The entries of `registrations` (all those held, by default), each with its dispatcher if it is alive; read in
     /// one section, so that an entry shows its dispatcher alive or its release recorded.
     private func registered(_ registrations: [Registration]? = nil) -> [Entry] {
@@ -165,12 +160,12 @@ extension ManualDispatcherRegistry {
 
         /// Registers the dispatcher, weakly, in creation order; called once, at the end of its `init`.
         func attach(_ dispatcher: ManualDispatcher) {
-            self.registry?.update { $0.add(self, dispatcher) }
+            self.registry?.entries.withLock { $0.add(self, dispatcher) }
         }
 
         /// Records what the dispatcher left at its release, to look at when the check comes.
         func dispatcherReleased(_ release: Release) {
-            self.registry?.update { _ in self.release = release }
+            self.registry?.entries.withLock { _ in self.release = release }
         }
 
         /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
@@ -198,7 +193,7 @@ extension ManualDispatcherRegistry {
         func idleFailure(besides reported: ManualDispatcherError? = nil) -> IdleFailure? {
             let createdAt = self.registration.createdAt
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
-            let leftRunning = self.release?.trackedTasks?.failureAfterRelease()
+            let leftRunning = self.release?.trackedTasks?.update { $0.failureAfterRelease() }
             if let reported, leftRunning == nil, let pending = self.release?.onlyPendingTasks,
                 reported.lists(pending.listed, count: pending.count)
             {

@@ -17,11 +17,6 @@ package func currentThreadIdentity() -> UInt {
     #endif
 }
 
-/// The current task, as a number that tells it from any other task alive at the same time; 0 outside a task.
-func currentTaskIdentity() -> UInt {
-    withUnsafeCurrentTask { task in task.map { unsafeBitCast($0, to: UInt.self) } ?? 0 }
-}
-
 /// Writes `text` to standard error in one call, so reports from parallel tests do not interleave mid-line.
 func writeToStandardError(_ text: String) {
     var bytes = Array(text.utf8)

@@ -17,11 +17,11 @@ final class TrackedTaskExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let queue = Self.queue(for: job.priority)
         let job = UnownedJob(job)
-        self.scope.storage.send(.jobEnqueued(self.scope.id))
+        self.scope.storage.update { $0.tracked.jobEnqueued(self.scope.id) }
         queue.async {
             job.runSynchronously(on: self.asUnownedTaskExecutor())
             // The job's code has suspended or finished: the task may have settled, which can end a drain's wait.
-            self.scope.storage.send(.jobRan(self.scope.id))
+            self.scope.storage.changeTrackedTasks { $0.tracked.jobRan(self.scope.id) }
         }
     }
 

@@ -40,7 +40,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     var heldForCaller = false
     /// The start task in the dispatcher's schedule, to cancel it with the task; set before the task exists.
     var startTask: ScheduledTask?
-    /// The tracked task itself (``currentTaskIdentity()``), noted at the gate: a wait made in another task (a child
+    /// The tracked task itself (`TaskTracking.currentTask`), noted at the gate: a wait made in another task (a child
     /// task, or a `Task { }` it created) is told from the task's own.
     private(set) var taskIdentity: UInt = 0
 
@@ -55,20 +55,15 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The scope of the current code, if it runs in a task that a ``ManualDispatcher`` tracks.
     static var current: TrackedTaskScope? { TaskTracking.scope as? TrackedTaskScope }
 
-    func wait(on description: String) -> any TaskTrackingWait { self.makeWait(on: description) }
+    func wait(on description: String) -> any TaskTrackingWait { OwnedWait(scope: self, description: description) }
 
     nonisolated(nonsending) func value<Success: Sendable>(of task: Task<Success, any Error>) async throws -> Success {
         try await self.storage.value(of: task, awaitedBy: self)
     }
 
-    /// A wait of this task on `description`, made by the current task, not recorded yet.
-    func makeWait(on description: String) -> OwnedWait {
-        OwnedWait(scope: self, description: description, waiter: self.currentTask)
-    }
-
-    /// The current task (``currentTaskIdentity()``) where the dispatcher must tell it from the tracked task; 0 where
+    /// The current task (`TaskTracking.currentTask`) where the dispatcher must tell it from the tracked task; 0 where
     /// it counts the child tasks' jobs, so that a nonisolated task does not pay for the call into the runtime.
-    var currentTask: UInt { self.countsChildJobs ? 0 : currentTaskIdentity() }
+    var currentTask: UInt { self.countsChildJobs ? 0 : TaskTracking.currentTask }
 
     // MARK: - The start gate
 
@@ -90,15 +85,12 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     func waitForStart(isolation: isolated (any Actor)? = #isolation) async throws {
         try await withTaskCancellationHandler {
             _ = isolation  // isolated to the caller's isolation, like the function: no hop to the global executor
-            #if DEBUG
-                return try await withCheckedThrowingContinuation {
-                    self.storage.send(.parked(self, $0, task: self.currentTask))
-                }
-            #else
-                return try await withUnsafeThrowingContinuation {
-                    self.storage.send(.parked(self, $0, task: self.currentTask))
-                }
-            #endif
+            return try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
+                #if DEBUG
+                    let continuation = CheckedContinuation(continuation: continuation)
+                #endif
+                self.storage.send(.parked(self, continuation, task: self.currentTask))
+            }
         } onCancel: {
             self.storage.send(.startCancelled(self))
         }
@@ -156,15 +148,16 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     let scope: TrackedTaskScope
     /// What is awaited, for diagnostics.
     let description: String
-    /// The task that waits (``currentTaskIdentity()``): the tracked task itself, or a task running inside it.
+    /// The task that waits (`TaskTracking.currentTask`): the tracked task itself, or a task running inside it.
     let waiter: UInt
     /// Where the wait stands; see ``State``.
     private var state = State.unrecorded
 
-    init(scope: TrackedTaskScope, description: String, waiter: UInt) {
+    /// A wait of `scope`'s task on `description`, made by the current task, not recorded yet.
+    init(scope: TrackedTaskScope, description: String) {
         self.scope = scope
         self.description = description
-        self.waiter = waiter
+        self.waiter = scope.currentTask
     }
 
     /// Records the wait in `schedule`, under the lock of `storage` (the dispatcher accepting the awaited task), once,
@@ -180,7 +173,7 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     /// The awaited work ran or was cancelled (`cancelled`, kept as the task's last event, names a cancelled task that
     /// goes on looping): ends the wait in the dispatcher's records and wakes the calls the change satisfies.
     func end(cancelled: Bool) {
-        self.scope.storage.send(.waitEnded(self, cancelled: cancelled))
+        self.scope.storage.changeTrackedTasks { self.ended(cancelled: cancelled, in: &$0) }
     }
 
     /// Ends the wait in `schedule`, the records of the scope's dispatcher, under its lock (see ``end(cancelled:)``).
