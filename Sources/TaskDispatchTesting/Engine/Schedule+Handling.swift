@@ -2,7 +2,8 @@ import Dispatch
 import TaskDispatch
 
 extension Schedule {
-    /// The events that need no answer but an ``Action``: the tracked tasks' steps, settings and the package's hooks.
+    /// The events that need no answer but an ``Action``: a tracked task's registration and start gate, the ends of waits
+    /// and runs, and the mode (the changes that can settle a tracked task go through ``trackedTasksChanged(thread:by:)``).
     enum Event {
         /// The `Task` of `scope` exists, known by `key`: a body held on its creator's thread may go on.
         case registered(TrackedTaskKey, TrackedTaskScope)
@@ -23,7 +24,8 @@ extension Schedule {
         case mode(ManualDispatcher.Mode, byTest: Bool)
     }
 
-    /// Handles `event`, from a caller on `thread`, which drains if a change to the tracked tasks lets auto-advance on.
+    /// Handles `event`, from a caller on `thread`; a new mode, or the test beginning to await a task the dispatcher did
+    /// not start, may claim an auto-drain.
     mutating func handle(_ event: Event, thread: UInt) -> Action {
         var effects = Effects()
         switch event {

@@ -4,7 +4,7 @@ import TaskDispatch
 /// Everything a ``ManualDispatcher`` knows, as one single-threaded value. ``Storage`` locks around it: each event is
 /// one mutating call that returns an ``Action`` to perform outside the lock; the engine's tests drive it unthreaded.
 struct Schedule: Sendable {
-    /// Which due tasks a step may choose from: those of one context, or (`nil`, ``any``) of either.
+    /// Which due tasks a step may choose from: those of one context, or (`nil`, `any`) of either.
     typealias Scope = TaskContext?
 
     /// The virtual time, in nanoseconds since the dispatcher was created; at most ``TaskKey/latestTime``.
