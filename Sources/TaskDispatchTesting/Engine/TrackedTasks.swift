@@ -14,7 +14,7 @@ struct TrackedTasks: Sendable {
         case failed
     }
 
-    /// Whether the dispatcher counts the jobs of a task's child tasks (`TrackedTaskExecutor`), and if not, why.
+    /// Whether the dispatcher counts the jobs of a task's child tasks (the scope as a `TaskExecutor`), and if not, why.
     enum ChildJobs: Sendable {
         /// A nonisolated task where the runtime has task executors: its child tasks prefer the task's executor.
         case counted

@@ -60,7 +60,7 @@ extension ManualDispatcher {
         // the executor alive: a runtime may not. `prefersExecutor` (the package's tests): the dispatcher's executor.
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let preferred: (any TaskExecutor)? = prefersExecutor ? self.taskExecutor : nil
-            let counting = isolation == nil ? preferred ?? TrackedTaskExecutor(scope: scope) : nil
+            let counting = isolation == nil ? preferred ?? scope : nil
             let body: @Sendable () async throws -> Success = {
                 _ = counting
                 return try await Self.runTracked(scope, operation, isolation: isolation)
@@ -74,7 +74,7 @@ extension ManualDispatcher {
     }
 
     /// Whether a tracked task's child tasks prefer an executor that counts their jobs (see `makeTrackedTask`): the
-    /// dispatcher's `taskExecutor` or a `TrackedTaskExecutor`.
+    /// dispatcher's `taskExecutor` or the task's own scope.
     static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
         guard !isolated else { return .uncountedInIsolatedTask }
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) { return .counted }
