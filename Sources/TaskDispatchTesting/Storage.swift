@@ -233,9 +233,9 @@ extension Storage: ScopeCarrier {
             let scope = TrackedTaskScope(
                 storage: self, id: id, label: label, callSite: callSite, countsChildJobs: childJobs == .counted)
             // The body goes on once the start is recorded and the lock released (the start runs under a claim, so
-            // the event claims no drain that would come first).
-            let start: @Sendable () -> Void = {
-                self.changeTrackedTasks { scope.startRan(in: &$0) }
+            // the event claims no drain that would come first). The scope is all it captures: no context to allocate.
+            let start: @Sendable () -> Void = { [scope] in
+                scope.storage.changeTrackedTasks { scope.startRan(in: &$0) }
                 scope.resumeAdmitted()
             }
             let scheduled = schedule.accept(
