@@ -100,10 +100,10 @@ extension ManualDispatcher {
             try Task.checkCancellation()
             started = true
             let value = try await operation()
-            scope.storage.changeTrackedTasks { $0.tracked.finish(scope.id, error: nil) }
+            scope.finished(error: nil)
             return value
         } catch {
-            scope.storage.changeTrackedTasks { $0.tracked.finish(scope.id, error: started ? error : nil) }
+            scope.finished(error: started ? error : nil)
             throw error
         }
     }

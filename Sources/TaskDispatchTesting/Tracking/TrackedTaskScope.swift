@@ -65,6 +65,13 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// it counts the child tasks' jobs, so that a nonisolated task does not pay for the call into the runtime.
     var currentTask: UInt { self.countsChildJobs ? 0 : TaskTracking.currentTask }
 
+    /// The task's operation returned, or threw `error` (`nil` for an error that is not the operation's). Not inlined
+    /// into the task's async body, whose frame the task allocates: the storage's work there would enlarge it.
+    @inline(never)
+    func finished(error: (any Error)?) {
+        self.storage.changeTrackedTasks { $0.tracked.finish(self.id, error: error) }
+    }
+
     // MARK: - The start gate
 
     /// The start task ran: records the start and admits the body's wait, for ``resumeAdmitted()`` (unless the body is
