@@ -125,14 +125,21 @@ final class Storage: Sendable {
     /// Handles `event` and performs its action.
     func send(_ event: Schedule.Event) {
         let thread = currentThreadIdentity()
-        self.perform(self.monitor.withLock { $0.handle(event, thread: thread) })
+        self.performUnlessEmpty(self.monitor.withLock { $0.handle(event, thread: thread) })
     }
 
     /// Makes `change` to the tracked tasks and performs what follows (see ``Schedule/trackedTasksChanged(thread:by:)``).
     @inline(__always)
     func changeTrackedTasks(_ change: (inout Schedule) -> Void = { _ in }) {
         let thread = currentThreadIdentity()
-        self.perform(self.monitor.withLock { $0.trackedTasksChanged(thread: thread, by: change) })
+        self.performUnlessEmpty(self.monitor.withLock { $0.trackedTasksChanged(thread: thread, by: change) })
+    }
+
+    /// ``perform(_:observing:)``, with the case of most events (nothing to do) checked here instead of in a call.
+    @inline(__always)
+    func performUnlessEmpty(_ action: Schedule.Action) {
+        if case .proceed(let effects) = action, effects.isEmpty { return }
+        self.perform(action)
     }
 
     /// Performs an event's action after its critical section: its effects, then the drain this thread claimed.
@@ -278,7 +285,7 @@ extension Storage: ScopeCarrier {
                 scheduled, wait: wait, of: self, awaited: awaiter != nil, awaitGoesOn: awaitGoesOn)
             return (scheduled, byTrackedTask, action)
         }
-        self.perform(action)
+        self.performUnlessEmpty(action)
         if let awaiter, !byTrackedTask {
             self.bound(awaiter, of: scheduled, describedAs: what())
         }

@@ -4,6 +4,8 @@ extension TrackedTasks {
     /// the slots grow with the tasks tracked at once, not with those ever tracked.
     struct Records: Sendable {
         private var slots: [Record?] = []
+        /// Each slot's identity (0 when empty): finding a record reads no record, so copies none.
+        private var slotIDs: [UInt64] = []
         /// The empty slots, the last emptied last.
         private var free: [Int] = []
         /// The high bits of the next identity handed out (they wrap after 2³² tasks on one dispatcher).
@@ -29,7 +31,13 @@ extension TrackedTasks {
             self.nextOrder &+= 1
             let record = make(id)
             self.tally(record.standing, by: 1)
-            if slot == self.slots.count { self.slots.append(record) } else { self.slots[slot] = record }
+            if slot == self.slots.count {
+                self.slots.append(consume record)
+                self.slotIDs.append(id)
+            } else {
+                self.slots[slot] = consume record
+                self.slotIDs[slot] = id
+            }
             self.count += 1
             return id
         }
@@ -53,19 +61,24 @@ extension TrackedTasks {
             return result
         }
 
-        mutating func remove(_ id: UInt64) -> Record? {
-            guard let slot = self.slot(of: id) else { return nil }
+        /// Removes record `id`, if it exists, and returns its key: the record is destroyed in place, never copied.
+        mutating func remove(_ id: UInt64) -> TrackedTaskKey? {
+            guard let slot = self.slot(of: id),
+                let (standing, key) = self.slots[slot]?.change({ ($0.standing, $0.key) })
+            else { return nil }
+            self.tally(standing, by: -1)
+            self.slots[slot] = nil
+            self.slotIDs[slot] = 0
             self.count -= 1
-            let record = self.slots[slot].take()
-            if let record { self.tally(record.standing, by: -1) }
             if self.count == 0 {
                 // The last one: the table starts over, so that a scan costs the records, not the most ever tracked.
                 self.slots.removeAll(keepingCapacity: true)
+                self.slotIDs.removeAll(keepingCapacity: true)
                 self.free.removeAll(keepingCapacity: true)
             } else {
                 self.free.append(slot)
             }
-            return record
+            return key
         }
 
         private mutating func tally(_ standing: TrackedTasks.Standing, by change: Int) {
@@ -78,7 +91,7 @@ extension TrackedTasks {
 
         private func slot(of id: UInt64) -> Int? {
             let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
-            return slot < self.slots.count && self.slots[slot]?.id == id ? slot : nil
+            return slot < self.slotIDs.count && self.slotIDs[slot] == id ? slot : nil
         }
 
         /// Whether `id` is an identity handed out so far.
@@ -92,6 +105,8 @@ extension TrackedTasks {
                     self.slot(of: $0.id) == slot ? nil : "tracked task \($0.id) is in slot \(slot)"
                 }
             }
+            violations.append(
+                if: self.slotIDs != self.slots.map { $0?.id ?? 0 }, "the slots' identities \(self.slotIDs) are stale")
             violations.append(
                 if: Set(self.free) != Set(empty) || self.free.count != empty.count,
                 "the free slots \(self.free) are not the empty ones \(empty)")

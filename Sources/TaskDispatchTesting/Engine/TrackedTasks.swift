@@ -479,7 +479,7 @@ struct TrackedTasks: Sendable {
     }
 
     private mutating func forget(_ id: UInt64) {
-        if let record = self.records.remove(id), let key = record.key {
+        if let key = self.records.remove(id) {
             if !self.keys.isEmpty { self.keys.removeValue(forKey: key) }  // no hashing until `value(of:)` looks one up
             self.noteFinished(key)
         }
