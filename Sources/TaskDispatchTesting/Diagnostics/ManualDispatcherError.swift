@@ -160,7 +160,7 @@ extension ManualDispatcherError {
         case .dueTaskNotDispatched(let method, let scope, let limit):
             "\(method) found no \(scope.map { "\($0) task" } ?? "task") due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
         case .pendingTasksNotReached(let method, let wanted, let context, let limit):
-            Self.notReached(method, wanted, context, limit, snapshot)
+            "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(context.map { "\($0) task" } ?? "task")")), but \(Self.pending(in: context, snapshot)) pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
         }
     }
 
@@ -194,14 +194,11 @@ extension ManualDispatcherError {
         }
     }
 
-    /// The summary of a wait for `wanted` pending tasks in `context` (either, if `nil`) that timed out.
-    private static func notReached(
-        _ method: String, _ wanted: Int, _ context: TaskContext?, _ limit: Duration, _ snapshot: Snapshot
-    ) -> String {
+    /// The number of tasks pending in `context` (either, if `nil`), with its verb: `1 is`, `3 are`.
+    private static func pending(in context: TaskContext?, _ snapshot: Snapshot) -> String {
         let foreground = snapshot.pendingForeground
         let found = context == .foreground ? foreground : snapshot.pendingCount - (context == nil ? 0 : foreground)
-        return
-            "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(context.map { "\($0) task" } ?? "task")")), but \(found) \(found == 1 ? "is" : "are") pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
+        return "\(found) \(found == 1 ? "is" : "are")"
     }
 
     /// `1 tracked task is still running on its own executor, which this synchronous call cannot wait for: …`, with

@@ -6,8 +6,7 @@ import TaskDispatch
 /// The one time format of the testing library: every message and description writes time through this or
 /// `formatDuration(_:)`. See `formatNanoseconds(_:)` for the format.
 func formatTime(_ nanoseconds: Int64) -> String {
-    if nanoseconds == TaskKey.never { return "never" }
-    return formatNanoseconds(nanoseconds)
+    nanoseconds == TaskKey.never ? "never" : formatNanoseconds(nanoseconds)
 }
 
 /// A real-time limit as messages show it: a limit of zero or less checks once, so it reads `0 s`.
