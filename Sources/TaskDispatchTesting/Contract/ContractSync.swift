@@ -42,8 +42,7 @@ final class ContractSignal<Value: Sendable>: Sendable {
                 guard state.value == nil else { return nil }
                 state.value = value
             }
-            defer { state.waiter = nil }
-            return state.waiter
+            return state.waiter.take()
         }
         waiter?.resume(returning: value)
     }

@@ -90,8 +90,6 @@ extension DispatcherContract {
         }
 
         /// The rule's ``name``.
-        public var description: String {
-            self.name
-        }
+        public var description: String { self.name }
     }
 }

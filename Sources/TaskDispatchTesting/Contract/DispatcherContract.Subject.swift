@@ -35,10 +35,9 @@ extension DispatcherContract {
         /// - Returns: A subject measured on `ContinuousClock`, or on a `ManualDispatcher`'s virtual clock.
         public static func realTime(_ dispatcher: any TaskDispatcher) -> Subject {
             if let manual = dispatcher as? ManualDispatcher { return .manual(manual) }
-            let (clock, start) = (ContinuousClock(), ContinuousClock.now)
+            let start = ContinuousClock.now
             return Subject(
-                dispatcher: dispatcher, runsTasksInline: false, manualBase: nil, now: { clock.now - start },
-                advance: nil)
+                dispatcher: dispatcher, runsTasksInline: false, manualBase: nil, now: { .now - start }, advance: nil)
         }
 
         /// A ``ManualDispatcher``, driven with ``ManualDispatcher/advance(by:)`` on its virtual clock; in auto-drain

@@ -199,8 +199,7 @@ extension RuleCheck {
 
 /// The two awaitable dispatches, interpolated as their names.
 enum AwaitableForm: CaseIterable {
-    case runInBackground
-    case runOnMainActor
+    case runInBackground, runOnMainActor
 }
 
 /// Forwards to the subject's dispatcher and reports its first dispatch once it has returned; optionally cancels the
