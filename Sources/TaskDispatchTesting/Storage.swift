@@ -24,8 +24,6 @@ final class Monitor<Value: Sendable>: @unchecked Sendable {
 
     init(_ value: Value) {
         self.value.initialize(to: value)
-        self.mutex.initialize(to: pthread_mutex_t())
-        self.condition.initialize(to: pthread_cond_t())
         #if canImport(Glibc)
             // Adaptive: a contended lock spins briefly before it sleeps, as Darwin's does; it is held for a few
             // hundred nanoseconds at a time, and a kernel sleep and wake would cost microseconds.
@@ -156,7 +154,7 @@ final class Storage: Sendable {
             // The waiting async drain's due tasks, in a tracked task's awaited dispatch (see `WaitingSettles`).
             self.drainUnbound(Run("assist", .assist))
         case .run(let step):
-            self.execute(step)
+            step.run.task.execute(step.work)
         case .fail, .paused:
             break  // the caller's: it throws, or checks its condition
         }
@@ -210,8 +208,7 @@ extension Storage: ScopeCarrier {
             if !scheduled.isAdmitted { refused = schedule.cancel(scheduled) }  // its closure goes outside the lock
             return scheduled
         }
-        guard refused == nil else { return TaskHandle(canceller: RefusedTask()) }
-        return handle
+        return refused == nil ? handle : TaskHandle(canceller: RefusedTask())
     }
 
     /// Cancels the pending tasks among `tasks` in one critical section, for their scope's `cancelAll()`: no run claims
@@ -286,9 +283,7 @@ extension Storage: ScopeCarrier {
             return (scheduled, byTrackedTask, action)
         }
         self.performUnlessEmpty(action)
-        if let awaiter, !byTrackedTask {
-            self.bound(awaiter, of: scheduled, describedAs: what())
-        }
+        if let awaiter, !byTrackedTask { self.bound(awaiter, of: scheduled, describedAs: what()) }
         return TaskHandle(canceller: ManualCanceller(storage: self, task: scheduled))
     }
 
@@ -297,11 +292,10 @@ extension Storage: ScopeCarrier {
     private func bound(_ awaiting: any TaskAwaiter, of task: ScheduledTask, describedAs what: String) {
         // A task that auto-drain ran inside the dispatch needs no timer: most awaits in that mode.
         guard self.read({ _ in task.isPending }) else { return }
-        let limit = self.waitLimit
-        DispatchQueue.global().asyncAfter(deadline: limit.dispatchDeadline) {
+        DispatchQueue.global().asyncAfter(deadline: self.waitLimit.dispatchDeadline) {
             [weak self, weak task, weak awaiting] in
             guard let self, let task, let awaiting else { return }
-            self.send(.awaitBoundPassed(task, awaiting, what: what, limit: limit))
+            self.send(.awaitBoundPassed(task, awaiting, what: what, limit: self.waitLimit))
         }
     }
 
@@ -369,7 +363,7 @@ extension Storage {
             switch action {
             case .run(let step):
                 if handingOffForeground, case .foreground = step.work { return .foreground(step) }
-                self.execute(step)
+                step.run.task.execute(step.work)
             case .paused:
                 return .paused
             case .fail(let failure):
@@ -430,7 +424,7 @@ extension Storage {
         self.update { $0.claim?.thread = 0 }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.main.async {
-                self.execute(step)
+                step.run.task.execute(step.work)
                 continuation.resume()
             }
         }
@@ -448,21 +442,12 @@ extension Storage {
             })
     }
 
-    /// Runs a task's closure outside the lock (see ``ScheduledTask/execute(_:)``).
-    @inline(__always)
-    func execute(_ step: Schedule.Step) {
-        step.run.task.execute(step.work)
-    }
-
     /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's
     /// task-locals: the work runs for other code, and what it dispatches is not the tracked task's.
     private func drainUnbound(_ run: @autoclosure () -> Run) {
-        if TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil {
-            TaskTracking.$dispatchingCall.withValue(nil) {
-                TaskTracking.$scope.withValue(nil) { self.drainHere(run()) }
-            }
-        } else {
-            self.drainHere(run())
+        guard TaskTracking.scope != nil || TaskTracking.dispatchingCall != nil else { return self.drainHere(run()) }
+        TaskTracking.$dispatchingCall.withValue(nil) {
+            TaskTracking.$scope.withValue(nil) { self.drainHere(run()) }
         }
     }
 
@@ -522,10 +507,7 @@ extension Storage {
                 self.perform(action, observing: false)
                 // The cancellation handler runs at once if the task was cancelled before it was installed, or
                 // concurrently with this closure: one of the two sees the waiter registered (if it registered).
-                if Task.isCancelled {
-                    self.send(.waitCancelled(id))
-                    return
-                }
+                guard !Task.isCancelled else { return self.send(.waitCancelled(id)) }
                 // The test's seam runs as the test would, from outside the tracked task.
                 if let observe = action.effects.rare?.value.observe { TaskTracking.$scope.withValue(nil) { observe() } }
             }
@@ -559,8 +541,8 @@ extension Storage {
             schedule.tracked.firstCancelledUnfinished.map { ($0, schedule.waiters.makeID()) }
         }) {
             let outcome = await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline)
-            guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) })
-            else { return }  // timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports
+            // Timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports.
+            guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) }) else { return }
         }
     }
 
@@ -587,20 +569,19 @@ extension Storage {
         of task: Task<Success, TaskFailure>, awaitedBy scope: TrackedTaskScope
     ) async throws -> Success {
         let key = TrackedTaskKey(task)
-        let caller = scope.id
         let awaitingTask = scope.currentTask
         let thread = currentThreadIdentity()
         let (awaited, action) = self.monitor.withLock { schedule in
             schedule.tracked.claim(key)
             let awaited = schedule.tracked.id(of: key)
             if let awaited {
-                schedule.tracked.beginAwaiting(caller, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
+                schedule.tracked.beginAwaiting(scope.id, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
             }
             return (awaited, schedule.trackedTasksChanged(thread: thread))
         }
         self.perform(action)
         defer {
-            if let awaited { self.changeTrackedTasks { $0.tracked.endAwaiting(caller, awaited) } }
+            if let awaited { self.changeTrackedTasks { $0.tracked.endAwaiting(scope.id, awaited) } }
         }
         return try await task.value
     }
