@@ -180,17 +180,14 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     /// The awaited work ran or was cancelled (`cancelled`, kept as the task's last event, names a cancelled task that
     /// goes on looping): ends the wait in the dispatcher's records and wakes the calls the change satisfies.
     func end(cancelled: Bool) {
-        self.scope.storage.changeTrackedTasks { self.ended(cancelled: cancelled, in: &$0) }
-    }
-
-    /// Ends the wait in `schedule`, the records of the scope's dispatcher, under its lock (see ``end(cancelled:)``).
-    func ended(cancelled: Bool, in schedule: inout Schedule) {
-        defer { self.state = .ended }
-        switch self.state {
-        case .ended: break  // a cancel ended it before the resume did
-        case .recorded: schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
-        // Cancelled before any dispatcher took the work (or another dispatcher's work): it ended at once.
-        case .unrecorded: if cancelled { schedule.tracked.waitEndedAtOnce(self.scope.id, on: self.description) }
+        self.scope.storage.changeTrackedTasks { schedule in
+            defer { self.state = .ended }
+            switch self.state {
+            case .ended: break  // a cancel ended it before the resume did
+            case .recorded: schedule.tracked.ownedWaitEnded(self.scope.id, on: self.description, cancelled: cancelled)
+            // Cancelled before any dispatcher took the work (or another dispatcher's work): it ended at once.
+            case .unrecorded: if cancelled { schedule.tracked.waitEndedAtOnce(self.scope.id, on: self.description) }
+            }
         }
     }
 }
