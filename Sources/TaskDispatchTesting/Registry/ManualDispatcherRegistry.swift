@@ -167,11 +167,6 @@ extension ManualDispatcherRegistry {
         func dispatcherReleased(_ release: Release) {
             self.registry?.entries.withLock { _ in self.release = release }
         }
-
-        /// Whether the entry can be dropped: its dispatcher is gone and left nothing to report.
-        fileprivate var isSettled: Bool {
-            self.release.map { $0.report == nil && $0.trackedTasks == nil } ?? false
-        }
     }
 
     /// What a dispatcher left at its release: its report (`nil` when idle), its pending tasks (the first 50, and
@@ -208,12 +203,9 @@ extension ManualDispatcherRegistry {
                     "ManualDispatcher created at \(createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
                 return IdleFailure(createdAt: createdAt, wasReleased: true, description: description)
             }
-            guard let dispatcher = self.dispatcher, case .failure(let error) = Result(catching: dispatcher.verifyIdle)
+            guard let dispatcher = self.dispatcher, case .failure(let error) = Result(catching: dispatcher.verifyIdle),
+                reported?.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount) != true
             else { return nil }
-            if let reported, reported.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount)
-            {
-                return nil
-            }
             let description =
                 "ManualDispatcher created at \(createdAt) still holds work at the end of the tracked scope: \(error)"
             return IdleFailure(createdAt: createdAt, wasReleased: false, description: description)
@@ -229,7 +221,8 @@ extension ManualDispatcherRegistry {
 
         mutating func add(_ registration: Registration, _ dispatcher: ManualDispatcher) {
             if self.registrations.count >= self.compactionThreshold {
-                self.registrations.removeAll { $0.isSettled }
+                // Drops the entries whose dispatcher is gone and left nothing to report.
+                self.registrations.removeAll { $0.release.map { $0.report == nil && $0.trackedTasks == nil } ?? false }
                 self.compactionThreshold = Swift.max(64, self.registrations.count * 2)
             }
             registration.dispatcher = dispatcher
