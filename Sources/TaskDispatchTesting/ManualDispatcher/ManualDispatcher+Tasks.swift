@@ -1,4 +1,3 @@
-import Dispatch
 import TaskDispatch
 
 extension ManualDispatcher {
@@ -82,10 +81,8 @@ extension ManualDispatcher {
     }
 
     /// Whether the runtime has `Task.immediate` (Linux; macOS 26, iOS 26 and the matching releases).
-    static let beginsTasksImmediately: Bool = {
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) { return true }
-        return false
-    }()
+    static let beginsTasksImmediately =
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) { true } else { false }
 
     /// The body of a tracked task, on the operation's own isolation: the operation and the records of its start and
     /// end share one executor, so a main-actor task never hops through the global executor between them.
@@ -145,9 +142,7 @@ extension ManualDispatcher {
     /// ``value(of:)-(Task<Success,Error>)`` for a task of either kind.
     nonisolated(nonsending) private func boundedValue<Success: Sendable, TaskFailure>(
         of task: Task<Success, TaskFailure>
-    )
-        async throws -> Success
-    {
+    ) async throws -> Success {
         // Called from a task this dispatcher tracks: that task waits on `task`, and settles when `task` does.
         if let scope = self.storage.trackedCaller {
             return try await self.storage.value(of: task, awaitedBy: scope)
