@@ -95,8 +95,8 @@ extension ManualDispatcher {
     @discardableResult
     public func run(untilTaskLabeled label: String) throws(ManualDispatcherError) -> TaskRun {
         let run = try self.runPausing("run(untilTaskLabeled: \"\(label)\")", label: label) { $0?.task.label == label }
-        let callSites = self.storage.read { $0.callSites.sites }
-        return TaskRun(run.last.unsafelyUnwrapped, callSites: callSites)  // it stopped at the label
+        // It stopped at the label.
+        return TaskRun(run.last.unsafelyUnwrapped, callSites: self.storage.read { $0.callSites.sites })
     }
 
     /// Runs tasks, as ``runUntilIdle()`` does, until `condition` holds.

@@ -1,4 +1,3 @@
-import Dispatch
 public import TaskDispatch
 
 extension ManualDispatcher {
@@ -32,12 +31,10 @@ extension ManualDispatcher {
     }
 }
 
-/// How a suspended wait ended.
+/// How a suspended wait ended: the condition held (at registration or later), the deadline passed, or the waiting
+/// task was cancelled.
 enum WaitOutcome: Sendable {
-    /// The condition held, at registration or later.
-    case conditionMet
-    case timedOut
-    case cancelled
+    case conditionMet, timedOut, cancelled
 }
 
 /// A registered waiter's continuation, resumed once by whoever removes it, outside the lock.
@@ -68,9 +65,7 @@ extension Schedule {
         let counts = self.waitCounts(countingCancelled: self.waiters.contains(waitingFor: .cancelledTasksSettled))
         return self.waiters.dispatchHappened(counts, isFinished: self.tracked.hasFinished)
     }
-}
 
-extension Schedule {
     /// The awaits from outside the tracked tasks that the wait limit `limit` ended since the last report, as one
     /// failure for `method` (`verifyIdle()`, the release); reported once.
     mutating func cancelledAwaitsFailure(method: String, limit: Duration) -> Failure? {

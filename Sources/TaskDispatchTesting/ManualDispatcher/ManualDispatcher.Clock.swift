@@ -47,8 +47,7 @@ extension ManualDispatcher {
                         until: formatTime(due), cancelled: Task.isCancelled)
                     sleeper.storage.update { $0.tracked.returnedAtOnce(sleeper.id, slept) }
                 }
-                try Task.checkCancellation()
-                return
+                return try Task.checkCancellation()
             }
             let deadline = "clock sleep until \(formatTime(due))"
             let label = sleeper?.label.map { "\($0): \(deadline)" } ?? deadline

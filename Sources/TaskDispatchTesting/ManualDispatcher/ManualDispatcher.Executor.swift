@@ -19,10 +19,9 @@ extension ManualDispatcher {
         package func enqueue(_ job: consuming ExecutorJob) {
             let job = UnownedJob(job)
             guard let dispatcher = self.dispatcher else {
-                writeToStandardError(
+                return writeToStandardError(
                     "ManualDispatcher: a job was enqueued on the task executor of a ManualDispatcher that no longer exists, so its task will never resume. Keep the dispatcher alive until its tasks have finished, or cancel the tasks and drain them before the end of the test\n"
                 )
-                return
             }
             let work = DispatchedTask.Work.background { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
             dispatcher.dispatch(
