@@ -122,12 +122,10 @@ extension ManualDispatcher {
         var run = Run(method, .drain)
         run.pauses = true
         var paused = try self.storage.run(&run)
-        while paused {
-            if stop(run.last) {
-                self.storage.send(.runEnded)
-                return run
-            }
-            paused = try self.storage.resume(&run)
+        while paused, !stop(run.last) { paused = try self.storage.resume(&run) }
+        if paused {
+            self.storage.send(.runEnded)
+            return run
         }
         let failure = self.storage.read {
             $0.failure(.conditionNotMet(method: method, label: label, ran: run.ran, unsettled: $0.tracked.unsettled))
