@@ -191,10 +191,8 @@ struct TrackedTasks: Sendable {
 
     /// Notes the task `key` as tracked task `id`, unless it has already finished cleanly.
     mutating func register(_ key: TrackedTaskKey, id: UInt64) {
-        guard self.records.update(id, { $0.key = key }) != nil else {
-            self.noteFinished(key)  // it finished before its key was known
-            return
-        }
+        // Unknown: it finished before its key was known.
+        guard self.records.update(id, { $0.key = key }) != nil else { return self.noteFinished(key) }
         self.unindexed.append(id)
         if self.unindexed.count >= 64, self.unindexed.count > 2 * self.records.count {
             // Nobody looks keys up: drop the finished tasks, so the list stays within twice the records.
@@ -205,49 +203,41 @@ struct TrackedTasks: Sendable {
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
     mutating func markStarted(_ id: UInt64, at time: Int64) {
-        self.wake(id) { record in
-            record.phase = .running
-            record.lastSeen = .started(at: time)
-        }
+        self.wake(id, .started(at: time)) { $0.phase = .running }
     }
 
     /// The body of task `id` reached its start gate (see ``Record/isParked``).
     mutating func markParked(_ id: UInt64) { self.records.update(id) { $0.isParked = true } }
 
     /// Task `id` was cancelled before its start ran, and its start with it: its body runs on its own to its end.
-    mutating func markStartCancelled(_ id: UInt64) {
-        self.records.update(id) { record in
-            record.phase = .startCancelled
-            record.lastSeen = .startCancelled
-        }
-    }
+    mutating func markStartCancelled(_ id: UInt64) { self.saw(id, .startCancelled) { $0.phase = .startCancelled } }
 
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, is about to suspend until the
     /// dispatcher runs `description`.
     mutating func ownedWaitBegan(_ id: UInt64, on description: String, byAnotherTask: Bool = false) {
-        self.records.update(id) { record in
-            record.ownedWaits += 1
-            record.lastSeen = .awaited(description)
-        }
-        if byAnotherTask { self.noteWaitOfAnotherTask(in: id) }
+        self.saw(id, .awaited(description), byAnotherTask: byAnotherTask) { $0.ownedWaits += 1 }
     }
 
-    /// A wait of another task inside task `id`, seen if its child jobs are not counted
-    /// (``takeTaskWithUncountedTasks()``).
-    private mutating func noteWaitOfAnotherTask(in id: UInt64) {
-        let seen = self.records.update(id) { record in
-            guard record.childJobs != .counted, record.uncountedTasks == .unseen else { return false }
+    /// Changes record `id` as `change` says, and keeps `seen` as the last thing its task did. A wait begun by another
+    /// task inside it (`byAnotherTask`) is seen if its child jobs are not counted (``takeTaskWithUncountedTasks()``).
+    @inline(__always)
+    private mutating func saw(
+        _ id: UInt64, _ seen: Event, byAnotherTask: Bool = false, _ change: (inout Record) -> Void
+    ) {
+        let uncounted = self.records.update(id) { record in
+            change(&record)
+            record.lastSeen = seen
+            guard byAnotherTask, record.childJobs != .counted, record.uncountedTasks == .unseen else { return false }
             record.uncountedTasks = .seen
             return true
         }
-        if seen == true { self.uncountedTasksSeen = true }
+        if uncounted == true { self.uncountedTasksSeen = true }
     }
 
     /// The wait on `description` ended, with `CancellationError` if `cancelled`: the task is about to run again.
     mutating func ownedWaitEnded(_ id: UInt64, on description: String, cancelled: Bool = false) {
-        self.wake(id) { record in
+        self.wake(id, cancelled ? .waitCancelled(description) : .resumed(after: description)) { record in
             record.ownedWaits -= 1
-            record.lastSeen = cancelled ? .waitCancelled(description) : .resumed(after: description)
             record.immediateReturns = cancelled ? record.immediateReturns + 1 : 0
         }
     }
@@ -258,12 +248,7 @@ struct TrackedTasks: Sendable {
     }
 
     /// A sleep or awaitable dispatch of task `id` ended at once, as `seen` says, with no wait on the dispatcher.
-    mutating func returnedAtOnce(_ id: UInt64, _ seen: Event) {
-        self.records.update(id) { record in
-            record.lastSeen = seen
-            record.immediateReturns += 1
-        }
-    }
+    mutating func returnedAtOnce(_ id: UInt64, _ seen: Event) { self.saw(id, seen) { $0.immediateReturns += 1 } }
 
     /// A job of task `id`, of a child task of it, or of an actor one of them entered, was enqueued on its executor.
     mutating func jobEnqueued(_ id: UInt64) { self.records.update(id) { $0.runningJobs += 1 } }
@@ -273,19 +258,15 @@ struct TrackedTasks: Sendable {
 
     /// Task `id`, or (`byAnotherTask`) a task inside it, began to await tracked task `other` through `value(of:)`.
     mutating func beginAwaiting(_ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false) {
-        let seen = Event.awaitedValue(of: self.name(other))
-        self.records.update(id) { record in
-            record.awaiting.append(other)
-            record.lastSeen = seen
+        self.saw(id, .awaitedValue(of: self.name(other)), byAnotherTask: byAnotherTask) {
+            $0.awaiting.append(other)
         }
-        if byAnotherTask { self.noteWaitOfAnotherTask(in: id) }
     }
 
     /// One await of task `id` on the value of `other`, which ``beginAwaiting(_:_:)`` recorded, ended.
     mutating func endAwaiting(_ id: UInt64, _ other: UInt64) {
-        self.records.update(id) { record in
+        self.saw(id, .gotValue) { record in
             if let index = record.awaiting.firstIndex(of: other) { record.awaiting.remove(at: index) }
-            record.lastSeen = .gotValue
             record.immediateReturns = 0  // it waited on another tracked task
         }
     }
@@ -469,9 +450,8 @@ struct TrackedTasks: Sendable {
     /// Hands out the unclaimed errors of `which` kind, oldest first, and forgets them.
     mutating func takeUnobserved(_ which: ErrorsToReport = .all) -> [UnobservedError] {
         guard which != .none else { return [] }
-        let drainsEnded = self.drainsEnded
         let taken = self.unobserved.compactMap { self.records[$0] }
-            .filter { which == .all || $0.failedAfterDrains < drainsEnded }
+            .filter { which == .all || $0.failedAfterDrains < self.drainsEnded }
         let ids = Set(taken.map(\.id))
         self.unobserved.removeAll { ids.contains($0) }
         for record in taken { self.forget(record.id) }
@@ -494,11 +474,12 @@ struct TrackedTasks: Sendable {
     /// freed one's address reads as finished, and `value(of:)` awaits it without its bound).
     func finishedRecently(_ key: TrackedTaskKey) -> Bool { self.recentlyFinished.contains(key.address) }
 
-    /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as `update`.
-    private mutating func wake(_ id: UInt64, _ change: (inout Record) -> Void) {
+    /// Counts a wake-up of task `id` (see ``wakeups``), marks its record with it, and changes the record as
+    /// ``saw(_:_:byAnotherTask:_:)`` does.
+    private mutating func wake(_ id: UInt64, _ seen: Event, _ change: (inout Record) -> Void) {
         self.wakeups &+= 1
         let wakeups = self.wakeups
-        self.records.update(id) { record in
+        self.saw(id, seen) { record in
             change(&record)
             record.wokenAt = wakeups
         }
