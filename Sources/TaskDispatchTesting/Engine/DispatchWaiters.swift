@@ -59,11 +59,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         package var runClaimed = false
 
         package func pending(in context: TaskContext?) -> Int {
-            switch context {
-            case .foreground?: self.dueForeground + self.delayedForeground
-            case .background?: self.dueBackground + self.delayedBackground
-            case nil: self.dueForeground + self.delayedForeground + self.dueBackground + self.delayedBackground
-            }
+            (context == .background ? 0 : self.dueForeground + self.delayedForeground)
+                + (context == .foreground ? 0 : self.dueBackground + self.delayedBackground)
         }
     }
 
@@ -127,16 +124,14 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// Records a timer for `deadline` and returns it, unless it is never or a pending timer fires no later.
     private mutating func setTimer(for deadline: DispatchTime) -> DispatchTime? {
-        guard deadline != .distantFuture else { return nil }
-        if let pending = self.timerDeadline, pending <= deadline { return nil }
+        guard deadline != .distantFuture, self.timerDeadline.map({ deadline < $0 }) ?? true else { return nil }
         self.timerDeadline = deadline
         return deadline
     }
 
     /// Removes waiter `id` and returns its resumer, or `nil` if it was resumed already.
     package mutating func remove(_ id: ID) -> Resumer? {
-        guard let index = self.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-        return self.waiters.remove(at: index).resumer
+        self.waiters.firstIndex { $0.id == id }.map { self.waiters.remove(at: $0).resumer }
     }
 
     /// The dispatcher now holds `counts`: removes and returns the resumers of the waiters whose condition holds.

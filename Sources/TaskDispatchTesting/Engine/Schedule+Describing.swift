@@ -103,8 +103,7 @@ extension Schedule {
     func snapshot(recentRuns: Int = .max) -> Snapshot {
         // Taken under the lock at every thrown error: the earliest pending tasks in O(n), not a sort of them all.
         var earliest = EarliestTasks(limit: Snapshot.listingLimit)
-        earliest.consider(sorted: self.foreground)
-        for queue in self.background { earliest.consider(sorted: queue) }
+        for queue in [self.foreground] + self.background { earliest.consider(sorted: queue) }
         for task in self.pool.tasks where task.isPending { earliest.insert(task) }
         for element in self.delayed.elements where element.task.isPending { earliest.insert(element.task) }
         return Snapshot(

@@ -22,8 +22,8 @@ extension Schedule {
     /// Releases the run, moving the clock to `time` first if given: an auto-drain may take the claim over.
     mutating func endRun(movingClockTo time: Int64?) -> Action {
         if let time { self.moveClock(to: time) }
-        guard !self.release() else { return .drain(Effects()) }  // the auto-drain goes on holding the claim
-        return .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
+        // On a release to an auto-drain, it goes on holding the claim.
+        return self.release() ? .drain(Effects()) : .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
     }
 
     /// The failure of a synchronous drain on the main actor that would move the clock on after waking tracked tasks
@@ -88,8 +88,8 @@ extension Schedule {
             self.tracked.unclaim(key)
             return .failed(runaway)
         }
-        guard let limit else { return .waitOn }
-        guard let standing = self.tracked.standing(of: id) else { return .finished }
+        // Not finished, so the task has a standing.
+        guard let limit, let standing = self.tracked.standing(of: id) else { return .waitOn }
         self.tracked.unclaim(key)
         let holding = self.mode == .autoAdvance ? self.tracked.unsettled : []
         return .failed(

@@ -89,9 +89,7 @@ extension Schedule {
     /// drain the caller, on `thread`, claims.
     mutating func trackedTasksChanged(thread: UInt, by change: (inout Schedule) -> Void = { _ in }) -> Action {
         change(&self)
-        var effects = Effects()
-        effects.woken = self.wokenWaiters()
-        return self.autoAdvance(effects, thread: thread)
+        return self.autoAdvance(Effects(woken: self.wokenWaiters()), thread: thread)
     }
 
     /// In auto-advance, the drain the caller, on `thread`, claims with `effects`; otherwise just `effects`.

@@ -42,21 +42,16 @@ extension Schedule {
     /// Checks the due queues, the pool and the heap, and each counter against the entries they hold.
     private func checkQueues(_ violations: inout [String]) {
         var census: [String: Int] = [:]  // the entries each counter should count, by its name
-        self.checkDueQueue(self.foreground, name: "the foreground queue", &census, &violations) { task in
-            task.context == .foreground ? nil : "holds background task #\(task.key.sequence)"
-        }
+        self.checkDueQueue(self.foreground, name: "the foreground queue", of: .foreground, nil, &census, &violations)
         let expectedQueues = Self.backgroundQueues(for: self.order).count
         violations.append(
             if: self.background.count != expectedQueues,
             "order \(self.order) needs \(expectedQueues) background queues, but the schedule has \(self.background.count)"
         )
         for (index, queue) in self.background.enumerated() {
-            let isPriority = self.order == .priority
-            self.checkDueQueue(queue, name: "background queue \(index)", &census, &violations) { task in
-                if task.context != .background { return "holds foreground task #\(task.key.sequence)" }
-                guard isPriority, task.priority.rawValue != index else { return nil }
-                return "holds task #\(task.key.sequence) of priority \(task.priority) in priority order"
-            }
+            let priority = self.order == .priority ? index : nil
+            self.checkDueQueue(
+                queue, name: "background queue \(index)", of: .background, priority, &census, &violations)
         }
         violations.append(
             if: self.order.seed == nil && self.pool.tasks.count > 0,
@@ -99,16 +94,21 @@ extension Schedule {
         }
     }
 
-    /// Checks a due queue: its entries in key order, each placed where `placement` expects it.
+    /// Checks a due queue: its entries in key order, each of `context` (and in priority order, of `priority`).
     private func checkDueQueue(
-        _ queue: RingBuffer<ScheduledTask>, name: String, _ census: inout [String: Int], _ violations: inout [String],
-        placement: (ScheduledTask) -> String?
+        _ queue: RingBuffer<ScheduledTask>, name: String, of context: TaskContext, _ priority: Int?,
+        _ census: inout [String: Int], _ violations: inout [String]
     ) {
         for (previous, task) in zip(queue, queue.dropFirst()) where !(previous.key < task.key) {
             violations.append("\(name) is out of key order: \(previous.key) before \(task.key)")
         }
         for task in queue {
-            if let misplaced = placement(task) { violations.append("\(name) \(misplaced)") }
+            if task.context != context {
+                violations.append("\(name) holds \(task.context) task #\(task.key.sequence)")
+            } else if let priority, task.priority.rawValue != priority {
+                violations.append(
+                    "\(name) holds task #\(task.key.sequence) of priority \(task.priority) in priority order")
+            }
             self.checkEntry(task, name: name, inHeap: false, &census, &violations)
         }
         queue.checkInvariants(name: name, &violations)

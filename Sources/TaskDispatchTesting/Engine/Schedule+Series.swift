@@ -5,9 +5,8 @@ extension Schedule {
     /// every pending delayed task is a tick, checked in O(n) without allocating): such a drain would never end.
     mutating func seriesTickBlockingIdle(onlySeriesLeft: Bool = false) -> ScheduledTask? {
         guard !self.hasDueTask, self.nextWaitingDueTime() != nil, let first = self.delayed.first?.task,
-            first.series != nil
-        else { return nil }
-        guard !onlySeriesLeft || self.delayed.elements.allSatisfy({ !$0.task.isPending || $0.task.series != nil })
+            first.series != nil,
+            !onlySeriesLeft || self.delayed.elements.allSatisfy({ !$0.task.isPending || $0.task.series != nil })
         else { return nil }
         return first
     }

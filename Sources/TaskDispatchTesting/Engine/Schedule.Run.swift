@@ -57,14 +57,12 @@ extension Schedule {
         target: (_ now: Int64) -> Int64
     ) -> Action? {
         let again = run.began  // a claim after a pause keeps the start and target, and reports no errors
-        let outcome = self.claim(
+        switch self.claim(
             run.method, thread: thread, blocksMainActor: run.holdsClock, reporting: again ? .none : errors,
             target: { again ? $0 : target($0) }, holdsMainActor: run.holdsClock && run.movesClock)
-        switch outcome {
-        case .mustWait:
-            return nil
-        case .refused(let failure):
-            return .fail(failure)
+        {
+        case .mustWait: return nil
+        case .refused(let failure): return .fail(failure)
         case .claimed(let start):
             if !again { run.start = start }
             run.began = true

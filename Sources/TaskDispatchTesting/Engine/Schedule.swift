@@ -78,15 +78,11 @@ struct Schedule: Sendable {
         self.dueForeground + self.dueBackground + self.waitingForeground + self.waitingBackground
     }
 
-    var hasDueTask: Bool {
-        self.dueForeground + self.dueBackground > 0
-    }
+    var hasDueTask: Bool { self.dueForeground + self.dueBackground > 0 }
 
     func pendingCount(in context: TaskContext) -> Int {
-        switch context {
-        case .foreground: self.dueForeground + self.waitingForeground
-        case .background: self.dueBackground + self.waitingBackground
-        }
+        context == .foreground
+            ? self.dueForeground + self.waitingForeground : self.dueBackground + self.waitingBackground
     }
 
     // MARK: - Accepting and cancelling
@@ -220,10 +216,7 @@ struct RunRecord: Sendable {
 }
 
 extension ManualDispatcher.Order {
-    var seed: UInt64? {
-        if case .random(let seed) = self { return seed }
-        return nil
-    }
+    var seed: UInt64? { if case .random(let seed) = self { seed } else { nil } }
 }
 
 extension Schedule.Scope {
