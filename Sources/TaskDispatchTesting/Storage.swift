@@ -154,7 +154,7 @@ final class Storage: Sendable {
             // The waiting async drain's due tasks, in a tracked task's awaited dispatch (see `WaitingSettles`).
             self.drainUnbound(Run("assist", .assist))
         case .run(let step):
-            step.run.task.execute(step.work)
+            self.execute(step)
         case .fail, .paused:
             break  // the caller's: it throws, or checks its condition
         }
@@ -363,7 +363,7 @@ extension Storage {
             switch action {
             case .run(let step):
                 if handingOffForeground, case .foreground = step.work { return .foreground(step) }
-                step.run.task.execute(step.work)
+                self.execute(step)
             case .paused:
                 return .paused
             case .fail(let failure):
@@ -424,7 +424,7 @@ extension Storage {
         self.update { $0.claim?.thread = 0 }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.main.async {
-                step.run.task.execute(step.work)
+                self.execute(step)
                 continuation.resume()
             }
         }
@@ -440,6 +440,12 @@ extension Storage {
             self.read {
                 $0.failure(.runFromTrackedTask(method: method, task: $0.tracked.name(scope.id), isAsync: isAsync))
             })
+    }
+
+    /// Runs a task's closure outside the lock (see ``ScheduledTask/execute(_:)``).
+    @inline(__always)
+    func execute(_ step: Schedule.Step) {
+        step.run.task.execute(step.work)
     }
 
     /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's
