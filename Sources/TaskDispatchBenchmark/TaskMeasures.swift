@@ -79,9 +79,9 @@ func plainTasks(_ count: Int, timeout: Double) throws -> Double {
 }
 
 /// The tracked-task rows, each against a baseline in the same run: a tracked task from start to finish against a
-/// plain `Task` on the global concurrent executor, and against the floor with the runtime pieces (target 1.2×); the 3-await main-actor model drained with the async
-/// `runUntilIdle` against the same model on plain `Task`s and continuations (target 2×); and one job on
-/// `ManualDispatcher.taskExecutor` against a plain `Task`, an information row (no target).
+/// plain `Task` on the global concurrent executor, and against the floor with the runtime pieces (target 1.2×); and the
+/// 3-await main-actor model drained with the async `runUntilIdle` against the same model on plain `Task`s and
+/// continuations (target 2×).
 ///
 /// The tracked side of the first row includes its start task, run on this thread, and its operation on the global
 /// executor with the dispatcher's records of its start and end; the baseline runs on the runtime's thread pool.
@@ -186,21 +186,6 @@ func trackedTaskRows(_ configuration: Configuration) -> [Row] {
     } catch {
         rows.append(.failure("3-await main-actor model", size: formatCount(cases), "\(error)"))
     }
-
-    guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return rows }
-    progress("task executor job")
-    rows.append(
-        againstPlainTasks(
-            "Task(executorPreference: ManualDispatcher.taskExecutor) + runUntilIdle vs Task { }", target: nil
-        ) {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
-            let executor = dispatcher.taskExecutor
-            return try taskThroughput(count: count, timeout: timeout) { group in
-                Task(executorPreference: executor) { group.leave() }
-            } drive: {
-                try dispatcher.runUntilIdle()
-            }
-        })
     return rows
 }
 

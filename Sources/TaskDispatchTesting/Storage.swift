@@ -223,14 +223,14 @@ extension Storage: ScopeCarrier {
         for (task, _) in cancelled { task.cancelled() }  // the closures go with the array, outside the lock
     }
 
-    /// Records a tracked task and takes in its start, in one critical section: the scope, whether the task prefers the
-    /// dispatcher's executor (a package hook), and whether its body begins on this thread, held there.
+    /// Records a tracked task and takes in its start, in one critical section: the scope, and whether its body begins
+    /// on this thread, held there.
     func startTrackedTask(label: String?, callSite: CallSite, isolation: (any Actor)?)
-        -> (scope: TrackedTaskScope, prefersExecutor: Bool, immediate: Bool)
+        -> (scope: TrackedTaskScope, immediate: Bool)
     {
         let onMainActor = isolation === MainActor.shared
         let childJobs = ManualDispatcher.childJobs(isolated: isolation != nil)
-        var made: (TrackedTaskScope, Bool, Bool)?
+        var made: (TrackedTaskScope, Bool)?
         _ = self.record(nil, readingTheBoundWait: false) { schedule in
             let id = schedule.tracked.begin(
                 label: label, callSite: callSite, onMainActor: onMainActor, childJobs: childJobs)
@@ -246,11 +246,10 @@ extension Storage: ScopeCarrier {
                 DispatchedTask(
                     unbound: onMainActor ? .foreground(start) : .background(start), label: label, callSite: callSite))
             scope.startTask = scheduled
-            let prefersExecutor = schedule.tracked.prefersTaskExecutor
             // In manual mode nothing runs the start inside this dispatch (auto-drain runs it at once).
-            let immediate = ManualDispatcher.beginsTasksImmediately && !prefersExecutor && !schedule.autoDrain
+            let immediate = ManualDispatcher.beginsTasksImmediately && !schedule.autoDrain
             scope.heldForCaller = immediate
-            made = (scope, prefersExecutor, immediate)
+            made = (scope, immediate)
             return scheduled
         }
         guard let made else { preconditionFailure("the start's dispatch did not accept it") }

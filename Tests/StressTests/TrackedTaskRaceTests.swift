@@ -67,15 +67,14 @@ extension StressTests {
     }
 
     /// Many tracked tasks, each alternating awaited dispatches and sleeps on the virtual clock, driven to the end
-    /// by one async drain while their code runs on the task executor or, without it, on the global executor
+    /// by one async drain while their code runs on the global executor,
     /// concurrently with the drain.
     @Suite struct SettlingVolume {
         static let tasks = Swift.max(200, StressScale.scaled(2_000))
 
-        @Test(.timeLimit(.minutes(10)), arguments: [true, false])
-        func anAsyncDrainRunsEveryTrackedTaskToTheEnd(onTheTaskExecutor: Bool) async throws {
+        @Test(.timeLimit(.minutes(10)))
+        func anAsyncDrainRunsEveryTrackedTaskToTheEnd() async throws {
             let dispatcher = ManualDispatcher(waitLimit: .seconds(120), historyLimit: 0)
-            dispatcher.prefersTaskExecutorForTrackedTasks = onTheTaskExecutor
             let tasks = Locked<[Int: Task<Int, any Error>]>([:])
             await onDispatchThreads(4) { worker in
                 for id in stride(from: worker, to: Self.tasks, by: 4) {
@@ -102,7 +101,7 @@ extension StressTests {
             #expect(wrong.isEmpty, "\(wrong)")
             try dispatcher.verifyIdle()
             print(
-                "StressTests: \(Self.tasks) tracked tasks \(onTheTaskExecutor ? "on the task executor" : "on the global executor") settled through one async drain"
+                "StressTests: \(Self.tasks) tracked tasks on the global executor settled through one async drain"
             )
         }
     }

@@ -178,20 +178,25 @@ import Testing
         #expect(held.log.events == ["slow", "ui"])
     }
 
-    @Test func anAsyncRunMethodInsideARunningJobIsStillRefusedAsReentrant() async throws {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+    @Test func anAsyncRunMethodFromATaskBegunInsideARunningTaskIsStillRefusedAsReentrant() async throws {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else { return }
         let dispatcher = ManualDispatcher()
-        // The task's first job runs inside the step below, on the step's thread, which holds the claim: waiting for
-        // the claim there would wait for itself.
-        let task = Task(executorPreference: dispatcher.taskExecutor) { () async -> ManualDispatcherError? in
-            do {
-                try await dispatcher.runUntilIdle()
-                return nil
-            } catch {
-                return error as? ManualDispatcherError
+        let result = Locked<Task<ManualDispatcherError?, Never>?>(nil)
+        // `Task.immediate` runs the task's first part inside the step below, on the step's thread, which holds the
+        // claim: waiting for the claim there would wait for itself.
+        dispatcher.background {
+            let task = Task.immediate { () async -> ManualDispatcherError? in
+                do {
+                    try await dispatcher.runUntilIdle()
+                    return nil
+                } catch {
+                    return error as? ManualDispatcherError
+                }
             }
+            result.withLock { $0 = task }
         }
         try await dispatcher.runNextBackground()
+        let task = try #require(result.withLock { $0 })
         let error = try #require(await task.value)
         #expect(error.kind == .reentrantRun)
         #expect(dispatcher.waiterCount == 0)

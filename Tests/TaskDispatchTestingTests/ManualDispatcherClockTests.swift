@@ -158,13 +158,9 @@ private let waitLimit = Duration.seconds(60)
         try dispatcher.verifyIdle()
     }
 
-    /// A timer loop that is never stopped: the runaway check names its tracked task and start line, once, with
-    /// the task executor preference (its jobs are runs too) and without.
-    @Test(arguments: [true, false]) func aRunawayTimerLoopIsNamedByItsTrackedTask(prefersTaskExecutor: Bool)
-        async throws
-    {
+    /// A timer loop that is never stopped: the runaway check names its tracked task and start line, once.
+    @Test func aRunawayTimerLoopIsNamedByItsTrackedTask() async throws {
         let dispatcher = ManualDispatcher(waitLimit: waitLimit, runawayLimit: 99)  // the start, plus 99
-        dispatcher.prefersTaskExecutorForTrackedTasks = prefersTaskExecutor
         let line: UInt = #line + 1
         let timer = dispatcher.startTask(label: "timer") {
             while true { try await dispatcher.clock.sleep(for: .seconds(1)) }

@@ -60,29 +60,6 @@ private actor Store {
         #expect(dispatcher.unfinishedTaskCount == 0)
         #expect(try await dispatcher.value(of: task) == 1)
     }
-
-    @Test func aContinuationResumedByAForeignThreadIsAJobTheTestWaitsFor() async throws {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
-        let dispatcher = ManualDispatcher(waitLimit: waitLimit)
-        dispatcher.prefersTaskExecutorForTrackedTasks = true  // each resumption is a job on the dispatcher
-        let release = DispatchSemaphore(value: 0)
-        let task = dispatcher.startTask(label: "callback") { () async -> Int in
-            await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-                onOwnThread {
-                    release.wait()
-                    continuation.resume(returning: 7)
-                }
-            }
-        }
-        try await dispatcher.runNext()  // the start
-        try await dispatcher.runNext()  // the first job, which suspends on the continuation
-        #expect(dispatcher.pendingTaskCount == 0)  // suspended on something the dispatcher does not own
-        #expect(dispatcher.unfinishedTaskCount == 1)
-        release.signal()
-        try await dispatcher.waitForPendingTasks(1, in: .background)
-        try await dispatcher.runUntilIdle()
-        #expect(try await dispatcher.value(of: task) == 7)
-    }
 }
 
 extension ManualDispatcherEscapeTests {
@@ -119,7 +96,6 @@ extension ManualDispatcherEscapeTests {
     /// its records when the task waits on the dispatcher, wherever the task's code runs.
     @Test func withoutTheTaskExecutorTheAsyncDrainStillDrivesAChainInOrder() async throws {
         let dispatcher = ManualDispatcher(waitLimit: waitLimit)
-        dispatcher.prefersTaskExecutorForTrackedTasks = false
         let task = dispatcher.startTask(label: "chain") { () async throws -> Int in
             let a = try await dispatcher.runInBackground(label: "a") { 1 }
             let b = try await dispatcher.runInBackground(label: "b") { a + 1 }

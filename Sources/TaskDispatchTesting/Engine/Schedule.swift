@@ -59,8 +59,6 @@ struct Schedule: Sendable {
     var clockHold = ClockHold()
     /// Ticks the test awaits itself (`for await` over `ticks(every:)`): auto-advance jumps to them as to its sleeps.
     var untrackedAwaitedTicks: [ScheduledTask] = []
-    /// The dispatcher's `ManualDispatcher.Executor`, once asked for (typed loosely: the type needs macOS 15).
-    var taskExecutor: (any Sendable & AnyObject)?
 
     init(
         order: ManualDispatcher.Order,

@@ -155,8 +155,6 @@ struct TrackedTasks: Sendable {
         let error: String
     }
 
-    /// Whether nonisolated tasks prefer the dispatcher's task executor; for the package's own tests.
-    var prefersTaskExecutor = false
     /// Called after a tracked task's body parked at its start gate, before it suspends; for the package's own tests.
     var gateParkingObserver: (@Sendable () -> Void)?
     /// Tasks that have not finished, and failed ones whose error is unclaimed, by identity (handed out in order).

@@ -23,11 +23,11 @@ extension ManualDispatcher {
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
         // The task's record and its start, in the one critical section of the start's dispatch.
-        let (scope, prefersExecutor, immediate) = self.storage.startTrackedTask(
+        let (scope, immediate) = self.storage.startTrackedTask(
             label: label, callSite: callSite, isolation: operation.isolation)
         // Bound around the task's creation, which copies it in: inside the body, the async `withValue` would hop.
         let task = TaskTracking.$scope.withValue(scope) {
-            self.makeTrackedTask(scope, operation, immediate: immediate, prefersExecutor: prefersExecutor)
+            self.makeTrackedTask(scope, operation, immediate: immediate)
         }
         // The task is known by its key from here; a body held on this thread (now off it) may go on.
         self.storage.send(.registered(TrackedTaskKey(task), scope))
@@ -38,8 +38,7 @@ extension ManualDispatcher {
     private func makeTrackedTask<Success: Sendable>(
         _ scope: TrackedTaskScope,
         _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
-        immediate: Bool,
-        prefersExecutor: Bool
+        immediate: Bool
     ) -> Task<Success, any Error> {
         let isolation = operation.isolation  // nil for a nonisolated operation
         // When `immediate`, the body runs at once on this thread up to the gate, so its first trip through an executor
@@ -56,10 +55,9 @@ extension ManualDispatcher {
         // A nonisolated task, its child tasks and the default actors they enter run their jobs through an executor
         // that counts them, so the task settles only when no part of it runs (an actor-isolated task has none: a
         // main-actor one would give up the main actor at each call that takes an isolation). The task's closure keeps
-        // the executor alive: a runtime may not. `prefersExecutor` (the package's tests): the dispatcher's executor.
+        // the executor alive: a runtime may not.
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            let preferred: (any TaskExecutor)? = prefersExecutor ? self.taskExecutor : nil
-            let counting = isolation == nil ? preferred ?? scope : nil
+            let counting: TrackedTaskScope? = isolation == nil ? scope : nil
             let body: @Sendable () async throws -> Success = {
                 _ = counting
                 return try await Self.runTracked(scope, operation, isolation: isolation)
@@ -72,8 +70,8 @@ extension ManualDispatcher {
         return Task { try await Self.runTracked(scope, operation, isolation: isolation) }
     }
 
-    /// Whether a tracked task's child tasks prefer an executor that counts their jobs (see `makeTrackedTask`): the
-    /// dispatcher's `taskExecutor` or the task's own scope.
+    /// Whether a tracked task's child tasks prefer an executor that counts their jobs, the task's own scope (see
+    /// `makeTrackedTask`).
     static func childJobs(isolated: Bool) -> TrackedTasks.ChildJobs {
         guard !isolated else { return .uncountedInIsolatedTask }
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) { return .counted }

@@ -28,12 +28,6 @@ extension ManualDispatcher {
         self.storage.read { $0.tracked.unsettledCount }
     }
 
-    /// Whether a nonisolated tracked task runs with ``taskExecutor`` as its preference (off by default).
-    package var prefersTaskExecutorForTrackedTasks: Bool {
-        get { self.storage.read { $0.tracked.prefersTaskExecutor } }
-        set { self.storage.update { $0.tracked.prefersTaskExecutor = newValue } }
-    }
-
     /// Calls `observer` each time a tracked task's body parks at its start gate, before it suspends there.
     package func observeStartGateParking(_ observer: @escaping @Sendable () -> Void) {
         self.storage.update { $0.tracked.gateParkingObserver = observer }
