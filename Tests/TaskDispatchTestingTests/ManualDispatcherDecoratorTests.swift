@@ -32,7 +32,7 @@ private let settleLimit = Duration.seconds(60)
         try await dispatcher.runUntilIdle()
         #expect(dispatcher.now == .seconds(3))
         #expect(
-            dispatcher.history.map(\.task.label).filter { $0 != "task executor job" } == [
+            dispatcher.history.map(\.task.label) == [
                 "through the decorator", "rebuilt later", "through the decorator: clock sleep until 3 s",
                 "rebuilt show",
             ])
