@@ -25,7 +25,6 @@ func formatDuration(_ duration: Duration) -> String {
     case .max: "292 years or more"
     case .min: "-292 years or less"
     case _ where duration != .zero && duration > .nanoseconds(-1) && duration < .nanoseconds(1): "\(duration)"
-    case _ where duration > .zero: formatNanoseconds(duration.nanosecondsSaturated)
     case let nanoseconds: formatNanoseconds(nanoseconds)
     }
 }
