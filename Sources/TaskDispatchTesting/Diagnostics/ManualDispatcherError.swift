@@ -115,8 +115,8 @@ extension ManualDispatcherError {
             "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and the dispatcher counts the jobs of child tasks only in a nonisolated tracked task, while this one runs \(task.isolation == .mainActor ? "on the main actor" : "on an actor"). Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Start the task nonisolated, as dispatcher.startTask(label:) { @concurrent in … }, and update main-actor state there through try await dispatcher.runOnMainActor { … }; or await the children one after another"
         case .unfinishedTasks(let tasks):
             "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). \(Self.unfinishedAdvice(tasks, orAwait: true))"
-        case .taskNotFinished(let method, let limit, let task, let mode, let holding):
-            "\(method) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding))\(mode == .autoAdvance && snapshot.pending.contains { $0.series != nil } ? ". Live repeating series keep auto-advance moving while the test waits, and the clock stands at \(formatTime(snapshot.now)): if the task waits for a series that never ends, cancel the series, or drive it with advance(by:)" : "")"
+        case .taskNotFinished(let limit, let task, let mode, let holding):
+            "value(of:) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding))\(mode == .autoAdvance && snapshot.pending.contains { $0.series != nil } ? ". Live repeating series keep auto-advance moving while the test waits, and the clock stands at \(formatTime(snapshot.now)): if the task waits for a series that never ends, cancel the series, or drive it with advance(by:)" : "")"
         case .runFromTrackedTask(let method, let task, let isAsync):
             "\(method) was called from inside \(task), which this dispatcher tracks: \(isAsync ? "its drains wait for that task to settle, so the call would wait for itself" : "it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle"). A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
         case .taskStillRunning(let task, let runner, .insideTheTask):
@@ -351,7 +351,7 @@ extension Failure.Misuse {
         case .unfinishedTasks: .unfinishedTasks
         case .conditionNotMet: .conditionNotMet
         case .dueTaskNotDispatched(_, _, let limit), .pendingTasksNotReached(_, _, _, let limit),
-            .taskNotFinished(_, let limit, _, _, _), .untrackedTaskNotFinished(let limit),
+            .taskNotFinished(let limit, _, _, _), .untrackedTaskNotFinished(let limit),
             .awaitNotRun(_, let limit, _, _),
             .awaitsCancelled(_, _, let limit):
             .waitTimedOut(after: limit)

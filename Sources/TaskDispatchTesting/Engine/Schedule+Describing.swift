@@ -51,9 +51,10 @@ struct Failure {
         case awaitNotRun(what: String, limit: Duration, mode: ManualDispatcher.Mode, delayed: Bool)
         /// `verifyIdle()` or the release found awaits that the wait limit `limit` ended (`whats`, as above).
         case awaitsCancelled(method: String, whats: [String], limit: Duration)
-        /// `holding`: in auto-advance, the unsettled tracked tasks that keep the clock where it is.
+        /// `value(of:)` waited `limit` of real time for `task` in vain. `holding`: in auto-advance, the unsettled
+        /// tracked tasks that keep the clock where it is.
         case taskNotFinished(
-            method: String, limit: Duration, task: TrackedTasks.UnsettledTask, mode: ManualDispatcher.Mode,
+            limit: Duration, task: TrackedTasks.UnsettledTask, mode: ManualDispatcher.Mode,
             holding: [TrackedTasks.UnsettledTask])
         /// `value(of:)`, given a task this dispatcher did not start, waited `limit` of real time for it in vain.
         case untrackedTaskNotFinished(limit: Duration)

@@ -92,10 +92,7 @@ extension Schedule {
         guard let limit, let standing = self.tracked.standing(of: id) else { return .waitOn }
         self.tracked.unclaim(key)
         let holding = self.mode == .autoAdvance ? self.tracked.unsettled : []
-        return .failed(
-            self.failure(
-                .taskNotFinished(method: "value(of:)", limit: limit, task: standing, mode: self.mode, holding: holding))
-        )
+        return .failed(self.failure(.taskNotFinished(limit: limit, task: standing, mode: self.mode, holding: holding)))
     }
 }
 
