@@ -19,8 +19,7 @@ package func currentThreadIdentity() -> UInt {
 
 /// Writes `text` to standard error in one call, so reports from parallel tests do not interleave mid-line.
 func writeToStandardError(_ text: String) {
-    var bytes = Array(text.utf8)
-    bytes.withUnsafeMutableBytes { buffer in
+    Array(text.utf8).withUnsafeBytes { buffer in
         var offset = 0
         while offset < buffer.count {
             let written = write(2, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
