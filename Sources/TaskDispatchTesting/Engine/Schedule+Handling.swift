@@ -33,9 +33,9 @@ extension Schedule {
             self.tracked.register(key, id: scope.id)
             if let gate = scope.releaseFromCaller() { effects.setRare { $0.gate = gate } }
         case .parked(let scope, let continuation, let task):
-            let (outcome, observer) = scope.park(continuation, task: task, in: &self)
+            let outcome = scope.park(continuation, task: task, in: &self)
             if let outcome { effects.setRare { $0.gate = (continuation, outcome) } }
-            if let observer { effects.setRare { $0.observe = observer } }
+            if outcome == nil, let hook = self.tracked.gateParkingObserver { effects.setRare { $0.observe = hook } }
         case .startCancelled(let scope):
             let (released, waiting) = scope.cancelStart(in: &self)
             effects.setRare {

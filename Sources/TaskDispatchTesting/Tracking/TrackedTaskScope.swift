@@ -104,16 +104,14 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     }
 
     /// The body (the current task, `task`) reached the gate: the outcome to go on with at once if the start has run
-    /// (and the body is off its creator's stack) or the task was cancelled; otherwise it waits, and the package's
-    /// observer of parking is returned. Call under the lock of ``storage``.
-    func park(
-        _ continuation: StartContinuation, task: UInt, in schedule: inout Schedule
-    ) -> (Result<Void, any Error>?, (@Sendable () -> Void)?) {
+    /// (and the body is off its creator's stack) or the task was cancelled; otherwise (`nil`) it waits. Call under the
+    /// lock of ``storage``.
+    func park(_ continuation: StartContinuation, task: UInt, in schedule: inout Schedule) -> Result<Void, any Error>? {
         self.taskIdentity = task
         schedule.tracked.markParked(self.id)
-        if !self.heldForCaller, let outcome = self.outcome { return (outcome, nil) }
+        if !self.heldForCaller, let outcome = self.outcome { return outcome }
         self.waiting = continuation
-        return (nil, schedule.tracked.gateParkingObserver)
+        return nil
     }
 
     /// The task was cancelled: cancels the start if it has not run, and returns its closure (to release outside
