@@ -32,7 +32,7 @@ extension Schedule {
         holdsMainActor: Bool = false
     ) -> ClaimOutcome {
         guard let active = self.claim else {
-            if let failure = self.takeDeferredFailure() ?? self.unobservedErrorsFailure(method: method, errors) {
+            if let failure = self.deferredFailure.take() ?? self.unobservedErrorsFailure(method: method, errors) {
                 return .refused(failure)
             }
             self.autoAdvanceJumps = 0
@@ -60,9 +60,6 @@ extension Schedule {
         }
         return .mustWait
     }
-
-    /// Hands out the failure an auto-drain left for the next run method, `verifyIdle()` or `value(of:)`, once.
-    mutating func takeDeferredFailure() -> Failure? { self.deferredFailure.take() }
 
     /// Claims the run for an auto-drain if it is on, nobody runs tasks, and a task is due or auto-advance can jump.
     mutating func claimForAutoDrain(thread: UInt) -> Bool {

@@ -84,7 +84,7 @@ extension Schedule {
     /// of `key` is given back with a runaway's failure or (at the limit) the task's.
     mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
         guard !self.tracked.hasFinished(id) else { return .finished }
-        if let runaway = self.takeDeferredFailure() {
+        if let runaway = self.deferredFailure.take() {
             self.tracked.unclaim(key)
             return .failed(runaway)
         }
@@ -174,7 +174,7 @@ extension Schedule {
     /// `verifyIdle()`'s failure, on `thread`, if it is not idle.
     mutating func idleFailure(thread: UInt, onMainActor: Bool, limit: Duration) -> Failure? {
         self.autoAdvanceJumps = 0
-        if let failure = self.takeDeferredFailure() { return failure }
+        if let failure = self.deferredFailure.take() { return failure }
         if let failure = self.unobservedErrorsFailure(method: "verifyIdle()") { return failure }
         if let failure = self.cancelledAwaitsFailure(method: "verifyIdle()", limit: limit) { return failure }
         let unfinished = self.tracked.unfinished()

@@ -43,7 +43,8 @@ struct Schedule: Sendable {
     var idleChecks: [DispatchSemaphore] = []
     /// Called as a `verifyIdle()` call begins to wait in ``idleChecks``; a seam for the package's own tests.
     var idleCheckObserver: (@Sendable () -> Void)?
-    /// A failure found while no run method could throw it (a runaway auto-drain), for the next one to throw.
+    /// A failure found while no run method could throw it (a runaway auto-drain), taken once by the next run method,
+    /// `verifyIdle()` or `value(of:)` to throw.
     var deferredFailure: Failure?
     /// The awaits from outside the tracked tasks whose task the wait limit cancelled, reported again later.
     var cancelledAwaits: [String] = []
