@@ -34,6 +34,7 @@ let usage = """
       --profile-tracked  only 10,000 tracked tasks from start to finish, once, for the same
       --profile-plain  only 10,000 plain Tasks, the tracked-task row's baseline, once, for the same
       --profile-floor  only 10,000 held tasks with the runtime pieces of a tracked task and no dispatcher, once, for the same
+      --profile-floor-start  the same, each task's start a pending task on a ManualDispatcher, run by runCurrent()
       --profile-queue-scope  only 100 batches of 10,000 background tasks through a DispatchScope over a
                              QueueDispatcher, as the scope row runs them, for perf (callgrind serializes the threads)
       --profile-queue-direct  the same straight to the QueueDispatcher
@@ -99,7 +100,18 @@ for argument in CommandLine.arguments.dropFirst() {
         profileOnce { _ = try plainTasks(10_000, timeout: 120) }
     case "--profile-floor":
         // The floor with the runtime pieces, once: what any design that keeps a tracked task's guarantees pays.
-        profileOnce { try profileHeldTasksWithTheRuntimePieces(10_000) }
+        profileOnce {
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                _ = try heldTasksWithTheRuntimePieces(10_000, timeout: 120)
+            }
+        }
+    case "--profile-floor-start":
+        // The same with the documented start: each task's start a pending task that `runCurrent()` runs.
+        profileOnce {
+            if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+                _ = try heldTasksWithPendingStarts(10_000, timeout: 120)
+            }
+        }
     case "-h", "--help":
         print(usage)
         exit(0)
