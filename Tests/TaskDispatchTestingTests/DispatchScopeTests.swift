@@ -193,6 +193,68 @@ import Testing
         #expect(await scope.waitForBackgroundTasks(timeout: .seconds(10)))
     }
 
+    /// A decorator beneath the scope that cancels each task through the handle it got, or drops it unforwarded: the
+    /// scope forgets the task, and an await on it ends with `DroppedWorkError` as it does without the scope.
+    @Test(.timeLimit(.minutes(1)), arguments: DecoratorBeneath.allCases, TaskContext.allCases)
+    func anAwaitThroughAScopeEndsWhenTheDecoratorBeneathDropsItsTask(
+        _ decorator: DecoratorBeneath, _ context: TaskContext
+    ) async throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(decorator.over(dispatcher))
+        let error = await #expect(throws: DroppedWorkError.self) {
+            switch context {
+            case .background: try await scope.runInBackground(label: "load") { 1 }
+            case .foreground: try await scope.runOnMainActor(label: "load") { 1 }
+            }
+        }
+        #expect(error?.label == "load")
+        #expect(scope.liveWorkCount == 0)
+        #expect(await scope.waitForBackgroundTasks(timeout: .seconds(10)))
+        try dispatcher.verifyIdle()
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: DecoratorBeneath.allCases)
+    func aTickLoopThroughAScopeEndsWhenTheDecoratorBeneathDropsATick(_ decorator: DecoratorBeneath) async throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(decorator.over(dispatcher))
+        let loop = Task {
+            var ticks = 0
+            for await _ in scope.ticks(every: .seconds(1), label: "poll") { ticks += 1 }
+            return ticks
+        }
+        #expect(await loop.value == 0)
+        #expect(scope.liveWorkCount == 0)
+        try dispatcher.verifyIdle()
+    }
+
+    @Test(arguments: DecoratorBeneath.allCases, TaskContext.allCases)
+    func aSeriesAndACallbackThroughAScopeAreForgottenWhenTheDecoratorBeneathDropsThem(
+        _ decorator: DecoratorBeneath, _ context: TaskContext
+    ) async throws {
+        let dispatcher = ManualDispatcher()
+        let scope = DispatchScope(decorator.over(dispatcher))
+        let ran = Locked(0)
+        let (series, callback) =
+            switch context {
+            case .background:
+                (
+                    scope.background(every: .seconds(1), label: "poll") { ran.withLock { $0 += 1 } },
+                    scope.background(after: .seconds(1), label: "refresh") { ran.withLock { $0 += 1 } }
+                )
+            case .foreground:
+                (
+                    scope.foreground(every: .seconds(1), label: "poll") { ran.withLock { $0 += 1 } },
+                    scope.foreground(after: .seconds(1), label: "refresh") { ran.withLock { $0 += 1 } }
+                )
+            }
+        #expect(series.isCancelled && callback.isCancelled)
+        #expect(scope.liveWorkCount == 0)
+        #expect(await scope.waitForBackgroundTasks(timeout: .seconds(10)))
+        try await dispatcher.advance(by: .seconds(5))
+        #expect(ran.withLock { $0 } == 0)
+        try dispatcher.verifyIdle()
+    }
+
     @Test func aDispatchAfterCancelAllIsCancelledAtOnce() async throws {
         let dispatcher = ManualDispatcher()
         let scope = DispatchScope(dispatcher)
@@ -413,6 +475,30 @@ import Testing
         }
         #expect(violation?.evidence.contains("DispatchScope that was cancelled before the check") == true)
         #expect(ContinuousClock.now - started < .seconds(30), "the check waited for the rule's time limit")
+    }
+}
+
+/// What a decorator beneath a scope does with each task that stops it from running.
+enum DecoratorBeneath: CaseIterable, Sendable {
+    /// Forwards it, then cancels it through the handle it got back, as a decorator that coalesces work might.
+    case cancelsThroughItsHandle
+    /// Forwards nothing: the closure is released inside `dispatch(_:)`.
+    case drops
+
+    func over(_ base: ManualDispatcher) -> some TaskDispatcher { StopsEachTask(base: base, how: self) }
+}
+
+private struct StopsEachTask: TaskDispatcher {
+    let base: ManualDispatcher
+    let how: DecoratorBeneath
+
+    var clock: ManualDispatcher.Clock { self.base.clock }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        guard self.how == .cancelsThroughItsHandle else { return TaskHandle(canceller: RefusedTask()) }
+        let handle = self.base.dispatch(task)
+        handle.cancel()
+        return handle
     }
 }
 

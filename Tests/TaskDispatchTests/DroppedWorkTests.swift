@@ -95,6 +95,18 @@ private struct OperationCancellingDecorator: TaskDispatcher {
             through: CancellingDecorator(base: kind.makeDispatcher()), after: .seconds(60), context)
     }
 
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases, TaskContext.allCases)
+    func anAwaitThroughAScopeOverADecoratorThatCancelsItsTaskThrowsDroppedWorkError(
+        _ kind: ProductionDispatcherKind, _ context: TaskContext
+    ) async throws {
+        // The scope holds the work while the dispatcher beneath holds the scope's closure: that closure's release ends
+        // the await, and the scope forgets the task.
+        let scope = DispatchScope(CancellingDecorator(base: kind.makeDispatcher()))
+        try await Self.expectDropped(through: scope, after: .seconds(60), context)
+        #expect(scope.liveWorkCount == 0)
+        #expect(await scope.waitForBackgroundTasks(timeout: .zero))
+    }
+
     @Test(arguments: TaskContext.allCases)
     func anAwaitWhoseTaskADecoratorCancelsOnAManualDispatcherThrowsDroppedWorkError(_ context: TaskContext)
         async throws

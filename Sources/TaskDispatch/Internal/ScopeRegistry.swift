@@ -455,12 +455,14 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     }
 
     /// Takes `task`'s closure, and puts in its place one that runs it through this entry: moved, not copied (`task`
-    /// is the scope's own copy, the one it forwards).
+    /// is the scope's own copy, the one it forwards). The closure holds the entry through a ``ForwardedEntry``, so that
+    /// the dispatcher beneath releasing it unrun retires the entry.
     func takeClosure(of task: inout DispatchedTask) {
+        let forwarded = ForwardedEntry(self)
         var work: DispatchedTask.Work =
             switch task.work {
-            case .foreground: .foreground { self.runOnMainActor() }
-            case .background: .background { self.run() }
+            case .foreground: .foreground { forwarded.entry.runOnMainActor() }
+            case .background: .background { forwarded.entry.run() }
             }
         swap(&work, &task.work)
         self.work = work
@@ -505,13 +507,13 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
         return work
     }
 
-    private func run() {
+    fileprivate func run() {
         guard case .background(let work)? = self.takeWork() else { return }
         work()
         if self.countsAsBackground { self.endCounting() }
     }
 
-    @MainActor private func runOnMainActor() {
+    @MainActor fileprivate func runOnMainActor() {
         guard case .foreground(let work)? = self.takeWork() else { return }
         work()
     }
@@ -528,6 +530,23 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
     func scopeCancelled() {
         self.takeInner().cancel()
         self.end(self.work.take(), failingTheAwait: true)
+    }
+
+    /// The dispatcher beneath released the task's closure without running it (a decorator cancelled the task through
+    /// the handle it got, or dropped it): the scope forgets the task, and lets its closure go, which ends an await on
+    /// it with `DroppedWorkError` (or `CancellationError`, if the awaiting code cancelled it) and a tick loop on it.
+    fileprivate func droppedBeneath() {
+        let work = self.registry.state.withLock { state -> DispatchedTask.Work?? in
+            switch self.phase {
+            case .ran, .cancelled: return nil  // it ran, or the scope or its handle cancelled it
+            case .live: state.remove(self)
+            case .dispatching: break  // released inside the dispatch: `accepted` finds it cancelled
+            }
+            self.phase = .cancelled
+            return .some(self.work.take())
+        }
+        guard let work else { return }
+        self.end(work, failingTheAwait: false)
     }
 
     private func endCounting() {
@@ -572,6 +591,20 @@ final class DispatchEntry: TaskCancelling, @unchecked Sendable {
 
     var isTaskCancelled: Bool {
         self.registry.state.withLock { _ in self.phase == .cancelled }
+    }
+}
+
+/// What the dispatcher beneath holds of a ``DispatchEntry``'s task: the closure it runs captures this alone (so it
+/// allocates no context), and its release without a run retires the entry (``DispatchEntry/droppedBeneath()``).
+private final class ForwardedEntry: Sendable {
+    let entry: DispatchEntry
+
+    init(_ entry: DispatchEntry) {
+        self.entry = entry
+    }
+
+    deinit {
+        self.entry.droppedBeneath()
     }
 }
 
