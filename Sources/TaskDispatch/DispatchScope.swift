@@ -132,7 +132,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         self.registry.cancelAll()
     }
 
-    /// Whether ``cancelAll()`` was called.
+    /// Whether the scope is cancelled: ``cancelAll()`` was called on it, or the scope it was made over was cancelled
+    /// or released (a scope over a scope is cancelled with it).
     public var isCancelled: Bool {
         self.registry.isCancelled
     }
