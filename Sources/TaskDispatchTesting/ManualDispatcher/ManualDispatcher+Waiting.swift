@@ -7,7 +7,9 @@ extension ManualDispatcher {
     ///
     /// Use it to wait for code under test running in a Swift task to reach a point, then assert or step. The condition
     /// is a level, not an edge: tasks pending before the call count, as ``pendingTaskCount(in:)`` counts them. It runs
-    /// nothing; another thread's run may consume tasks between the wake-up and the caller's next line.
+    /// nothing; another thread's run may consume tasks between the wake-up and the caller's next line. In auto-drain and
+    /// auto-advance, a task dispatched from outside the tracked tasks may run inside its dispatch (auto-advance jumps
+    /// to a delayed one), so it is never seen pending: wait for its effect instead, or use manual mode.
     ///
     /// - Parameters:
     ///   - count: How many pending tasks to wait for; 1 by default. Zero or less returns at once.
