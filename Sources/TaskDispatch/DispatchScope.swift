@@ -30,7 +30,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     private let base: any TaskDispatcher
     private let registry: ScopeRegistry
 
-    /// The clock of the dispatcher beneath, erased once.
+    /// The clock of the dispatcher beneath, erased once. A sleep on it is the base clock's: ``cancelAll()`` ends it
+    /// through the task it runs in, when that task was started with the scope's `startTask`.
     public let clock: AnyDispatcherClock
 
     /// Creates a scope that forwards to `base`.
