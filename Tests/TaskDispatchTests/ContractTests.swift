@@ -41,7 +41,7 @@ import Testing
         for _ in 0..<500 {
             try await DispatcherContract.check(rules: [.decoratorForwardsTheClock], timeLimitPerRule: .seconds(5)) {
                 let base = ManualDispatcher(mode: .autoAdvance)
-                return throughADecorator ? .manual(ClockForwardingDecorator(base: base), over: base) : .manual(base)
+                return throughADecorator ? .manual(GenericForwardingDecorator(base: base), over: base) : .manual(base)
             }
         }
     }
@@ -285,15 +285,6 @@ struct RebuildingDecorator: TaskDispatcher {
                 task.work, label: task.label, delay: task.delay, priority: task.priority, callSite: task.callSite)
         )
     }
-}
-
-/// A decorator that forwards its tasks and the base's clock, and nothing else.
-private struct ClockForwardingDecorator: TaskDispatcher {
-    let base: ManualDispatcher
-
-    var clock: ManualDispatcher.Clock { self.base.clock }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle { self.base.dispatch(task) }
 }
 
 /// A decorator that counts dispatches and forwards them: the kind of custom dispatcher the check is for.
