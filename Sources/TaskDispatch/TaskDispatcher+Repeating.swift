@@ -24,11 +24,10 @@ extension TaskDispatcher {
         line: UInt = #line,
         _ work: @escaping @Sendable () -> Void
     ) -> TaskHandle {
-        let series = RepeatingSeries(
+        RepeatingSeries(
             .background(work), on: self, every: interval, firstAfter: delay, priority: priority, label: label,
-            callSite: CallSite(fileID: fileID, line: line))
-        series.schedule(after: 0)
-        return TaskHandle(canceller: series)
+            callSite: CallSite(fileID: fileID, line: line)
+        ).start()
     }
 
     /// Runs `work` on the main actor every `interval`, until the returned handle cancels the series.
@@ -53,11 +52,10 @@ extension TaskDispatcher {
         line: UInt = #line,
         _ work: @escaping @MainActor @Sendable () -> Void
     ) -> TaskHandle {
-        let series = RepeatingSeries(
+        RepeatingSeries(
             .foreground(work), on: self, every: interval, firstAfter: delay, priority: .medium, label: label,
-            callSite: CallSite(fileID: fileID, line: line))
-        series.schedule(after: 0)
-        return TaskHandle(canceller: series)
+            callSite: CallSite(fileID: fileID, line: line)
+        ).start()
     }
 
     /// The ticks of a series on this dispatcher's clock, for a `for await` loop in async code.

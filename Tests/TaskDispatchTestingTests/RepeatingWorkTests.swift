@@ -151,6 +151,49 @@ struct CreepingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
+    /// A series stopped by its scope lets its closure go while the test still holds its handle, and the handle says
+    /// the series was stopped already.
+    @Test(arguments: [ManualDispatcher.Mode.manual, .autoDrain], [TaskContext.background, .foreground])
+    @MainActor
+    func aSeriesStoppedByItsScopeLetsItsClosureGo(mode: ManualDispatcher.Mode, context: TaskContext) throws {
+        final class Probe: Sendable {}
+        let dispatcher = ManualDispatcher(mode: mode)
+        let scope = DispatchScope(dispatcher)
+        weak var released: Probe?
+        let series: TaskHandle
+        do {
+            let probe = Probe()
+            released = probe
+            series =
+                context == .background
+                ? scope.background(every: .seconds(1)) { _ = probe }
+                : scope.foreground(every: .seconds(1)) { _ = probe }
+        }
+        try dispatcher.advance(by: .seconds(2))
+        #expect(released != nil, "a live series keeps its closure")
+        scope.cancelAll()
+        #expect(released == nil, "the scope's cancelAll() released the closure while the handle is still held")
+        #expect(series.isCancelled)
+        #expect(!series.cancel(), "the scope had stopped the series already")
+        try dispatcher.verifyIdle()
+    }
+
+    @Test func aDispatcherReleasedWithALiveSeriesLetsItsClosureGo() throws {
+        final class Probe: Sendable {}
+        let registry = ManualDispatcherRegistry()
+        weak var released: Probe?
+        let series: TaskHandle
+        do {
+            let probe = Probe()
+            released = probe
+            series = registry.track { ManualDispatcher() }.background(every: .seconds(1), label: "poll") { _ = probe }
+        }
+        #expect(released == nil, "the dispatcher's release released the closure while the handle is still held")
+        #expect(series.isCancelled)
+        #expect(!series.cancel(), "the release had stopped the series already")
+        #expect(registry.idleFailures().first?.description.contains("\"poll\"") == true)
+    }
+
     @Test func aFirstDelayStartsTheSeriesAndTheLaterTicksKeepTheirGrid() throws {
         let dispatcher = ManualDispatcher()
         let log = EventLog()
@@ -227,6 +270,18 @@ struct CreepingDispatcher: ForwardsStartTask {
         #expect(count.withLock { $0 } == 403)
         #expect(dispatcher.pendingTaskCount == 1)
         #expect(huge.cancel())
+        // A first delay past any clock's range, directly and through a scope: the first tick never falls due.
+        let scope = DispatchScope(dispatcher)
+        let far = [
+            dispatcher.background(every: .seconds(1), after: Duration(_high: .max, low: .max)) {},
+            dispatcher.foreground(every: .seconds(1), after: .seconds(Int64.max)) {},
+            scope.background(every: .seconds(Int64.max), after: Duration(_high: .max, low: .max)) {},
+        ]
+        #expect(
+            dispatcher.pendingTasks.map(\.dueTime) == Array(repeating: .nanoseconds(Int64.max), count: 3),
+            "\(dispatcher.pendingTasks)")
+        try dispatcher.advance(by: .seconds(1_000_000_000))
+        #expect(far.allSatisfy { $0.cancel() })
         try dispatcher.verifyIdle()
     }
 

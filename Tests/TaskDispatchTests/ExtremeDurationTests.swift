@@ -146,6 +146,20 @@ private let expectedWaitLimit = Duration.seconds(60)
         #expect(dispatcher.now == .seconds(1))
     }
 
+    /// A move back past the clock's range, from any time, names its target as past the range, not as a sum that
+    /// stopped at the end of `Int64`.
+    @Test(
+        arguments: [Duration.seconds(100), .nanoseconds(Int64.max - 1)], [ExtremeDuration.int64MinSeconds, .smallest])
+    func aMoveBackPastTheClocksRangeSaysSo(from start: Duration, extreme: ExtremeDuration) throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(to: start)
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.advance(by: extreme.duration) }
+        #expect(error.kind == .clockMovedBackwards(from: start, to: .nanoseconds(Int64.min)))
+        #expect(error.summary.contains("would move the clock backwards, from "), "\(error)")
+        #expect(error.summary.contains(" to -292 years or less; virtual time only moves forward"), "\(error)")
+        #expect(dispatcher.now == start)
+    }
+
     @Test func anAsyncMoveBackOfLessThanANanosecondIsRefused() async throws {
         let dispatcher = ManualDispatcher()
         try await dispatcher.advance(by: .seconds(1))

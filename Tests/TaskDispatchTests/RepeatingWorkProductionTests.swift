@@ -111,6 +111,7 @@ import Testing
         #expect(scope.liveWorkCount == 3)
         scope.cancelAll()
         #expect(delayed.isCancelled && foreground.isCancelled && series.isCancelled)
+        #expect(!series.cancel(), "the scope had stopped the series already")
         #expect(scope.liveWorkCount == 0)
         #expect(await scope.waitForBackgroundTasks(timeout: .seconds(30)))
         #expect(!(await dispatcher.waitForBackgroundTasks(timeout: .zero)))
@@ -118,6 +119,46 @@ import Testing
         #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
         #expect(ran.value == 0)
         await #expect(throws: CancellationError.self) { try await scope.runInBackground { 1 } }
+    }
+
+    /// A first delay past any clock's range, directly and through a scope: the series waits for ever, and cancels.
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    func aFirstDelayPastTheClocksRangeWaitsForEver(kind: ProductionDispatcherKind) async {
+        let dispatcher = kind.makeDispatcher()
+        let ran = AwaitBox(false)
+        let series = [
+            dispatcher.background(every: .seconds(1), after: Duration(_high: .max, low: .max)) { ran.value = true },
+            dispatcher.foreground(every: .seconds(1), after: .seconds(Int64.max)) { ran.value = true },
+            DispatchScope(dispatcher).background(every: .seconds(Int64.max), after: .seconds(Int64.max)) {
+                ran.value = true
+            },
+        ]
+        #expect(series[0].cancel() && series[1].cancel())
+        #expect(series[2].isCancelled, "its scope was released at once")
+        #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
+        #expect(!ran.value)
+    }
+
+    /// A series its scope stopped lets its closure go while the handle is still held.
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases, [TaskContext.background, .foreground])
+    func aSeriesStoppedByItsScopeLetsItsClosureGo(kind: ProductionDispatcherKind, context: TaskContext) {
+        final class Probe: Sendable {}
+        let scope = DispatchScope(kind.makeDispatcher())
+        weak var released: Probe?
+        let series: TaskHandle
+        do {
+            let probe = Probe()
+            released = probe
+            series =
+                context == .background
+                ? scope.background(every: .seconds(3_600)) { _ = probe }
+                : scope.foreground(every: .seconds(3_600)) { _ = probe }
+        }
+        #expect(released != nil, "a live series keeps its closure")
+        scope.cancelAll()
+        #expect(released == nil, "the scope's cancelAll() released the closure while the handle is still held")
+        #expect(series.isCancelled)
+        #expect(!series.cancel())
     }
 
     /// A dispatch through a cancelled scope is refused before the dispatcher beneath publishes it: cancelled at once,

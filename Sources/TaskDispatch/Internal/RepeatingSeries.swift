@@ -73,15 +73,16 @@ struct SeriesTiming: Sendable {
     private let originNanoseconds: Int64
 
     /// Starts the series now: its first tick after `delay` (at once when zero or below), or after `interval` when
-    /// `delay` is `nil`. An interval under one nanosecond counts as one nanosecond, one over 2^62 seconds (for ever)
-    /// as 2^62 seconds, so that a tick's arithmetic stays in range.
+    /// `delay` is `nil`. An interval under one nanosecond counts as one nanosecond; an interval or a delay over 2^62
+    /// seconds (for ever) counts as 2^62 seconds, so that a tick's arithmetic stays in range.
     init<SeriesClock: Clock<Duration>>(clock: SeriesClock, interval: Duration, firstAfter delay: Duration?) {
-        let interval = Swift.min(Swift.max(interval, .nanoseconds(1)), AnyDispatcherClock.furthestOffset)
+        let furthest = AnyDispatcherClock.furthestOffset
+        let interval = Swift.min(Swift.max(interval, .nanoseconds(1)), furthest)
         self.interval = interval
         let nanoseconds = interval.nanosecondsSaturated
         self.wholeNanoseconds = interval == .nanoseconds(nanoseconds) ? nanoseconds : nil
-        // In [−interval, max(delay, 0) − interval]: no overflow, and an origin never far in the past.
-        let shift = Swift.max(delay ?? interval, .zero) - interval
+        // In [−interval, furthest − interval]: no overflow, and an origin never far in the past.
+        let shift = Swift.min(Swift.max(delay ?? interval, .zero), furthest) - interval
         let shiftNanoseconds = shift.nanosecondsSaturated
         let (reader, reads) = nanosecondReading(of: clock)
         if reads, shift == .nanoseconds(shiftNanoseconds),
@@ -163,8 +164,8 @@ struct SeriesTiming: Sendable {
     }
 }
 
-/// One series of the callback verbs: dispatches its next tick through the dispatcher when a tick has run, and is the
-/// canceller of the handle they return.
+/// One series of the callback verbs: dispatches its next tick through the dispatcher when a tick has run, and cancels
+/// for the handle they return (``start()``).
 ///
 /// `@unchecked Sendable`: the mutable state sits in `state`, behind its lock, except `next`, which is written only
 /// before the dispatch of the tick that reads it: every dispatcher runs a task after its dispatch (a happens-before
@@ -266,16 +267,26 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
         self.schedule(after: tick)
     }
 
+    /// Dispatches the first tick and returns the series' handle. The handle holds the series weakly, and the pending
+    /// tick strongly: a tick that someone else cancels or drops (a ``DispatchScope``, a released dispatcher) lets the
+    /// series and the user's closure go, and the handle then reads cancelled.
+    func start() -> TaskHandle {
+        self.schedule(after: 0)
+        return TaskHandle(canceller: SeriesHandle(series: self))
+    }
+
     func cancelTask() -> Bool {
-        let (stopped, handle, work) = self.state.withLock { state -> (Bool, TaskHandle?, DispatchedTask.Work?) in
-            guard !state.isCancelled else { return (false, nil, nil) }
+        let (handle, work) = self.state.withLock { state -> (TaskHandle?, DispatchedTask.Work?) in
+            guard !state.isCancelled else { return (nil, nil) }
             state.isCancelled = true
             defer { (state.handle, state.work) = (TaskHandle(canceller: NoTask()), nil) }
-            return (true, state.handle, state.work)
+            return (state.handle, state.work)
         }
-        handle?.cancel()
+        guard let handle else { return false }
+        let stoppedAlready = handle.isCancelled  // its pending tick was cancelled by someone else
+        handle.cancel()
         _ = consume work  // the user's closure is released here, outside the lock
-        return stopped
+        return !stoppedAlready
     }
 
     /// Cancelled through its handle, or its next tick was cancelled by someone else (a ``DispatchScope``).
@@ -283,6 +294,14 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
         let (cancelled, handle) = self.state.withLock { ($0.isCancelled, $0.handle) }
         return cancelled || handle.isCancelled
     }
+}
+
+/// The canceller of a series' handle (see ``RepeatingSeries/start()``): once the series is gone, it reads cancelled.
+private struct SeriesHandle: TaskCancelling {
+    weak let series: RepeatingSeries?
+
+    func cancelTask() -> Bool { self.series?.cancelTask() ?? false }
+    var isTaskCancelled: Bool { self.series?.isTaskCancelled ?? true }
 }
 
 /// The dispatcher a series dispatches its ticks through: the one it was started on, held strongly, except a

@@ -140,7 +140,7 @@ extension ManualDispatcherError {
         case .runNotReleased(let method, let running, let limit):
             "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or raise the dispatcher's waitLimit if that run is expected to take longer (and leave waitingUpTo: out)"
         case .clockMovedBackwards(let method, let from, let to):
-            "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatTime(to)); virtual time only moves forward. Pass a later time, or a positive duration"
+            "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatDuration(.nanoseconds(to))); virtual time only moves forward. Pass a later time, or a positive duration"
         case .runawayTasks(let method, _, let ran):
             "\(method) ran \(count(ran, "task")) and tasks keep falling due; \(Self.recurringTasks(last: ran, snapshot))"
         case .autoDrainRunaway(let ran, nil):

@@ -80,6 +80,7 @@ extension ManualDispatcher {
 
     /// `now` moved by `nanoseconds`, saturating at the ends of `Int64` instead of overflowing.
     static func time(_ now: Int64, movedBy nanoseconds: Int64) -> Int64 {
+        if nanoseconds == .min { return .min }  // a move past the clock's range (saturated) stays past it
         let (target, overflow) = now.addingReportingOverflow(nanoseconds)
         return overflow ? (nanoseconds < 0 ? .min : .max) : target
     }
