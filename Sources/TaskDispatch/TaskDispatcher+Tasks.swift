@@ -35,8 +35,9 @@ extension TaskDispatcher {
     /// Starts a Swift task through this dispatcher, with a label and a call site, and returns it.
     ///
     /// Use it where the code would write `Task { }`: in production it is exactly that (the closure inherits the
-    /// caller's actor), and in a test `ManualDispatcher` holds the start as a pending task, tracks the task, and
-    /// reports an error that would otherwise vanish: `dispatcher.startTask(label: "refresh") { … }`.
+    /// caller's actor, and runs even if the task was cancelled before it started), and in a test `ManualDispatcher`
+    /// holds the start as a pending task, tracks the task, and reports an error that would otherwise vanish:
+    /// `dispatcher.startTask(label: "refresh") { … }`.
     ///
     /// - Parameters:
     ///   - label: A short name shown in diagnostics.

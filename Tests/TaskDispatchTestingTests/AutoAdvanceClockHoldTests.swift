@@ -177,6 +177,28 @@ private func startSleeper(
         #expect(dispatcher.now == .seconds(7))
     }
 
+    /// Timers the test arms in a row each run inside their dispatch, one after the other on the clock, before the
+    /// work dispatched after them; armed inside a tracked task, they keep production's order (as the article says).
+    @Test func timersArmedInARowRunInsideTheirDispatchesUnlessATrackedTaskArmsThem() async throws {
+        @Sendable func arm(on dispatcher: ManualDispatcher, _ log: EventLog) {
+            for name in ["a", "b", "c"] {
+                dispatcher.background(after: .seconds(1)) { log.record("\(name) at \(dispatcher.now)") }
+            }
+            dispatcher.background { log.record("work at \(dispatcher.now)") }
+        }
+        let fromTheTest = ManualDispatcher(mode: .autoAdvance)
+        let testLog = EventLog()
+        arm(on: fromTheTest, testLog)
+        #expect(testLog.events == ["a at 1.0 seconds", "b at 2.0 seconds", "c at 3.0 seconds", "work at 3.0 seconds"])
+
+        let fromATask = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
+        let taskLog = EventLog()
+        try await fromATask.value(of: fromATask.startTask { arm(on: fromATask, taskLog) })
+        try await fromATask.runUntilIdle()
+        #expect(taskLog.events == ["work at 0.0 seconds", "a at 1.0 seconds", "b at 1.0 seconds", "c at 1.0 seconds"])
+        try fromATask.verifyIdle()
+    }
+
     /// The same from a test off the main actor, where the foreground task runs on the main thread, not on the
     /// test's: what it dispatches is still the test's call's doing, whichever thread drains it.
     @Test func aDelayedForegroundDispatchFromOffTheMainActorRunsWithWhatItDispatches() async throws {
