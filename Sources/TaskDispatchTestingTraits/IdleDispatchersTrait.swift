@@ -12,7 +12,8 @@ public import Testing
 ///
 /// On a suite it checks each test, and each case of a parameterized test (one random-order seed a case, say), on
 /// its own. Tracking is task-local (through `ManualDispatcherRegistry`), so parallel tests never see each other's
-/// dispatchers. A dispatcher created on a thread the test does not own is not tracked, and one shared in a
+/// dispatchers. A dispatcher created on a thread the test does not own, or in `Task.detached` (which inherits no
+/// task-local value), is not tracked, and one shared in a
 /// `static let` belongs to the first test that touched it: create one in each test. XCTest gets the same check
 /// from `ManualDispatcherRegistry`.
 public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {

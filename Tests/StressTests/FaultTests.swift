@@ -175,6 +175,33 @@ extension StressTests {
                 #expect(standardError.contains("  #2 foreground \"late\" at StressTests/FaultTests.swift:"))
                 #expect(standardError.contains(", due 2 s\n"))
             }
+
+            /// A dispatcher that outlives the idle trait's registry (handed on to a later test) reports its release on
+            /// standard error: no check is left to take the report.
+            @Test func aDispatcherReleasedAfterItsRegistryReportsOnStandardError() async throws {
+                let result = try #require(
+                    await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                        do {
+                            var dispatcher: ManualDispatcher?
+                            do {
+                                let registry = ManualDispatcherRegistry(recordsEveryFailure: true)
+                                dispatcher = registry.track { ManualDispatcher() }
+                            }
+                            dispatcher?.background(label: "handed on") {}
+                        }
+                        exit(0)
+                    }
+                )
+                let standardError = String(decoding: result.standardErrorContent, as: UTF8.self)
+                #expect(
+                    standardError.contains(
+                        "ManualDispatcher was deinitialized with 1 pending task; it never ran. Run it with "
+                            + "runUntilIdle() or check with verifyIdle() at the end of the test:\n"
+                            + "  #1 background \"handed on\" at StressTests/FaultTests.swift:"
+                    ),
+                    "standard error was: \(standardError)"
+                )
+            }
         #endif
 
         // MARK: Self-rescheduling tasks

@@ -82,6 +82,36 @@ import Testing
         #expect(failure.description.contains("\"orphan\""))
     }
 
+    /// A release report lists the last runs, as `verifyIdle()` does: what ran before the work that was left.
+    @Test func aReleaseReportListsTheLastRuns() throws {
+        let registry = ManualDispatcherRegistry()
+        try registry.track {
+            let dispatcher = ManualDispatcher()
+            dispatcher.background(label: "parse") {}
+            try dispatcher.runNextBackground()
+            dispatcher.foreground(label: "deliver") {}
+        }
+        let failure = try #require(registry.idleFailures().first)
+        #expect(failure.description.contains("\"deliver\""))
+        #expect(failure.description.contains("Last 1 runs, oldest first:\n  #1 background \"parse\""), "\(failure)")
+    }
+
+    /// An error one dispatcher threw does not hide another's leftover, however alike their listings read (the same
+    /// label, line and sequence number): alive or released.
+    @Test func anErrorOfOneDispatcherDoesNotHideTheSameListingOnAnother() async throws {
+        @Sendable func leaveWork(on dispatcher: ManualDispatcher) { dispatcher.background(label: "save") {} }
+        let registry = ManualDispatcherRegistry(recordsEveryFailure: true)
+        let (first, second) = registry.track { (ManualDispatcher(), ManualDispatcher()) }
+        registry.track { leaveWork(on: ManualDispatcher()) }  // released with the same listing
+        leaveWork(on: first)
+        leaveWork(on: second)
+        let thrown = try #require(throws: ManualDispatcherError.self) { try first.verifyIdle() }
+        let failures = await registry.idleFailuresOnceCancelledTasksEnd(besides: thrown)
+        #expect(failures.map(\.wasReleased) == [false, true], "\(failures)")
+        #expect(failures.allSatisfy { $0.description.contains("\"save\"") })
+        #expect(await registry.idleFailuresOnceCancelledTasksEnd(besides: nil).count == 3)
+    }
+
     @Test(.timeLimit(.minutes(1))) func aDispatcherReleasedWhileATrackedTaskRunsLeavesItsReport() async throws {
         // A tracked task does not keep its dispatcher alive. Before 1.0 the release said nothing, so a test that ended
         // with the task still running passed the idle check, and the error the task threw later was lost.
@@ -159,6 +189,7 @@ import Testing
         let dispatchers = await registry.track { () async -> [ManualDispatcher] in
             async let child = ManualDispatcher()
             let unstructured = await Task { ManualDispatcher() }.value
+            _ = await Task.detached { ManualDispatcher() }.value  // inherits no task-local value: not tracked
             return [await child, unstructured]
         }
         #expect(registry.createdCount == 2)

@@ -253,8 +253,10 @@ struct ReferenceScheduler {
             case .runaway: return .failed(.runawayTasks(limit: self.runawayLimit))
             }
         case .advanceBy(let duration), .advanceByAsync(let duration):
-            let (sum, overflow) = self.now.addingReportingOverflow(duration.saturatedNanoseconds)
-            let target = overflow ? (duration.saturatedNanoseconds < 0 ? .min : .max) : sum
+            // A move back past the clock's range (saturated at `Int64.min`) targets the range's start.
+            let nanoseconds = duration.saturatedNanoseconds
+            let (sum, overflow) = self.now.addingReportingOverflow(nanoseconds)
+            let target = nanoseconds == .min ? .min : overflow ? (nanoseconds < 0 ? .min : .max) : sum
             return self.settled(self.advance(to: target), by: operation)
         case .advanceTo(let time), .advanceToAsync(let time):
             return self.settled(self.advance(to: time.saturatedNanoseconds), by: operation)

@@ -61,6 +61,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
     public let recentRuns: [ManualDispatcher.TaskRun]
     /// The seed of the random order in force, if any.
     public let seed: UInt64?
+    /// The registration of the dispatcher that threw it (see `Schedule.registration`).
+    let registration: ObjectIdentifier?
 
     init(_ failure: Failure) {
         let snapshot = failure.snapshot
@@ -70,6 +72,7 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         self.pendingTaskCount = snapshot.pendingCount
         self.recentRuns = snapshot.recentRuns.map { ManualDispatcher.TaskRun($0, callSites: snapshot.callSites) }
         self.seed = snapshot.seed
+        self.registration = snapshot.registration
     }
 
     /// The summary, then the pending tasks (at most 20 shown), the last runs (at most 10) and the seed.

@@ -15,6 +15,7 @@ struct Snapshot {
     var recentRuns: [RunRecord]
     var callSites: [CallSite]
     var seed: UInt64?
+    var registration: ObjectIdentifier?
 }
 
 /// A misuse or a failed scenario: the facts its message needs, and the snapshot its listing comes from.
@@ -116,7 +117,8 @@ extension Schedule {
             pendingForeground: self.pendingCount(in: .foreground),
             recentRuns: Array(self.history.suffix(recentRuns)),
             callSites: self.callSites.sites,
-            seed: self.order.seed
+            seed: self.order.seed,
+            registration: self.registration
         )
     }
 

@@ -148,7 +148,7 @@ extension Schedule {
         // which the pending report would list with its start or its wait).
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
         return Leftovers(  // the arguments in order: the ticks are cancelled once the snapshot lists them
-            snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 0) : nil,
+            snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 10) : nil,
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
             running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running)),

@@ -60,6 +60,9 @@ struct Schedule: Sendable {
     var clockHold = ClockHold()
     /// Ticks the test awaits itself (`for await` over `ticks(every:)`): auto-advance jumps to them as to its sleeps.
     var untrackedAwaitedTicks: [ScheduledTask] = []
+    /// The registration of its dispatcher with a `ManualDispatcherRegistry`, if any: its errors carry it, so the
+    /// registry tells one dispatcher's leftover from another's with the same listing.
+    var registration: ObjectIdentifier?
 
     init(
         order: ManualDispatcher.Order,

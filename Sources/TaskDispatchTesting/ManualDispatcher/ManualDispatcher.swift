@@ -87,7 +87,9 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
                 self?.storage.clockHoldTimerFired(for: generation, dispatcherCreatedAt: createdAt)
             }
         }
-        self.storage.update {  // a zero wait limit holds nothing: a hold would end at once
+        self.storage.update { [registration = self.registration.map(ObjectIdentifier.init)] in
+            $0.registration = registration
+            // A zero wait limit holds nothing: a hold would end at once.
             if waitLimit > .zero { $0.clockHold.setTimer = setTimer } else { $0.clockHold.isReleased = true }
         }
     }
@@ -97,7 +99,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
         let releasing = self.storage.trackedCaller?.id
         let left = self.storage.update { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
         // A registry checks running tasks later, through the storage they keep alive, and reports an error since.
-        let checkedLater = left.running != nil && self.registration != nil
+        let checkedLater = left.running != nil && self.registration?.isChecked == true
         var report = ""
         var onlyPendingTasks: (listed: [PendingTask], count: Int)?
         if let snapshot = left.snapshot {
@@ -108,6 +110,8 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
             let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
             report +=
                 "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); \(snapshot.pendingCount == 1 ? "it never ran. Run it" : "they never ran. Run them") with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
+            let runs = snapshot.recentRuns.suffix(10).map { "  \(TaskRun($0, callSites: snapshot.callSites))\n" }
+            if !runs.isEmpty { report += "Last \(runs.count) runs, oldest first:\n\(runs.joined())" }
             if left.errors == nil && left.awaits == nil { onlyPendingTasks = (pending, snapshot.pendingCount) }
         }
         for failure in [left.errors, left.awaits].compactMap({ $0 }) {
@@ -117,12 +121,11 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
             report +=
                 "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(running).summary)\n"
         }
-        self.registration?.dispatcherReleased(
+        let reported = self.registration?.dispatcherReleased(
             ManualDispatcherRegistry.Release(
                 report: report.isEmpty ? nil : report, onlyPendingTasks: onlyPendingTasks,
                 trackedTasks: checkedLater ? self.storage : nil))
-        // A registry that records every failure (the idle trait) reports the release: standard error would repeat it.
-        if !report.isEmpty, self.registration?.reportsReleases != true { writeToStandardError(report) }
+        if !report.isEmpty, reported != true { writeToStandardError(report) }
     }
 
     // MARK: - Dispatching

@@ -43,7 +43,7 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// Runs `body`, registering with this registry every ``ManualDispatcher`` created inside it, in its child
-    /// tasks, and in the unstructured tasks it creates.
+    /// tasks, and in the `Task { }`s it creates (not in `Task.detached`, which inherits no task-local value).
     ///
     /// - Parameters:
     ///   - isolation: The actor `body` runs on; leave the default.
@@ -143,9 +143,6 @@ extension ManualDispatcherRegistry {
     /// `@unchecked Sendable`: ``dispatcher`` and ``release`` are read and written only under the registry's lock.
     final class Registration: @unchecked Sendable {
         let createdAt: CallSite
-        /// Whether the registry's check reports the release of a dispatcher with work left, so that the dispatcher
-        /// need not write it to standard error too.
-        let reportsReleases: Bool
         private weak let registry: ManualDispatcherRegistry?
         /// The dispatcher, held weakly.
         fileprivate weak var dispatcher: ManualDispatcher?
@@ -154,18 +151,24 @@ extension ManualDispatcherRegistry {
 
         init(createdAt: CallSite, registry: ManualDispatcherRegistry) {
             self.createdAt = createdAt
-            self.reportsReleases = registry.recordsEveryFailure
             self.registry = registry
         }
+
+        /// Whether its registry is still there to check the dispatcher (its test is not over).
+        var isChecked: Bool { self.registry != nil }
 
         /// Registers the dispatcher, weakly, in creation order; called once, at the end of its `init`.
         func attach(_ dispatcher: ManualDispatcher) {
             self.registry?.entries.withLock { $0.add(self, dispatcher) }
         }
 
-        /// Records what the dispatcher left at its release, to look at when the check comes.
-        func dispatcherReleased(_ release: Release) {
-            self.registry?.entries.withLock { _ in self.release = release }
+        /// Records what the dispatcher left at its release, to look at when the check comes; returns whether a
+        /// registry that records every failure (the idle trait's) took it, so the dispatcher need not write it to
+        /// standard error too. A registry gone (its test over) takes nothing.
+        func dispatcherReleased(_ release: Release) -> Bool {
+            guard let registry = self.registry else { return false }
+            registry.entries.withLock { _ in self.release = release }
+            return registry.recordsEveryFailure
         }
     }
 
@@ -187,6 +190,8 @@ extension ManualDispatcherRegistry {
         /// listed.
         func idleFailure(besides reported: ManualDispatcherError? = nil) -> IdleFailure? {
             let createdAt = self.registration.createdAt
+            // Another dispatcher's error never lists this one's work, however alike the listings read.
+            let reported = reported?.registration == ObjectIdentifier(self.registration) ? reported : nil
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = self.release?.trackedTasks?.update { $0.failureAfterRelease() }
             if let reported, leftRunning == nil, let pending = self.release?.onlyPendingTasks,
