@@ -38,4 +38,10 @@ let package = Package(
     dependencies: [.package(name: "TaskDispatch", path: "../..")],
     targets: [.testTarget(name: "ClientTests", dependencies: dependencies, swiftSettings: settings)]
         + articleTargets.map { .testTarget(name: $0, dependencies: dependencies, swiftSettings: settings) }
+        // A module that is main-actor by default, as a new Xcode app target is ("Getting started").
+        + [
+            .testTarget(
+                name: "MainActorByDefaultSnippets", dependencies: dependencies,
+                swiftSettings: settings + [.defaultIsolation(MainActor.self)])
+        ]
 )
