@@ -65,7 +65,13 @@ public struct AnyDispatcherClock: Clock, Sendable {
     ///
     /// - Parameter clock: The clock to forward to; `someDispatcher.clock` through `any TaskDispatcher` is one.
     public init(_ clock: any Clock<Duration>) {
-        self = Self.erasing(clock)
+        self = Self.erasing(clock, keepingOrigin: false)
+    }
+
+    /// Wraps `clock`; when its instants are of this type already (`ManualDispatcher`'s clock, an erased one), keeps
+    /// their origin, so that an instant read through either means the same time (``DispatchScope/clock``).
+    package init(keepingOriginOf clock: any Clock<Duration>) {
+        self = Self.erasing(clock, keepingOrigin: true)
     }
 
     private init(
@@ -87,12 +93,19 @@ public struct AnyDispatcherClock: Clock, Sendable {
     static let furthestOffset = Duration.seconds(Int64(1) << 62)
 
     /// Opens the wrapped clock's type, so that its instants can be kept and compared.
-    private static func erasing<Wrapped: Clock<Duration>>(_ clock: Wrapped) -> AnyDispatcherClock {
+    private static func erasing<Wrapped: Clock<Duration>>(_ clock: Wrapped, keepingOrigin: Bool)
+        -> AnyDispatcherClock
+    {
         let (read, readable) = nanosecondReading(of: clock)
-        let before = read()
-        let start = clock.now
-        // Read in nanoseconds only from a start both readings agree on (the clock did not move in between).
-        let reads = readable && read() == before
+        let (start, before, reads): (Wrapped.Instant, Int64, Bool)
+        if keepingOrigin, let origin = Instant(offset: .zero) as? Wrapped.Instant {
+            (start, before, reads) = (origin, 0, readable)
+        } else {
+            before = read()
+            start = clock.now
+            // Read in nanoseconds only from a start both readings agree on (the clock did not move in between).
+            reads = readable && read() == before
+        }
         let nanoseconds: @Sendable () -> Int64
         if reads { nanoseconds = { read() &- before } } else { nanoseconds = { 0 } }
         return AnyDispatcherClock(

@@ -30,8 +30,9 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     private let base: any TaskDispatcher
     private let registry: ScopeRegistry
 
-    /// The clock of the dispatcher beneath, erased once. A sleep on it is the base clock's: ``cancelAll()`` ends it
-    /// through the task it runs in, when that task was started with the scope's `startTask`.
+    /// The clock of the dispatcher beneath, erased once; over a clock with ``AnyDispatcherClock/Instant``s already (a
+    /// `ManualDispatcher`'s, a decorator's erased clock) it reads the same instants. A sleep on it is the base clock's:
+    /// ``cancelAll()`` ends it through the task it runs in, when that task was started with the scope's `startTask`.
     public let clock: AnyDispatcherClock
 
     /// Creates a scope that forwards to `base`.
@@ -44,7 +45,7 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     public init(_ base: some TaskDispatcher) {
         self.base = base
         self.registry = ScopeRegistry(carrier: (base as? any ScopeCarrying)?.scopeCarrier)
-        self.clock = AnyDispatcherClock(base.clock)
+        self.clock = AnyDispatcherClock(keepingOriginOf: base.clock)
         if let outer = base as? DispatchScope, !outer.registry.adopt(self.registry) { self.registry.cancelAll() }
     }
 

@@ -13,6 +13,26 @@ import Testing
         #expect(clock.minimumResolution == .nanoseconds(1))
     }
 
+    /// A scope's clock reads the instants of the clock beneath, a virtual one or an erased one, whenever the scope was
+    /// made: a deadline read from one is the same time on the other.
+    @Test func aScopesClockReadsTheInstantsOfTheClockBeneath() async throws {
+        let dispatcher = ManualDispatcher()
+        try await dispatcher.advance(by: .seconds(5))
+        let scope = DispatchScope(dispatcher)
+        let decorator = ForwardingDispatcher(base: dispatcher)
+        let overDecorator = DispatchScope(decorator)
+        try await dispatcher.advance(by: .seconds(1))
+        #expect(scope.clock.now == dispatcher.clock.now)
+        #expect(overDecorator.clock.now == decorator.clock.now)
+        #expect(DispatchScope(scope).clock.now == dispatcher.clock.now)
+        let task = scope.startTask(label: "deadline") {
+            try await scope.clock.sleep(until: dispatcher.clock.now.advanced(by: .seconds(1)))
+        }
+        try await dispatcher.runUntilIdle()
+        try await dispatcher.value(of: task)
+        #expect(dispatcher.now == .seconds(7))
+    }
+
     @Test func eachErasureStartsItsOwnOrigin() throws {
         let dispatcher = ManualDispatcher()
         let kept = AnyDispatcherClock(dispatcher.clock)
