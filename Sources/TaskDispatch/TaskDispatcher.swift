@@ -108,7 +108,8 @@ extension TaskDispatcher {
     /// Runs `work` on the main actor.
     ///
     /// Inside `work`, check the isolation with `MainActor.assertIsolated()`, never `Thread.isMainThread`, which reads
-    /// `false` under `swift test` on Linux even on the main queue.
+    /// `false` under `swift test` on Linux even on the main queue. In production it runs once the main thread drains
+    /// the main queue: in a command-line tool, see <doc:ProductionDispatchers>.
     ///
     /// - Parameters:
     ///   - delay: The minimum wait before the work may run. Zero or negative means now.
