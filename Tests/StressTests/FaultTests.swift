@@ -176,6 +176,25 @@ extension StressTests {
                 #expect(standardError.contains(", due 2 s\n"))
             }
 
+            /// The same while the registry itself lives on after its last check (a task the test left running keeps
+            /// it, a task-local it inherited; here, a local): a check that ran takes no report.
+            @Test func aDispatcherReleasedAfterItsRegistrysLastCheckReportsOnStandardError() async throws {
+                let result = try #require(
+                    await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+                        let registry = ManualDispatcherRegistry(recordsEveryFailure: true)
+                        var dispatcher: ManualDispatcher? = registry.track { ManualDispatcher() }
+                        #expect(await registry.idleFailuresOnceCancelledTasksEnd(besides: nil).isEmpty)
+                        dispatcher?.background(label: "handed on") {}
+                        dispatcher = nil
+                        exit(0)
+                    }
+                )
+                let standardError = String(decoding: result.standardErrorContent, as: UTF8.self)
+                #expect(
+                    standardError.contains("was deinitialized with 1 pending task; it never ran."),
+                    "standard error was: \(standardError)")
+            }
+
             /// A dispatcher that outlives the idle trait's registry (handed on to a later test) reports its release on
             /// standard error: no check is left to take the report.
             @Test func aDispatcherReleasedAfterItsRegistryReportsOnStandardError() async throws {

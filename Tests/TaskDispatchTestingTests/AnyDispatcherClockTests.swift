@@ -19,9 +19,9 @@ import Testing
         let dispatcher = ManualDispatcher()
         try await dispatcher.advance(by: .seconds(5))
         let scope = DispatchScope(dispatcher)
-        let decorator = ForwardingDispatcher(base: dispatcher)
-        let overDecorator = DispatchScope(decorator)
+        let decorator = ForwardingDispatcher(base: dispatcher)  // its clock's origin: 5 s
         try await dispatcher.advance(by: .seconds(1))
+        let overDecorator = DispatchScope(decorator)
         #expect(scope.clock.now == dispatcher.clock.now)
         #expect(overDecorator.clock.now == decorator.clock.now)
         #expect(DispatchScope(scope).clock.now == dispatcher.clock.now)

@@ -175,6 +175,16 @@ struct CreepingDispatcher: ForwardsStartTask {
         #expect(released == nil, "the scope's cancelAll() released the closure while the handle is still held")
         #expect(series.isCancelled)
         #expect(!series.cancel(), "the scope had stopped the series already")
+        // The same when the scope's release stops the series.
+        weak var releasedWithTheScope: Probe?
+        let kept: TaskHandle
+        do {
+            let probe = Probe()
+            releasedWithTheScope = probe
+            kept = DispatchScope(dispatcher).background(every: .seconds(1)) { _ = probe }
+        }
+        #expect(releasedWithTheScope == nil, "the scope's release released the closure while the handle is still held")
+        #expect(kept.isCancelled && !kept.cancel())
         try dispatcher.verifyIdle()
     }
 

@@ -267,9 +267,9 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
         self.schedule(after: tick)
     }
 
-    /// Dispatches the first tick and returns the series' handle. The handle holds the series weakly, and the pending
-    /// tick strongly: a tick that someone else cancels or drops (a ``DispatchScope``, a released dispatcher) lets the
-    /// series and the user's closure go, and the handle then reads cancelled.
+    /// Dispatches the first tick and returns the series' handle. The pending tick holds the series, the handle holds it
+    /// weakly: a tick that someone else cancels or drops (a ``DispatchScope``, a released dispatcher) lets the series
+    /// and the user's closure go, and the handle then reads cancelled.
     func start() -> TaskHandle {
         self.schedule(after: 0)
         return TaskHandle(canceller: SeriesHandle(series: self))

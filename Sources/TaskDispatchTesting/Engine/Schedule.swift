@@ -62,7 +62,7 @@ struct Schedule: Sendable {
     var untrackedAwaitedTicks: [ScheduledTask] = []
     /// The registration of its dispatcher with a `ManualDispatcherRegistry`, if any: its errors carry it, so the
     /// registry tells one dispatcher's leftover from another's with the same listing.
-    var registration: ObjectIdentifier?
+    var registration: ManualDispatcherRegistry.Registration?
 
     init(
         order: ManualDispatcher.Order,

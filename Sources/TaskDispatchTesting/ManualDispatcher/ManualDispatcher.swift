@@ -87,7 +87,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
                 self?.storage.clockHoldTimerFired(for: generation, dispatcherCreatedAt: createdAt)
             }
         }
-        self.storage.update { [registration = self.registration.map(ObjectIdentifier.init)] in
+        self.storage.update { [registration = self.registration] in
             $0.registration = registration
             // A zero wait limit holds nothing: a hold would end at once.
             if waitLimit > .zero { $0.clockHold.setTimer = setTimer } else { $0.clockHold.isReleased = true }
@@ -98,8 +98,6 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
         // The tracked task this release happens on, if it is one of this dispatcher's: it is finishing.
         let releasing = self.storage.trackedCaller?.id
         let left = self.storage.update { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
-        // A registry checks running tasks later, through the storage they keep alive, and reports an error since.
-        let checkedLater = left.running != nil && self.registration?.isChecked == true
         var report = ""
         var onlyPendingTasks: (listed: [PendingTask], count: Int)?
         if let snapshot = left.snapshot {
@@ -117,14 +115,16 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
         for failure in [left.errors, left.awaits].compactMap({ $0 }) {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(failure).summary)\n"
         }
-        if let running = left.running, !checkedLater {
-            report +=
-                "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(running).summary)\n"
-        }
+        // A registry's check looks at running tasks later, through the storage they keep alive, and reports an error
+        // since; with no check to come, the report names them now.
         let reported = self.registration?.dispatcherReleased(
             ManualDispatcherRegistry.Release(
                 report: report.isEmpty ? nil : report, onlyPendingTasks: onlyPendingTasks,
-                trackedTasks: checkedLater ? self.storage : nil))
+                trackedTasks: left.running != nil ? self.storage : nil))
+        if let running = left.running, reported == nil {
+            report +=
+                "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(running).summary)\n"
+        }
         if !report.isEmpty, reported != true { writeToStandardError(report) }
     }
 

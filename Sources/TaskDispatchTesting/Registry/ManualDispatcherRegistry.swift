@@ -86,7 +86,8 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// ``idleFailuresOnceCancelledTasksEnd()``, less the dispatchers whose leftover work `reported`, the error the
-    /// tracked code threw, already listed: the work is reported once.
+    /// tracked code threw, already listed: the work is reported once. The trait's last check: the registry takes no
+    /// release report after it (a dispatcher that outlives the test writes its report to standard error).
     package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)?) async -> [IdleFailure] {
         let registrations = self.registered().map(\.registration)
         for registration in registrations where !Task.isCancelled {
@@ -96,7 +97,7 @@ public final class ManualDispatcherRegistry: Sendable {
             await storage.awaitCancelledTrackedTasks(within: storage.waitLimit)
         }
         let reported = reported as? ManualDispatcherError
-        return self.registered(registrations).compactMap { $0.idleFailure(besides: reported) }
+        return self.registered(registrations, closing: true).compactMap { $0.idleFailure(besides: reported) }
     }
 
     /// Throws the first of ``idleFailures()``, if any; in an XCTest `tearDown`, prefer one failure for each at its
@@ -108,10 +109,12 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// The entries of `registrations` (all those held, by default), each with its dispatcher if it is alive; read in
-    /// one section, so that an entry shows its dispatcher alive or its release recorded.
-    private func registered(_ registrations: [Registration]? = nil) -> [Entry] {
+    /// one section, so that an entry shows its dispatcher alive or its release recorded. `closing` takes no release
+    /// report after it.
+    private func registered(_ registrations: [Registration]? = nil, closing: Bool = false) -> [Entry] {
         self.entries.withLock { entries in
-            (registrations ?? entries.registrations).map {
+            if closing { entries.isClosed = true }
+            return (registrations ?? entries.registrations).map {
                 Entry(registration: $0, dispatcher: $0.dispatcher, release: $0.release)
             }
         }
@@ -154,21 +157,21 @@ extension ManualDispatcherRegistry {
             self.registry = registry
         }
 
-        /// Whether its registry is still there to check the dispatcher (its test is not over).
-        var isChecked: Bool { self.registry != nil }
-
         /// Registers the dispatcher, weakly, in creation order; called once, at the end of its `init`.
         func attach(_ dispatcher: ManualDispatcher) {
             self.registry?.entries.withLock { $0.add(self, dispatcher) }
         }
 
-        /// Records what the dispatcher left at its release, to look at when the check comes; returns whether a
-        /// registry that records every failure (the idle trait's) took it, so the dispatcher need not write it to
-        /// standard error too. A registry gone (its test over) takes nothing.
-        func dispatcherReleased(_ release: Release) -> Bool {
-            guard let registry = self.registry else { return false }
-            registry.entries.withLock { _ in self.release = release }
-            return registry.recordsEveryFailure
+        /// Records what the dispatcher left at its release, to look at when the check comes. Returns `nil` when no
+        /// check is to come (the registry is gone, or its last check ran), else whether the check reports the release
+        /// itself (the idle trait's), so that the dispatcher need not write it to standard error too.
+        func dispatcherReleased(_ release: Release) -> Bool? {
+            guard let registry = self.registry else { return nil }
+            return registry.entries.withLock { entries in
+                guard !entries.isClosed else { return nil }
+                self.release = release
+                return registry.recordsEveryFailure
+            }
         }
     }
 
@@ -191,7 +194,7 @@ extension ManualDispatcherRegistry {
         func idleFailure(besides reported: ManualDispatcherError? = nil) -> IdleFailure? {
             let createdAt = self.registration.createdAt
             // Another dispatcher's error never lists this one's work, however alike the listings read.
-            let reported = reported?.registration == ObjectIdentifier(self.registration) ? reported : nil
+            let reported = reported?.registration === self.registration ? reported : nil
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = self.release?.trackedTasks?.update { $0.failureAfterRelease() }
             if let reported, leftRunning == nil, let pending = self.release?.onlyPendingTasks,
@@ -223,6 +226,8 @@ extension ManualDispatcherRegistry {
         private(set) var registrations: [Registration] = []
         private(set) var createdCount = 0
         private var compactionThreshold = 64
+        /// Whether the last check ran: a release is reported on standard error from then on.
+        var isClosed = false
 
         mutating func add(_ registration: Registration, _ dispatcher: ManualDispatcher) {
             if self.registrations.count >= self.compactionThreshold {
