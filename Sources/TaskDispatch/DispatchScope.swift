@@ -156,6 +156,10 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     /// Suspends until no background task dispatched through this scope is outstanding, `timeout` passes (`nil`: no
     /// limit), or the calling task is cancelled: the requirement of ``BackgroundWorkWaiting``, over this scope's work
     /// only. A live background series keeps it waiting: cancel the series first.
+    ///
+    /// - Parameter timeout: How long to wait at most; `nil` waits without a limit (see ``BackgroundWorkWaiting``).
+    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling task
+    ///   was cancelled.
     @discardableResult
     public func waitForBackgroundTasks(timeout: Duration? = nil) async -> Bool {
         await self.registry.tracker.finished(timeout: timeout)

@@ -119,6 +119,10 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarry
 
     /// Suspends until no background task on the queues is outstanding, `timeout` passes (`nil`, the default: no
     /// limit), or the calling task is cancelled: the requirement of ``BackgroundWorkWaiting``, which says what counts.
+    ///
+    /// - Parameter timeout: How long to wait at most; `nil` waits without a limit (see ``BackgroundWorkWaiting``).
+    /// - Returns: `true` if the background work finished, `false` if the timeout passed first or the calling task
+    ///   was cancelled.
     @discardableResult
     public func waitForBackgroundTasks(timeout: Duration? = nil) async -> Bool {
         await self.tracker.finished(timeout: timeout)

@@ -109,7 +109,7 @@ extension TaskDispatcher {
     ///
     /// Inside `work`, check the isolation with `MainActor.assertIsolated()`, never `Thread.isMainThread`, which reads
     /// `false` under `swift test` on Linux even on the main queue. In production it runs once the main thread drains
-    /// the main queue: in a command-line tool, see <doc:ProductionDispatchers>.
+    /// the main queue: in a command-line tool, see the article "Production dispatchers".
     ///
     /// - Parameters:
     ///   - delay: The minimum wait before the work may run. Zero or negative means now.
