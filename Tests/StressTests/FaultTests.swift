@@ -181,11 +181,13 @@ extension StressTests {
             @Test func aDispatcherReleasedAfterItsRegistrysLastCheckReportsOnStandardError() async throws {
                 let result = try #require(
                     await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-                        let registry = ManualDispatcherRegistry(recordsEveryFailure: true)
-                        var dispatcher: ManualDispatcher? = registry.track { ManualDispatcher() }
-                        #expect(await registry.idleFailuresOnceCancelledTasksEnd(besides: nil).isEmpty)
-                        dispatcher?.background(label: "handed on") {}
-                        dispatcher = nil
+                        do {
+                            let registry = ManualDispatcherRegistry(recordsEveryFailure: true)
+                            var dispatcher: ManualDispatcher? = registry.track { ManualDispatcher() }
+                            #expect(await registry.idleFailuresOnceCancelledTasksEnd(besides: nil).isEmpty)
+                            dispatcher?.background(label: "handed on") {}
+                            dispatcher = nil
+                        }
                         exit(0)
                     }
                 )

@@ -62,7 +62,7 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
     /// The seed of the random order in force, if any.
     public let seed: UInt64?
     /// The registration of the dispatcher that threw it (see `Schedule.registration`).
-    let registration: ManualDispatcherRegistry.Registration?
+    let registration: UInt64?
 
     init(_ failure: Failure) {
         let snapshot = failure.snapshot

@@ -15,7 +15,7 @@ struct Snapshot {
     var recentRuns: [RunRecord]
     var callSites: [CallSite]
     var seed: UInt64?
-    var registration: ManualDispatcherRegistry.Registration?
+    var registration: UInt64?
 }
 
 /// A misuse or a failed scenario: the facts its message needs, and the snapshot its listing comes from.

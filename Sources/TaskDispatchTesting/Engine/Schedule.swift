@@ -60,9 +60,9 @@ struct Schedule: Sendable {
     var clockHold = ClockHold()
     /// Ticks the test awaits itself (`for await` over `ticks(every:)`): auto-advance jumps to them as to its sleeps.
     var untrackedAwaitedTicks: [ScheduledTask] = []
-    /// The registration of its dispatcher with a `ManualDispatcherRegistry`, if any: its errors carry it, so the
+    /// The ``ManualDispatcherRegistry/Registration/id`` of its dispatcher, if registered: its errors carry it, so the
     /// registry tells one dispatcher's leftover from another's with the same listing.
-    var registration: ManualDispatcherRegistry.Registration?
+    var registration: UInt64?
 
     init(
         order: ManualDispatcher.Order,

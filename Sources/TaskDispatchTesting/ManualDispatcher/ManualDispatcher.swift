@@ -87,7 +87,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
                 self?.storage.clockHoldTimerFired(for: generation, dispatcherCreatedAt: createdAt)
             }
         }
-        self.storage.update { [registration = self.registration] in
+        self.storage.update { [registration = self.registration?.id] in
             $0.registration = registration
             // A zero wait limit holds nothing: a hold would end at once.
             if waitLimit > .zero { $0.clockHold.setTimer = setTimer } else { $0.clockHold.isReleased = true }

@@ -146,6 +146,9 @@ extension ManualDispatcherRegistry {
     /// `@unchecked Sendable`: ``dispatcher`` and ``release`` are read and written only under the registry's lock.
     final class Registration: @unchecked Sendable {
         let createdAt: CallSite
+        /// A number no other registration in the process has (an error names its dispatcher's by it).
+        let id: UInt64
+        private static let lastID = LockedValue<UInt64>(0)
         private weak let registry: ManualDispatcherRegistry?
         /// The dispatcher, held weakly.
         fileprivate weak var dispatcher: ManualDispatcher?
@@ -154,6 +157,10 @@ extension ManualDispatcherRegistry {
 
         init(createdAt: CallSite, registry: ManualDispatcherRegistry) {
             self.createdAt = createdAt
+            self.id = Self.lastID.withLock { id in
+                id += 1
+                return id
+            }
             self.registry = registry
         }
 
@@ -194,7 +201,7 @@ extension ManualDispatcherRegistry {
         func idleFailure(besides reported: ManualDispatcherError? = nil) -> IdleFailure? {
             let createdAt = self.registration.createdAt
             // Another dispatcher's error never lists this one's work, however alike the listings read.
-            let reported = reported?.registration === self.registration ? reported : nil
+            let reported = reported?.registration == self.registration.id ? reported : nil
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = self.release?.trackedTasks?.update { $0.failureAfterRelease() }
             if let reported, leftRunning == nil, let pending = self.release?.onlyPendingTasks,
