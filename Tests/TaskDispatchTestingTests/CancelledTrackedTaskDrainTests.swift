@@ -29,6 +29,30 @@ import Testing
         }
     }
 
+    /// A cancel after the start ran comes too late to stop the operation, as `Task { }`'s cancel in production: the
+    /// start is in the history, so the operation runs once (cancelled or not: the body resumes on another thread, and
+    /// races the cancel). It was skipped when the cancel came before the body resumed.
+    @Test func aCancelAfterTheStartRanLetsTheOperationRun() async throws {
+        for stepsSynchronously in Array(repeating: [false, true], count: 20).joined() {
+            let dispatcher = ManualDispatcher()
+            let sawCancellation = Locked<[Bool]>([])
+            let task = dispatcher.startTask(label: "body") { @concurrent in
+                sawCancellation.withLock { $0.append(Task.isCancelled) }
+                return 1
+            }
+            if stepsSynchronously {
+                try synchronously { try dispatcher.runNext() }
+            } else {
+                try await dispatcher.runNextBackground()
+            }
+            task.cancel()
+            #expect(try await dispatcher.value(of: task) == 1)
+            #expect(sawCancellation.withLock { $0.count } == 1)
+            #expect(dispatcher.history.map(\.task.label) == ["body"])
+            try dispatcher.verifyIdle()
+        }
+    }
+
     /// An async step waits for a task it did not run: a task cancelled in its sleep ends on its own, and the step
     /// returns once it has.
     @Test @MainActor func aStepRightAfterACancelReturnsOnceTheCancelledTaskHasEnded() async throws {

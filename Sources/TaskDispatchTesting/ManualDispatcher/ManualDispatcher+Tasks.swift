@@ -91,8 +91,7 @@ extension ManualDispatcher {
     ) async throws -> Success {
         var started = false  // an error before the operation begins is not the operation's: nothing to report
         do {
-            try await scope.waitForStart()
-            try Task.checkCancellation()
+            try await scope.waitForStart()  // throws only if the cancel came before the start ran
             started = true
             let value = try await operation()
             scope.finished(error: nil)
