@@ -62,8 +62,9 @@ extension TaskDispatcher {
     ///
     /// Each iteration starts its own series, timed as ``background(every:priority:after:label:fileID:line:_:)`` is;
     /// waiting for a tick is an awaitable dispatch, which a test's drains see as they see a sleep on ``clock``. The
-    /// sequence ends when the iterating task is cancelled or a tick is dropped (a cancelled ``DispatchScope``). See
-    /// the article "Repeating work and dispatch scopes".
+    /// sequence ends when the iterating task is cancelled, a tick is dropped (a cancelled ``DispatchScope``), or a
+    /// test dispatcher gives up on the wait (a `ManualDispatcher`'s wait limit, which its `verifyIdle()` reports).
+    /// See the article "Repeating work and dispatch scopes".
     ///
     /// - Parameters:
     ///   - interval: The time between two ticks; under one nanosecond counts as one nanosecond.
@@ -137,7 +138,7 @@ public struct DispatcherTicks: AsyncSequence, Sendable {
         }
 
         /// Suspends until the next tick is due and returns its number, or `nil` once the iterating task is cancelled
-        /// or the dispatcher dropped the tick.
+        /// or the dispatcher dropped the tick or gave up the wait.
         public mutating func next() async -> Int? {
             guard !self.finished, let tick = await self.step(self.last) else {
                 self.finished = true

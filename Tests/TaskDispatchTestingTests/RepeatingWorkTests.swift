@@ -552,6 +552,7 @@ struct CreepingDispatcher: ForwardsStartTask {
         for await _ in manual.ticks(every: .seconds(1), label: "undriven") { Issue.record("a tick ran undriven") }
         let error = #expect(throws: ManualDispatcherError.self) { try manual.verifyIdle() }
         #expect(error?.summary.contains("ticks \"undriven\" (") == true, "\(String(describing: error))")
+        #expect(error?.summary.contains("(a ticks(every:) loop, which cannot throw, ended instead)") == true)
     }
 
     @Test func asyncRunUntilIdleThrowsOverALiveTickLoop() async throws {
