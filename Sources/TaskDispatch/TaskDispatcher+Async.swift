@@ -83,7 +83,7 @@ extension TaskDispatcher {
                     var task = makeTask()
                     let call = AwaitableCall(
                         wait: wait, awaiter: awaited, label: task.label, callSite: task.callSite, context: task.context,
-                        task: TaskTracking.currentTask)
+                        isTick: task.series != nil, task: TaskTracking.currentTask)
                     task.awaitIdentity = call.identity
                     return TaskTracking.$dispatchingCall.withValue(call) { self.dispatch(task) }
                 }

@@ -194,7 +194,7 @@ extension Storage: ScopeCarrier {
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         // Two inlined calls of `record`, so that a plain dispatch, the hot path, carries nothing of the bound.
         guard let call = AwaitableCall.awaiting(task) else { return self.record(nil) { $0.accept(task) } }
-        return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description(of: task)) { $0.accept(task) }
+        return self.record(nil, awaitedBy: call.awaiter, describedAs: call.description) { $0.accept(task) }
     }
 
     /// Takes in `task`, a plain callback task forwarded through `scope` (see `ScopeCarrying`): admitted under the

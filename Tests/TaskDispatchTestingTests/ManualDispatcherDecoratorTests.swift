@@ -82,6 +82,16 @@ private let settleLimit = Duration.seconds(60)
         try dispatcher.verifyIdle()
     }
 
+    /// The test's own tick loop through a decorator that rebuilds each task (dropping the tick's marker) ends at the
+    /// wait limit, and the report names the loop as written, not `runInBackground` (found by a probe).
+    @Test func theTestsTickLoopThroughARebuildingDecoratorIsNamedAsWritten() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100))
+        let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .rebuild)
+        for await _ in decorated.ticks(every: .seconds(1), label: "own") { Issue.record("a tick ran undriven") }
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        #expect(error?.summary.contains("cancelled: ticks \"own\" (") == true, "\(String(describing: error))")
+    }
+
     /// The test's own await through a decorator that forwards a copy of the task from a `Task` it creates in
     /// `dispatch(_:)` (which inherits the call), after the call or, with `Task.immediate`, inside it: the copy carries
     /// the call's identity, so the wait limit ends the await, and the message names the call, instead of a hang

@@ -51,6 +51,9 @@ package struct AwaitableCall: Sendable {
     package let callSite: CallSite
     /// Where its work runs.
     package let context: TaskContext
+    /// Whether it awaits a tick of a loop over ``TaskDispatcher/ticks(every:after:label:fileID:line:)``, as called
+    /// (a decorator that rebuilds the task drops the tick's marker).
+    package let isTick: Bool
     /// The calling task (``TaskTracking/currentTask``): a task built from another task (a decorator's `Task`, which
     /// inherits the call) is not the call's.
     package let task: UInt

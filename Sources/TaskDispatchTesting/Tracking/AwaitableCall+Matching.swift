@@ -11,11 +11,10 @@ extension AwaitableCall {
         return call
     }
 
-    /// The call as written, `runInBackground "parse" (Feed.swift:12)` (or `ticks` for `task`, a tick of a loop over
-    /// `ticks(every:)`), whatever a decorator named the task.
-    func description(of task: DispatchedTask) -> String {
-        let method =
-            task.series != nil ? "ticks" : self.context == .foreground ? "runOnMainActor" : "runInBackground"
+    /// The call as written, `runInBackground "parse" (Feed.swift:12)` (or `ticks` for a tick of a loop over
+    /// `ticks(every:)`), whatever a decorator named or rebuilt the task.
+    var description: String {
+        let method = self.isTick ? "ticks" : self.context == .foreground ? "runOnMainActor" : "runInBackground"
         return describeAwaitableCall(method, self.label, self.callSite)
     }
 }
