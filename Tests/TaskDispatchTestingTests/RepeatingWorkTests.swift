@@ -562,6 +562,7 @@ struct CreepingDispatcher: ForwardsStartTask {
         }
         let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
         #expect(error?.summary.contains("repeating series \"poll\"") == true, "\(String(describing: error))")
+        #expect(error?.summary.contains("for a ticks(every:) loop, the task that iterates it") == true)
         task.cancel()
         try await dispatcher.settle()
         try dispatcher.verifyIdle()
