@@ -80,8 +80,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         return TaskHandle(canceller: entry)
     }
 
-    /// Starts the task through the dispatcher beneath and remembers it until it ends; after ``cancelAll()``, the task
-    /// starts cancelled.
+    /// Starts the task through the dispatcher beneath and remembers it until it ends; after ``cancelAll()``, returns a
+    /// cancelled task that never runs `operation` and throws `CancellationError`.
     ///
     /// - Parameters:
     ///   - label: A short name shown in diagnostics.
@@ -94,6 +94,12 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         callSite: CallSite,
         @_inheritActorContext operation: @escaping @Sendable @isolated(any) () async throws -> Success
     ) -> Task<Success, any Error> {
+        // Not started at all: a task started and then cancelled may already be running, uncancelled, on another thread.
+        guard !self.registry.isCancelled else {
+            let task = Task<Success, any Error> { throw CancellationError() }
+            task.cancel()
+            return task
+        }
         let task = self.base.startTask(label: label, callSite: callSite, operation: operation)
         let entry = DispatchEntry(started: task, registry: self.registry)
         let accepted = self.registry.state.withLock { state -> Bool in
@@ -126,8 +132,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     /// Cancels all the live work dispatched or started through this scope, and every dispatch after it.
     ///
     /// A task already running, or starting on another thread as `cancelAll()` runs, runs to its end; a later
-    /// `startTask` starts its task cancelled. Safe to call from any thread, any number of times; `deinit` calls it
-    /// too.
+    /// `startTask` returns a cancelled task that never runs. Safe to call from any thread, any number of times;
+    /// `deinit` calls it too.
     ///
     /// - Complexity: O(n) in the live work.
     public func cancelAll() {

@@ -269,8 +269,10 @@ import Testing
         }
         let task = scope.startTask(label: "late task") { Task.isCancelled }
         try await dispatcher.settle()
-        // Started cancelled: ManualDispatcher cancels a task's start that its cancel came before.
+        // Never started: the scope returns a cancelled task, and the dispatcher beneath sees nothing.
         await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
+        #expect(task.isCancelled)
+        #expect(dispatcher.history.isEmpty)
         #expect(!ran.withLock { $0 })
         #expect(scope.liveWorkCount == 0)
         try dispatcher.verifyIdle()

@@ -183,6 +183,22 @@ import Testing
         #expect(done.value && !ran.value)
     }
 
+    /// After `cancelAll()`, `startTask` returns a cancelled task and runs nothing: a task started and then cancelled
+    /// could run its operation, uncancelled, on another thread (found by a probe).
+    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    func aStartTaskAfterCancelAllNeverRunsItsOperation(kind: ProductionDispatcherKind) async throws {
+        let scope = DispatchScope(kind.makeDispatcher())
+        scope.cancelAll()
+        let runs = Counter()
+        for _ in 0..<2_000 {
+            let task = scope.startTask { _ = runs.next() }
+            #expect(task.isCancelled)
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
+        #expect(runs.next() == 0)
+        #expect(scope.liveWorkCount == 0)
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
     func aScopeWaitsForItsRunningWork(kind: ProductionDispatcherKind) async throws {
         let dispatcher = kind.makeDispatcher()
