@@ -53,6 +53,21 @@ import Testing
         #expect(error.seed == nil)
     }
 
+    /// After runs, the work the test looks for may have run already (inside `advance(by:)`, say): the hint says so.
+    @Test func steppingWhenNothingIsPendingAfterRunsPointsAtTheLastRuns() throws {
+        let dispatcher = ManualDispatcher()
+        dispatcher.background(after: .seconds(1), label: "retry") {
+            dispatcher.foreground(label: "deliver") {}
+        }
+        try dispatcher.advance(by: .seconds(1))  // runs "deliver" too, dispatched for the same instant
+        let error = try #require(throws: ManualDispatcherError.self) { try dispatcher.runNextForeground() }
+        #expect(
+            error.summary.hasSuffix(
+                "nothing else is pending either: it may have run already (the last runs are below); if not, check "
+                    + "that the code under test was given this dispatcher and dispatched its work"), "\(error)")
+        #expect(error.description.contains("foreground \"deliver\""), "\(error)")
+    }
+
     @Test func anEmptyStepLeavesTheDispatcherUsable() throws {
         let dispatcher = ManualDispatcher()
         #expect(throws: ManualDispatcherError.self) { try dispatcher.runNextBackground() }
