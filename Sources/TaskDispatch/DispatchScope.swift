@@ -80,8 +80,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         return TaskHandle(canceller: entry)
     }
 
-    /// Starts the task through the dispatcher beneath and remembers it until it ends; after ``cancelAll()``, returns a
-    /// cancelled task that never runs `operation` and throws `CancellationError`.
+    /// Starts the task through the dispatcher beneath and remembers it until it ends; once ``cancelAll()`` has
+    /// returned, returns a cancelled task that never runs `operation` and throws `CancellationError`.
     ///
     /// - Parameters:
     ///   - label: A short name shown in diagnostics.

@@ -58,8 +58,8 @@ extension StressTests {
             #expect(ranCount + cancelledCount == Self.races)
             #expect(startsRun.withLock { $0 } > 0, "the start never took the dispatcher first: the race was one-sided")
             try dispatcher.verifyIdle()
-            // A start that takes the dispatcher first lets the body through, but the cancel, a moment later, usually
-            // reaches the body before its cancellation check: the operation then does not run either.
+            // A start that takes the dispatcher first lets the body through, and the operation runs, cancelled, as
+            // `Task { }`'s does; a cancel that comes first stops it at the gate.
             print(
                 "StressTests: tracked task cancel-vs-start races: \(Self.races) (the start ran first in \(startsRun.withLock { $0 }), the operation ran in \(ranCount), cancelled \(cancelledCount))"
             )

@@ -1,3 +1,4 @@
+import Dispatch
 import TaskDispatch
 import TaskDispatchTesting
 import Testing
@@ -31,7 +32,7 @@ import Testing
 
     /// A cancel after the start ran comes too late to stop the operation, as `Task { }`'s cancel in production: the
     /// start is in the history, so the operation runs once (cancelled or not: the body resumes on another thread, and
-    /// races the cancel). It was skipped when the cancel came before the body resumed.
+    /// races the cancel).
     @Test func aCancelAfterTheStartRanLetsTheOperationRun() async throws {
         for stepsSynchronously in Array(repeating: [false, true], count: 20).joined() {
             let dispatcher = ManualDispatcher()
@@ -49,6 +50,30 @@ import Testing
             #expect(try await dispatcher.value(of: task) == 1)
             #expect(sawCancellation.withLock { $0.count } == 1)
             #expect(dispatcher.history.map(\.task.label) == ["body"])
+            try dispatcher.verifyIdle()
+        }
+    }
+
+    /// A cancel before the start stops the operation though the body has not reached its gate yet (here it waits for
+    /// its actor's queue): the start runs, and the body, at the gate, finds its task was cancelled first.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+    @Test(.timeLimit(.minutes(1))) func aCancelBeforeTheStartStopsTheOperationOfABodyNotYetAtItsGate() async throws {
+        for stepsSynchronously in [false, true] {
+            let dispatcher = ManualDispatcher()
+            let actor = HeldActor()
+            let release = DispatchSemaphore(value: 0)
+            let task = await actor.startHeld(on: dispatcher, until: release)
+            task.cancel()
+            if stepsSynchronously {
+                try synchronously { try dispatcher.runNext() }
+                release.signal()
+            } else {
+                // The drain runs the start, then the release, then waits for the body to end.
+                dispatcher.background(label: "release") { release.signal() }
+                try await dispatcher.runUntilIdle()
+            }
+            await #expect(throws: CancellationError.self) { try await dispatcher.value(of: task) }
+            #expect(actor.ran.withLock { $0 } == false)
             try dispatcher.verifyIdle()
         }
     }
@@ -233,5 +258,38 @@ private struct ObservedCancelDecorator: TaskDispatcher {
         }
 
         var isTaskCancelled: Bool { self.handle.isCancelled }
+    }
+}
+
+/// An actor on a serial queue of its own, which a test can hold.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+private actor HeldActor {
+    private let executor = HeldQueueExecutor()
+    nonisolated let ran = Locked(false)
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor {
+        self.executor.asUnownedSerialExecutor()
+    }
+
+    /// Holds the actor's queue until `release` is signalled, then starts a tracked task isolated to the actor: its
+    /// body waits behind the hold to reach its gate.
+    func startHeld(on dispatcher: ManualDispatcher, until release: DispatchSemaphore) -> Task<Void, any Error> {
+        self.executor.queue.async { release.wait() }
+        return dispatcher.startTask(label: "held") { self.ran.withLock { $0 = true } }
+    }
+}
+
+/// A serial executor that runs each job on a serial dispatch queue.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+private final class HeldQueueExecutor: SerialExecutor {
+    let queue = DispatchQueue(label: "HeldQueueExecutor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        self.queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
     }
 }

@@ -83,7 +83,7 @@ private let settleLimit = Duration.seconds(60)
     }
 
     /// The test's own tick loop through a decorator that rebuilds each task (dropping the tick's marker) ends at the
-    /// wait limit, and the report names the loop as written, not `runInBackground` (found by a probe).
+    /// wait limit, and the report names the loop as written, not `runInBackground`.
     @Test func theTestsTickLoopThroughARebuildingDecoratorIsNamedAsWritten() async throws {
         let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100))
         let decorated = ForwardingDispatcher(base: dispatcher, rewrite: .rebuild)

@@ -3,7 +3,7 @@ import TaskDispatchTesting
 import Testing
 
 /// The mapping from `TestScheduler` and `EmbeddedEventLoop` in "Migrating from withMainSerialExecutor, TestClock and
-/// ImmediateClock", and its three differences by design (found by porting the peers' own tests).
+/// ImmediateClock", and its three differences by design.
 @Suite struct PeerMappingTests {
     /// `loop.run()`: what is due now, and what that dispatches for now; nothing later, and the clock stays.
     @Test func advanceByZeroRunsWhatIsDueNowAndWhatItDispatchesForNow() throws {
@@ -36,6 +36,17 @@ import Testing
         #expect(log.events == ["first"])
         #expect(cancelled.withLock { $0 })
         try dispatcher.verifyIdle()
+    }
+
+    /// A move of the clock backwards throws, and leaves the clock and the pending work as they were.
+    @Test func aMoveOfTheClockBackwardsThrows() throws {
+        let dispatcher = ManualDispatcher()
+        try dispatcher.advance(by: .seconds(2))
+        dispatcher.background(after: .seconds(1), label: "later") {}
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.advance(to: .seconds(1)) }
+        #expect(error?.kind == .clockMovedBackwards(from: .seconds(2), to: .seconds(1)))
+        #expect(dispatcher.now == .seconds(2))
+        #expect(dispatcher.pendingTasks.map(\.label) == ["later"])
     }
 
     /// Series due at the same instant tick in the order their ticks were dispatched: at 6 s the 3 s series' tick

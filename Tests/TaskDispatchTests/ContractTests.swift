@@ -232,7 +232,7 @@ enum ForwardingDecoratorKind: String, Sendable, CustomStringConvertible {
     case rebuilding
     case delaying
     /// Adds an hour to each delay: the check runs what the `ManualDispatcher` holds for a day more of its clock, the
-    /// series rule included (it gave up after a minute, found by a probe).
+    /// series rule included.
     case delayingAnHour
 
     var description: String { self.rawValue }

@@ -184,7 +184,7 @@ import Testing
     }
 
     /// After `cancelAll()`, `startTask` returns a cancelled task and runs nothing: a task started and then cancelled
-    /// could run its operation, uncancelled, on another thread (found by a probe).
+    /// could run its operation, uncancelled, on another thread.
     @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
     func aStartTaskAfterCancelAllNeverRunsItsOperation(kind: ProductionDispatcherKind) async throws {
         let scope = DispatchScope(kind.makeDispatcher())

@@ -38,7 +38,7 @@ package enum TaskTracking {
     }
 }
 
-/// An awaitable dispatch (`runInBackground`, `runOnMainActor`) during its one call to `dispatch(_:)`, as
+/// An awaitable dispatch (`runInBackground`, `runOnMainActor`, a tick's wait) during its one call to `dispatch(_:)`, as
 /// ``TaskTracking/dispatchingCall`` carries it through any decorator that forwards synchronously.
 package struct AwaitableCall: Sendable {
     /// The wait of the awaiting tracked task, if the caller runs in one.

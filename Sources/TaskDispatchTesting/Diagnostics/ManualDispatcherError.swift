@@ -332,10 +332,9 @@ extension ManualDispatcherError {
         }
         if parts.isEmpty {
             // A drain that ran the task along with what woke it (advance(by:), settle(), an auto mode) looks the same.
-            let ranAlready =
-                snapshot.recentRuns.isEmpty ? "" : "it may have run already (the last runs are below); if not, "
-            return
-                "nothing else is pending either: \(ranAlready)check that the code under test was given this dispatcher and dispatched its work"
+            return snapshot.recentRuns.isEmpty
+                ? "nothing else is pending either: check that the code under test was given this dispatcher and dispatched its work"
+                : "nothing else is pending either: it may have run already (the last runs are below); if not, check that the code under test was given this dispatcher and dispatched its work"
         }
         return parts.joined(separator: "; ")
     }

@@ -207,6 +207,9 @@ struct TrackedTasks: Sendable {
     /// The body of task `id` reached its start gate (see ``Record/isParked``).
     mutating func markParked(_ id: UInt64) { self.records.update(id) { $0.isParked = true } }
 
+    /// Whether task `id`'s Swift task is cancelled (`false` before it is registered: nobody could cancel it yet).
+    func isTaskCancelled(_ id: UInt64) -> Bool { self.records[id]?.key?.isCancelled ?? false }
+
     /// Task `id` was cancelled before its start ran, and its start with it: its body runs on its own to its end.
     mutating func markStartCancelled(_ id: UInt64) { self.saw(id, .startCancelled) { $0.phase = .startCancelled } }
 

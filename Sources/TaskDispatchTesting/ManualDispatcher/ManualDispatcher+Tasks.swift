@@ -7,7 +7,7 @@ extension ManualDispatcher {
     /// The start is a pending task labeled `label` at the call site: foreground when the operation is isolated to the
     /// main actor, background otherwise. Once it has run, the operation runs where `Task { }` would, concurrently with
     /// the test, and the async drains know from the dispatcher's records when it waits on the dispatcher again. A task
-    /// cancelled before its operation begins throws `CancellationError` without running it. An error the operation
+    /// cancelled before its start runs throws `CancellationError` without running the operation. An error the operation
     /// throws is reported once, by ``verifyIdle()`` or a later step, unless the test claims it with
     /// ``value(of:)-(Task<Success,Error>)``. See <doc:ManualDispatcherReference#Async-code>.
     ///

@@ -32,8 +32,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// The body, suspended at the gate. Taken by exactly one of ``startRan(in:)`` (into `admitted`),
     /// ``cancelStart(in:)`` and ``releaseFromCaller()``.
     private var waiting: StartContinuation?
-    /// The body's wait that ``startRan(in:)`` let through, taken after unlocking by ``resumeAdmitted()``.
-    private var admitted: StartContinuation?
+    /// The body's wait that ``startRan(in:)`` let through, with its outcome, taken after unlocking by
+    /// ``resumeAdmitted()``.
+    private var admitted: (StartContinuation, Result<Void, any Error>)?
     /// Whether the body may still run on its creator's stack (begun with `Task.immediate`, until
     /// ``releaseFromCaller()``): only that resumes it meanwhile, or a start run by another thread would run the
     /// operation inside `startTask`.
@@ -80,12 +81,19 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
         schedule.tracked.markStarted(self.id, at: schedule.now)
         // A start that runs was not cancelled: the schedule hands a task out to run or to cancel, not both.
         guard self.outcome == nil else { return }
-        self.outcome = .success(())
-        if !self.heldForCaller { self.admitted = self.waiting.take() }
+        // But its task may have been, before the body reached the gate to cancel the start: it stops there all the same.
+        let cancelled = schedule.tracked.isTaskCancelled(self.id)
+        if cancelled { schedule.tracked.markStartCancelled(self.id) }
+        let outcome: Result<Void, any Error> = cancelled ? .failure(CancellationError()) : .success(())
+        self.outcome = outcome
+        if !self.heldForCaller, let waiting = self.waiting.take() { self.admitted = (waiting, outcome) }
     }
 
     /// Lets the body through the gate that ``startRan(in:)`` opened; call after unlocking, on the same thread.
-    func resumeAdmitted() { self.admitted.take()?.resume() }
+    func resumeAdmitted() {
+        guard let (continuation, outcome) = self.admitted.take() else { return }
+        continuation.resume(with: outcome)
+    }
 
     /// Suspends the body until the start task runs; throws `CancellationError` if the task was cancelled first,
     /// which cancels the start. It runs on the caller's `isolation`, and the body resumes there.
