@@ -460,16 +460,47 @@ struct CreepingDispatcher: ForwardsStartTask {
         #expect(dispatcher.now == .seconds(4))
     }
 
-    @Test func verifyIdleReportsALiveSeriesAsSuch() throws {
+    /// `verifyIdle()` names a live series, and its advice leads with cancelling it: `runUntilIdle()`, the advice for
+    /// other pending tasks, would throw over it.
+    @Test(arguments: [false, true])
+    func verifyIdleReportsALiveSeriesAsSuch(withAnotherTask: Bool) throws {
         let dispatcher = ManualDispatcher()
         let series = dispatcher.background(every: .seconds(1), label: "poll") {}
+        if withAnotherTask { dispatcher.background(label: "one-off") {} }
         let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         #expect(error?.kind == .pendingTasks)
+        let summary = error?.summary ?? ""
         #expect(
-            error?.summary.contains(
-                "among them the next tick of 1 live repeating series (\"poll\" every 1 s, started at")
-                == true, "\(String(describing: error))")
+            summary.contains(
+                "never ran, \(withAnotherTask ? "among them " : "")the next tick of 1 live repeating series (\"poll\" every 1 s"
+            ),
+            "\(summary)")
+        #expect(
+            summary.contains(
+                "Cancel the series before the end of the test (its handle, the DispatchScope it was started through"),
+            "\(summary)")
+        #expect(!summary.contains("Run them (runUntilIdle())"), "\(summary)")
+        #expect(summary.contains("run the other pending tasks (runUntilIdle()) or cancel them") == withAnotherTask)
         series.cancel()
+        if withAnotherTask { try dispatcher.runUntilIdle() }
+        try dispatcher.verifyIdle()
+    }
+
+    /// A tick loop left running: the check's advice cancels the loop before it drives the tracked task to its end.
+    @Test func verifyIdleOverALiveTickLoopSaysToCancelItFirst() async throws {
+        let dispatcher = ManualDispatcher()
+        let poll = dispatcher.startTask(label: "poll loop") {
+            for await _ in dispatcher.ticks(every: .seconds(1), label: "poll") {}
+        }
+        try await dispatcher.advance(by: .seconds(1))
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        let summary = error?.summary ?? ""
+        let cancel = summary.range(of: "Cancel the series before the end of the test")
+        let drive = summary.range(of: "Drive them to the end with try await dispatcher.runUntilIdle()")
+        #expect(cancel != nil && drive != nil && cancel!.lowerBound < drive!.lowerBound, "\(summary)")
+        #expect(summary.contains("for a ticks(every:) loop, the task that iterates it"))
+        poll.cancel()
+        try await dispatcher.runUntilIdle()
         try dispatcher.verifyIdle()
     }
 

@@ -88,6 +88,27 @@ import Testing
         #expect(matched.value == 1)
     }
 
+    /// A dispatcher released with a live series left: the report names the series and says to cancel it, not to run
+    /// it with `runUntilIdle()`, which would throw over it.
+    @Test func aDispatcherReleasedWithALiveSeriesSaysToCancelIt() async throws {
+        let test = try #require(Test.current)
+        let matched = Box<Int>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                _ = ManualDispatcher().foreground(every: .seconds(10), label: "poll") {}
+            }
+        } matching: { issue in
+            let text = issue.text
+            let isMatch =
+                text.contains("was deinitialized with 1 pending task, the next tick of 1 live repeating series")
+                && text.contains("it never ran. Cancel the series before the end of the test (its handle")
+                && text.contains("; check with verifyIdle() at the end of the test:") && !text.contains("Run it with")
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+    }
+
     /// Issue 17, item 5: a tracked task's error that nothing claimed is reported whether the dispatcher is still
     /// alive at the check or died with the test body, at the dispatcher's creation line.
     @Test(arguments: [false, true])

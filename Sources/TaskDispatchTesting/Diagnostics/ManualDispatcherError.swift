@@ -153,9 +153,9 @@ extension ManualDispatcherError {
         case .liveSeries(let method, let tick, _):
             "\(method) would move the clock for ever: the repeating series \(quoted(tick.label)) started at \(tick.series?.callSite ?? snapshot.callSites[Int(tick.callSite)]) ticks every \(tick.series.map { formatDuration($0.interval) } ?? "?") for as long as it lives, and its next tick is due at \(formatTime(tick.key.due)). Run its ticks with advance(by:) or advance(to:), or cancel the series before draining to idle: its handle, the DispatchScope it was started through, or, for a ticks(every:) loop, the task that iterates it"
         case .pendingTasks(let unfinished) where unfinished.isEmpty:
-            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). Run them (runUntilIdle()), cancel them, or fix the code that dispatched them"
+            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). \(Self.seriesAdvice(snapshot) ?? "Run them (runUntilIdle()), cancel them, or fix the code that dispatched them")"
         case .pendingTasks(let unfinished):
-            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran, and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.unfinishedAdvice(unfinished, orAwait: false))"
+            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)), and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.seriesAdvice(snapshot).map { "\($0). " } ?? "")\(Self.unfinishedAdvice(unfinished, orAwait: false))"
         case .conditionNotMet(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
             "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may \(label == nil ? "change the state" : "dispatch it") later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
         case .conditionNotMet(let method, let label, let ran, _):
@@ -273,16 +273,26 @@ extension ManualDispatcherError {
             "\(drive). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
     }
 
-    /// `, among them the next tick of 1 live repeating series ("poll" every 1 s, started at Feed.swift:12), which runs
-    /// until its handle or scope cancels it`, or nothing when no listed task is a tick.
-    private static func seriesNote(_ snapshot: Snapshot) -> String {
+    /// `, among them the next tick of 1 live repeating series ("poll" every 1 s, started at Feed.swift:12)` (without
+    /// "among them" when only ticks are pending), or nothing when no listed task is a tick.
+    static func seriesNote(_ snapshot: Snapshot) -> String {
         let ticks = snapshot.pending.filter { $0.series != nil }
         guard !ticks.isEmpty else { return "" }
         let named = ticks.prefix(3).compactMap { tick in
             tick.series.map { "\(quoted(tick.label)) every \(formatDuration($0.interval)), started at \($0.callSite)" }
         }
         return
-            ", among them the next tick of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : "")), which runs until its handle or its DispatchScope cancels it"
+            ",\(ticks.count == snapshot.pendingCount ? "" : " among them") the next tick of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : ""))"
+    }
+
+    /// What to do about live repeating series among the pending tasks, which a drain to idle never gets past: cancel
+    /// them first; `nil` when no listed task is a tick.
+    static func seriesAdvice(_ snapshot: Snapshot) -> String? {
+        let ticks = snapshot.pending.filter { $0.series != nil }.count
+        guard ticks > 0 else { return nil }
+        let others = snapshot.pending.count > ticks || snapshot.pendingCount > snapshot.pending.count
+        return
+            "Cancel the series before the end of the test (its handle, the DispatchScope it was started through, or, for a ticks(every:) loop, the task that iterates it): runUntilIdle() never reaches idle while one lives\(others ? "; run the other pending tasks (runUntilIdle()) or cancel them" : "")"
     }
 
     /// Names the call sites that ran most often in the last `runs` runs, grouped by call site (a timer loop's label

@@ -107,7 +107,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
             let hidden = snapshot.pendingCount - snapshot.pending.count
             let more = hidden > 0 ? "  … and \(hidden) more\n" : ""
             report +=
-                "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task")); \(snapshot.pendingCount == 1 ? "it never ran. Run it" : "they never ran. Run them") with runUntilIdle() or check with verifyIdle() at the end of the test:\n\(listing)\(more)"
+                "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task"))\(ManualDispatcherError.seriesNote(snapshot)); \(snapshot.pendingCount == 1 ? "it never ran" : "they never ran"). \(ManualDispatcherError.seriesAdvice(snapshot).map { "\($0); check" } ?? "Run \(snapshot.pendingCount == 1 ? "it" : "them") with runUntilIdle() or check") with verifyIdle() at the end of the test:\n\(listing)\(more)"
             let runs = snapshot.recentRuns.suffix(10).map { "  \(TaskRun($0, callSites: snapshot.callSites))\n" }
             if !runs.isEmpty { report += "Last \(runs.count) runs, oldest first:\n\(runs.joined())" }
             if left.errors == nil && left.awaits == nil { onlyPendingTasks = (pending, snapshot.pendingCount) }
