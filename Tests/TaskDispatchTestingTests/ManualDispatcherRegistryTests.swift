@@ -82,6 +82,34 @@ import Testing
         #expect(failure.description.contains("\"orphan\""))
     }
 
+    /// A pending closure that holds a handle of its own dispatcher (a debouncer's): the release cancels every pending
+    /// task once its report lists them, so the closure, and what it holds, go with the dispatcher.
+    @Test func aDispatcherReleasedWithAClosureHoldingItsOwnHandleLetsTheClosureGo() throws {
+        final class Debouncer: @unchecked Sendable {
+            var pending: TaskHandle?
+            func schedule(on dispatcher: any TaskDispatcher) {
+                self.pending?.cancel()
+                self.pending = dispatcher.background(after: .milliseconds(300), label: "debounced") { _ = self }
+            }
+        }
+        let registry = ManualDispatcherRegistry()
+        weak var released: Debouncer?
+        let handle: TaskHandle? = registry.track {
+            let dispatcher = ManualDispatcher()
+            let debouncer = Debouncer()
+            released = debouncer
+            debouncer.schedule(on: dispatcher)
+            debouncer.schedule(on: dispatcher)
+            return debouncer.pending
+        }
+        #expect(released == nil, "the pending closure outlived its dispatcher")
+        #expect(handle?.isCancelled == true)
+        #expect(handle?.cancel() == false, "the release had cancelled the task already")
+        let failure = try #require(registry.idleFailures().first)
+        #expect(failure.description.contains("1 pending task; it never ran"), "\(failure)")
+        #expect(failure.description.contains("\"debounced\""))
+    }
+
     /// A release report lists the last runs, as `verifyIdle()` does: what ran before the work that was left.
     @Test func aReleaseReportListsTheLastRuns() throws {
         let registry = ManualDispatcherRegistry()

@@ -138,8 +138,9 @@ extension Schedule {
         var errors: Failure?
         var awaits: Failure?
         var running: Failure?
-        /// The cancelled closures of the live series' ticks (each holds the storage), to release outside the lock.
-        var ticks: [DispatchedTask.Work] = []
+        /// The pending tasks, cancelled once the snapshot lists them (nothing can run them any more), with their
+        /// closures, to release outside the lock: one may hold the storage, through a tick's series or a handle.
+        var cancelled: [(ScheduledTask, DispatchedTask.Work)] = []
     }
 
     /// What the dispatcher leaves at its release, for the report (`releasing`: the tracked task the release is on).
@@ -147,12 +148,12 @@ extension Schedule {
         // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
         // which the pending report would list with its start or its wait).
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
-        return Leftovers(  // the arguments in order: the ticks are cancelled once the snapshot lists them
+        return Leftovers(  // the arguments in order: the tasks are cancelled once the snapshot lists them
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 10) : nil,
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
             running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running)),
-            ticks: self.allPendingTasks.compactMap { $0.series == nil ? nil : self.cancel($0) }
+            cancelled: self.allPendingTasks.compactMap { task in self.cancel(task).map { (task, $0) } }
         )
     }
 

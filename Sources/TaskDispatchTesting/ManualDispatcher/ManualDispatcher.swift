@@ -126,6 +126,8 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
                 "ManualDispatcher was deinitialized while tracked tasks were still running, so nothing will check how they end (an error they throw is lost): \(ManualDispatcherError(running).summary)\n"
         }
         if !report.isEmpty, reported != true { writeToStandardError(report) }
+        // Their scopes forget them; their closures go with `left`, after the report.
+        for (task, _) in left.cancelled { task.cancelled() }
     }
 
     // MARK: - Dispatching
