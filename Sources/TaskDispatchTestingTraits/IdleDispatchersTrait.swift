@@ -1,3 +1,4 @@
+import Foundation
 import TaskDispatch
 import TaskDispatchTesting
 public import Testing
@@ -73,7 +74,7 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
             let cancelled = Task.isCancelled
         #endif
         for failure in await registry.idleFailuresOnceCancelledTasksEnd(besides: thrown) {
-            let location = Self.sourceLocation(of: failure.createdAt) ?? fallback
+            let location = Self.sourceLocation(of: failure.createdAt, near: fallback) ?? fallback
             #if compiler(>=6.3)
                 if cancelled {
                     Issue.record(Comment(rawValue: failure.description), severity: .warning, sourceLocation: location)
@@ -88,12 +89,22 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
     /// Where the dispatcher was created, as swift-testing shows it; `nil` for a call site it cannot show (a file ID
     /// that is not `Module/File.swift`, a line of zero or past `Int.max`), which `SourceLocation` would trap on:
     /// the issue is then placed at the test, and its comment still names the call site.
-    static func sourceLocation(of callSite: CallSite) -> SourceLocation? {
+    ///
+    /// A call site keeps only the file ID, so the path comes from the test's location `test`: its own file, or a file
+    /// of that name beside it (a fixture). Elsewhere the path is the file ID, which an editor may not find.
+    static func sourceLocation(of callSite: CallSite, near test: SourceLocation) -> SourceLocation? {
         let file = callSite.fileID.description
         guard let slash = file.firstIndex(of: "/"), slash != file.startIndex, file.index(after: slash) != file.endIndex,
             callSite.line > 0, let line = Int(exactly: callSite.line)
         else { return nil }
-        return SourceLocation(fileID: file, filePath: file, line: line, column: 1)
+        var path = file
+        if file == test.fileID {
+            path = test.filePath
+        } else if file[..<slash] == test.moduleName, let end = test.filePath.lastIndex(of: "/") {
+            let beside = String(test.filePath[...end] + file[file.index(after: slash)...])
+            if FileManager.default.fileExists(atPath: beside) { path = beside }
+        }
+        return SourceLocation(fileID: file, filePath: path, line: line, column: 1)
     }
 }
 

@@ -96,6 +96,28 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// In auto-drain, work runs inside the call that dispatched it, which keeps the scope alive: the owner's release
+    /// inside a callback comes after the work queued behind it ran, unless the callback cancels the scope first, as
+    /// the reference says.
+    @Test(arguments: [false, true])
+    func aCallbackThatEndsItsOwnerInAutoDrain(cancelsTheScopeFirst: Bool) throws {
+        final class Owner: Sendable {
+            let scope: DispatchScope
+            init(_ dispatcher: any TaskDispatcher) { self.scope = DispatchScope(dispatcher) }
+        }
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let holder = Locked<Owner?>(Owner(dispatcher))
+        let log = EventLog()
+        holder.withLock { $0 }?.scope.background(label: "outer") {
+            let owner = holder.withLock { $0 }
+            owner?.scope.background(label: "queued") { log.record("queued ran") }
+            if cancelsTheScopeFirst { owner?.scope.cancelAll() }
+            holder.withLock { $0 = nil }
+        }
+        #expect(log.events == (cancelsTheScopeFirst ? [] : ["queued ran"]))
+        try dispatcher.verifyIdle()
+    }
+
     @Test func aDispatcherUsedThroughAScopeIsReleasedWithIt() throws {
         weak var storage: Storage?
         try {

@@ -38,6 +38,25 @@ import Testing
         #expect(seen.value?.text.contains("\"left behind\"") == true)
     }
 
+    /// The issue's path is a real one, which an editor places it by: the test's file for a dispatcher created there,
+    /// the fixture's file beside it for one a fixture created (a call site keeps only the file ID).
+    @Test func theIssueCarriesThePathOfTheFileThatCreatedTheDispatcher() async throws {
+        let test = try #require(Test.current)
+        let paths = Box<Set<String>>()
+        try await withKnownIssue {
+            try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                ManualDispatcher().background(label: "in the test") {}
+                ServiceThatMakesItsOwnDispatcher().start()
+            }
+        } matching: { issue in
+            if let path = issue.sourceLocation?.filePath { paths.update { ($0 ?? []).union([path]) } }
+            return true
+        }
+        let testFile = test.sourceLocation.filePath
+        let directory = testFile[...(try #require(testFile.lastIndex(of: "/")))]
+        #expect(paths.value == [testFile, "\(directory)Fixtures.swift"])
+    }
+
     /// A call site swift-testing cannot show (found by a probe from a client package: `SourceLocation` traps on
     /// these) places the issue at the test, and its comment still names the call site.
     @Test(arguments: unusualCallSites)
@@ -465,16 +484,6 @@ struct IdleDispatchersTraitOnASuiteTests {
 
 private enum SaveError: Error {
     case offline
-}
-
-/// Code under test that creates its own dispatcher.
-final class ServiceThatMakesItsOwnDispatcher: Sendable {
-    static let creationLine = #line + 1
-    let dispatcher = ManualDispatcher()
-
-    func start(label: String = "service") {
-        self.dispatcher.background(label: label) {}
-    }
 }
 
 /// What one case of the parallel test expects the idle trait to report, set by the test body.
