@@ -495,8 +495,8 @@ struct CreepingDispatcher: ForwardsStartTask {
         try await dispatcher.advance(by: .seconds(1))
         let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         let summary = error?.summary ?? ""
-        let cancel = summary.range(of: "Cancel the series before the end of the test")
-        let drive = summary.range(of: "Drive them to the end with try await dispatcher.runUntilIdle()")
+        let cancel = summary.firstRange(of: "Cancel the series before the end of the test")
+        let drive = summary.firstRange(of: "Drive them to the end with try await dispatcher.runUntilIdle()")
         #expect(cancel != nil && drive != nil && cancel!.lowerBound < drive!.lowerBound, "\(summary)")
         #expect(summary.contains("for a ticks(every:) loop, the task that iterates it"))
         poll.cancel()
