@@ -110,6 +110,22 @@ import Testing
         #expect(failure.description.contains("\"debounced\""))
     }
 
+    /// A tracked task whose start was still pending when its dispatcher was released (which cancels the start) ends
+    /// with `CancellationError` once it is cancelled, as one whose start the test never ran does.
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func aTrackedTaskWhoseStartTheReleaseCancelledEndsWhenCancelled(onMainActor: Bool) async throws {
+        let registry = ManualDispatcherRegistry()
+        let task = registry.track {
+            let dispatcher = ManualDispatcher()
+            return onMainActor
+                ? dispatcher.startTask(label: "never started") { @MainActor in 42 }
+                : dispatcher.startTask(label: "never started") { 42 }
+        }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(registry.idleFailures().first?.description.contains("\"never started\"") == true)
+    }
+
     /// A release report lists the last runs, as `verifyIdle()` does: what ran before the work that was left.
     @Test func aReleaseReportListsTheLastRuns() throws {
         let registry = ManualDispatcherRegistry()

@@ -496,7 +496,7 @@ struct CreepingDispatcher: ForwardsStartTask {
         let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
         let summary = error?.summary ?? ""
         let cancel = summary.firstRange(of: "Cancel the series before the end of the test")
-        let drive = summary.firstRange(of: "Drive them to the end with try await dispatcher.runUntilIdle()")
+        let drive = summary.firstRange(of: "Then drive them to the end with try await dispatcher.runUntilIdle()")
         #expect(cancel != nil && drive != nil && cancel!.lowerBound < drive!.lowerBound, "\(summary)")
         #expect(summary.contains("for a ticks(every:) loop, the task that iterates it"))
         poll.cancel()

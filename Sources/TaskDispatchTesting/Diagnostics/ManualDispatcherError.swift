@@ -75,7 +75,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         self.registration = snapshot.registration
     }
 
-    /// The summary, then the pending tasks (at most 20 shown), the last runs (at most 10) and the seed.
+    /// The summary, then the seed (if any, with the line that replays it), the pending tasks (at most 20 shown) and
+    /// the last runs (at most 10).
     public var description: String {
         var text = "ManualDispatcher: \(self.summary)"
         if let seed = self.seed {
@@ -155,7 +156,7 @@ extension ManualDispatcherError {
         case .pendingTasks(let unfinished) where unfinished.isEmpty:
             "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)). \(Self.seriesAdvice(snapshot) ?? "Run them (runUntilIdle()), cancel them, or fix the code that dispatched them")"
         case .pendingTasks(let unfinished):
-            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)), and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.seriesAdvice(snapshot).map { "\($0). " } ?? "")\(Self.unfinishedAdvice(unfinished, orAwait: false))"
+            "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)), and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.seriesAdvice(snapshot).map { "\($0). Then \(Self.unfinishedAdvice(unfinished, orAwait: false).lowercasedFirst)" } ?? Self.unfinishedAdvice(unfinished, orAwait: false))"
         case .conditionNotMet(let method, let label, let ran, let unsettled) where !unsettled.isEmpty:
             "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may \(label == nil ? "change the state" : "dispatch it") later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
         case .conditionNotMet(let method, let label, let ran, _):
@@ -282,7 +283,7 @@ extension ManualDispatcherError {
             tick.series.map { "\(quoted(tick.label)) every \(formatDuration($0.interval)), started at \($0.callSite)" }
         }
         return
-            ",\(ticks.count == snapshot.pendingCount ? "" : " among them") the next tick of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : ""))"
+            ",\(ticks.count == snapshot.pendingCount ? "" : " among them") the next \(ticks.count == 1 ? "tick" : "ticks") of \(ticks.count) live repeating series (\(named.joined(separator: "; "))\(ticks.count > 3 ? "; …" : ""))"
     }
 
     /// What to do about live repeating series among the pending tasks, which a drain to idle never gets past: cancel
@@ -292,7 +293,7 @@ extension ManualDispatcherError {
         guard ticks > 0 else { return nil }
         let others = snapshot.pending.count > ticks || snapshot.pendingCount > snapshot.pending.count
         return
-            "Cancel the series before the end of the test (its handle, the DispatchScope it was started through, or, for a ticks(every:) loop, the task that iterates it): runUntilIdle() never reaches idle while one lives\(others ? "; run the other pending tasks (runUntilIdle()) or cancel them" : "")"
+            "Cancel the series before the end of the test (its handle, the DispatchScope it was started through, or, for a ticks(every:) loop, the task that iterates it): runUntilIdle() throws while one lives\(others ? "; run the other pending tasks (runUntilIdle()) or cancel them" : "")"
     }
 
     /// Names the call sites that ran most often in the last `runs` runs, grouped by call site (a timer loop's label
@@ -375,4 +376,9 @@ extension Failure.Misuse {
         case .clockMovedWhileUnsettled, .clockMovedAfterWaking, .uncountedTasks: .unsettledTasks(after: .zero)
         }
     }
+}
+
+extension String {
+    /// The string with its first character lowercased, to go on a sentence.
+    fileprivate var lowercasedFirst: String { self.prefix(1).lowercased() + self.dropFirst() }
 }

@@ -138,7 +138,7 @@ extension Schedule {
         var errors: Failure?
         var awaits: Failure?
         var running: Failure?
-        /// The pending tasks, cancelled once the snapshot lists them (nothing can run them any more), with their
+        /// The pending tasks, cancelled once the snapshot lists them (the test can no longer run them), with their
         /// closures, to release outside the lock: one may hold the storage, through a tick's series or a handle.
         var cancelled: [(ScheduledTask, DispatchedTask.Work)] = []
     }

@@ -30,8 +30,8 @@ extension ManualDispatcher {
         try self.drain("runUntilIdle()", requiresSettled: true)
     }
 
-    /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, in
-    /// (due time, dispatch order), including tasks those tasks schedule inside the window.
+    /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, by due time (and
+    /// among tasks due at one instant, as ``order`` chooses), including tasks those tasks schedule inside the window.
     ///
     /// The clock ends at the target (or at the end of its range, about 292 years). Async code gets
     /// ``advance(by:waitingUpTo:)``. On the main actor, a synchronous step never moves the clock past a tracked task it

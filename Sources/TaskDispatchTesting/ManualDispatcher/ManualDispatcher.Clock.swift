@@ -7,7 +7,7 @@ extension ManualDispatcher {
     /// Code that takes a dispatcher sleeps on its ``TaskDispatcher/clock`` (the real `ContinuousClock` in
     /// production); with a `ManualDispatcher` that sleep waits for the test to move the clock, and takes no real time.
     /// A sleep is a background task labeled `clock sleep until <deadline>` (with the task's label inside a tracked
-    /// task), listed, reported and woken in (due time, dispatch order) like any other. Its deadline is fixed when it
+    /// task), listed, reported and woken at its due time like any other. Its deadline is fixed when it
     /// starts, its tolerance ignored; a sleep from outside the tracked tasks is bounded by
     /// ``ManualDispatcher/waitLimit``. See <doc:TestingWithVirtualTime>.
     public struct Clock: _Concurrency.Clock {

@@ -31,8 +31,8 @@ public import TaskDispatch
 /// Tasks run on the thread that calls a run method, foreground tasks always on the main actor, by (due time,
 /// dispatch order) unless ``order`` says otherwise. Any thread may dispatch at any time; misuse throws
 /// ``ManualDispatcherError`` rather than hang or crash. End each test with ``verifyIdle()`` or the
-/// `verifiesIdleDispatchers` trait: a released dispatcher reports its pending tasks, but a pending closure that
-/// holds the dispatcher keeps it alive. See <doc:ManualDispatcherReference>.
+/// `verifiesIdleDispatchers` trait: a released dispatcher reports its pending tasks and cancels them, but a pending
+/// closure that holds the dispatcher keeps it alive. See <doc:ManualDispatcherReference>.
 public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     /// The engine and its lock, which every operation takes through it.
     let storage: Storage

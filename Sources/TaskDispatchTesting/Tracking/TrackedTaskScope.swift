@@ -126,7 +126,9 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// the lock) and the wait to fail. The records say so in the same section: the body now runs on its own to its
     /// end, and no drain may take it for settled meanwhile. Call under the lock of ``storage``.
     func cancelStart(in schedule: inout Schedule) -> (DispatchedTask.Work?, StartContinuation?) {
-        guard let task = self.startTask, let released = schedule.cancel(task) else { return (nil, nil) }
+        // A start the dispatcher's release cancelled has no outcome yet: the body still waits for this cancel.
+        guard let task = self.startTask, self.outcome == nil, task.state != .started else { return (nil, nil) }
+        let released = schedule.cancel(task)
         self.outcome = .failure(CancellationError())
         schedule.tracked.markStartCancelled(self.id)
         return (released, self.heldForCaller ? nil : self.waiting.take())
