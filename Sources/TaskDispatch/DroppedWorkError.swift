@@ -26,6 +26,6 @@ public struct DroppedWorkError: Error, Sendable, Hashable, CustomStringConvertib
 
     /// What happened, naming the call, and the usual causes.
     public var description: String {
-        "\(describeAwaitableCall(method, label, callSite)) never ran: its dispatcher released the work without running it, so the await cannot get a result. A decorator that cancels or drops the task, a dispatcher that drops it (DispatcherContract finds one), or a cancelled Operation (OperationQueue.main.cancelAllOperations() on Apple platforms) does this; to stop the work, cancel the awaiting task instead, and the call throws CancellationError."
+        "\(describeAwaitableCall(method, label, callSite)) never ran: its dispatcher released the work without running it, so the await cannot get a result. A decorator that cancels or drops the task, a dispatcher that drops it (DispatcherContract finds one), a ManualDispatcher released with the task pending, or a cancelled Operation (OperationQueue.main.cancelAllOperations() on Apple platforms) does this; to stop the work, cancel the awaiting task instead, and the call throws CancellationError."
     }
 }

@@ -81,7 +81,7 @@ private struct OperationCancellingDecorator: TaskDispatcher {
         #expect(error == DroppedWorkError(method: method, label: "parse", callSite: CallSite(line: line)))
         #expect(
             error?.description
-                == "\(method) \"parse\" (TaskDispatchTests/DroppedWorkTests.swift:\(line)) never ran: its dispatcher released the work without running it, so the await cannot get a result. A decorator that cancels or drops the task, a dispatcher that drops it (DispatcherContract finds one), or a cancelled Operation (OperationQueue.main.cancelAllOperations() on Apple platforms) does this; to stop the work, cancel the awaiting task instead, and the call throws CancellationError."
+                == "\(method) \"parse\" (TaskDispatchTests/DroppedWorkTests.swift:\(line)) never ran: its dispatcher released the work without running it, so the await cannot get a result. A decorator that cancels or drops the task, a dispatcher that drops it (DispatcherContract finds one), a ManualDispatcher released with the task pending, or a cancelled Operation (OperationQueue.main.cancelAllOperations() on Apple platforms) does this; to stop the work, cancel the awaiting task instead, and the call throws CancellationError."
         )
         #expect(log.events.isEmpty)
     }
