@@ -17,12 +17,12 @@ extension ManualDispatcher {
 
         /// Each dispatch runs the task at once, on the dispatching thread, for tests where order does not matter.
         ///
-        /// Tasks the running task dispatches run after it, never nested, in the dispatcher's ``ManualDispatcher/order``;
-        /// a foreground task runs on the main actor (through `DispatchQueue.main.sync` from another thread); a dispatch while another run is in progress
-        /// only enqueues, for that run. Delayed tasks wait for the clock (or choose ``autoAdvance``). The handle of a
-        /// task that already ran cancels nothing. A runaway past ``ManualDispatcher/runawayLimit`` is written to
-        /// standard error and thrown by the next run method or ``ManualDispatcher/verifyIdle()``. See
-        /// <doc:ManualDispatcherReference>.
+        /// Tasks the running task dispatches run after it, never nested, in the dispatcher's
+        /// ``ManualDispatcher/order``; a foreground task runs on the main actor (through `DispatchQueue.main.sync` from
+        /// another thread); a dispatch while another run is in progress only enqueues, for that run. Delayed tasks wait
+        /// for the clock (or choose ``autoAdvance``). The handle of a task that already ran cancels nothing. A runaway
+        /// past ``ManualDispatcher/runawayLimit`` is written to standard error and thrown by the next run method or
+        /// ``ManualDispatcher/verifyIdle()``. See <doc:ManualDispatcherReference>.
         case autoDrain
 
         /// As ``autoDrain``, and when nothing is due and every tracked task has settled, the clock jumps to the next
