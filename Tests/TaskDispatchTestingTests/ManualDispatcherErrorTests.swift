@@ -4,6 +4,24 @@ import TaskDispatchTesting
 import Testing
 
 @Suite struct ManualDispatcherErrorTests {
+    /// A summary names at most 20 tracked tasks and counts the rest, as the description lists at most 20 pending
+    /// tasks: with thousands of tracked tasks the message stayed one line per task.
+    @Test func aSummaryNamesAtMostTwentyTrackedTasks() async throws {
+        let dispatcher = ManualDispatcher()
+        let tasks = (0..<25).map { index in
+            dispatcher.startTask(label: "sleeper \(index)") { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        }
+        try await dispatcher.advance(by: .zero)  // each reaches its sleep
+        let error = #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }
+        let summary = error?.summary ?? ""
+        #expect(summary.contains("\"sleeper 19\" started at"), "\(summary)")
+        #expect(!summary.contains("\"sleeper 20\""), "\(summary)")
+        #expect(summary.contains("; … and 5 more."), "\(summary)")
+        for task in tasks { task.cancel() }
+        try await dispatcher.runUntilIdle()
+        try dispatcher.verifyIdle()
+    }
+
     @Test func steppingAnEmptyBackgroundNamesTheWaitingForegroundTask() throws {
         let dispatcher = ManualDispatcher()
         let line = #line + 1

@@ -49,7 +49,8 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
 
     /// What went wrong.
     public let kind: Kind
-    /// What happened and what to do: the description's first line, after its `ManualDispatcher: ` prefix.
+    /// What happened and what to do: the description's first line, after its `ManualDispatcher: ` prefix. It names at
+    /// most 20 tracked tasks (or errors, or awaits) and counts the rest.
     public let summary: String
     /// The earliest pending tasks when the error was thrown, in the order dispatch order would run them: at most
     /// 50; ``pendingTaskCount`` counts them all.
@@ -102,7 +103,7 @@ extension ManualDispatcherError {
     private static func summary(_ misuse: Failure.Misuse, _ snapshot: Snapshot) -> String {
         switch misuse {
         case .unobservedTaskErrors(let method, let errors):
-            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \(errors.map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" }.joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
+            "\(method) found \(count(errors.count, "error")) thrown by tracked tasks that nothing awaited: \((errors.prefix(Self.tasksShown).map { "\(quoted($0.label)) started at \($0.callSite) threw \($0.error)" } + Self.more(errors.count)).joined(separator: "; ")). In production such an error vanishes unless code awaits the task: handle it inside the task, or await the task with try await dispatcher.value(of: task), in the test or in the code that awaits it (the dispatcher cannot see task.value)"
         case .tasksNotSettled(let method, let limit?, let tasks, _) where limit <= .zero:
             "\(method) checked once without waiting, since the dispatcher's waitLimit is \(formatRealTimeLimit(limit)), and \(count(tasks.count, "tracked task")) had not settled: \(Self.listing(tasks)). A tracked task needs a moment of real time to reach its next wait on the dispatcher, and a drain with no wait limit gives it none: a waitLimit of zero suits previews, where nothing drains; in a test, leave the default"
         case .tasksNotSettled(let method, let limit?, let tasks, let since):
@@ -134,7 +135,7 @@ extension ManualDispatcherError {
         case .awaitNotRun(let what, let limit, let mode, let delayed):
             "\(what), awaited from code this dispatcher does not track, did not run within \(formatRealTimeLimit(limit)) of real time, so the dispatcher cancelled it and ended the await with this error. \(Self.notRunAdvice(mode, delayed: delayed, now: snapshot.now))"
         case .awaitsCancelled(let method, let whats, let limit):
-            "\(method) found \(count(whats.count, "await")) from code this dispatcher does not track that did not run within \(formatRealTimeLimit(limit)) of real time, which the dispatcher cancelled: \(whats.joined(separator: "; ")). The awaiting code got a waitTimedOut error\(whats.contains { $0.hasPrefix("ticks ") } ? " (a ticks(every:) loop, which cannot throw, ended instead)" : ""); unless it passed the error on, the work it awaited was never done. Start such code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or run the work before the limit"
+            "\(method) found \(count(whats.count, "await")) from code this dispatcher does not track that did not run within \(formatRealTimeLimit(limit)) of real time, which the dispatcher cancelled: \((whats.prefix(Self.tasksShown) + Self.more(whats.count)).joined(separator: "; ")). The awaiting code got a waitTimedOut error\(whats.contains { $0.hasPrefix("ticks ") } ? " (a ticks(every:) loop, which cannot throw, ended instead)" : ""); unless it passed the error on, the work it awaited was never done. Start such code with dispatcher.startTask and drive it with try await dispatcher.runUntilIdle(), or run the work before the limit"
         case .noTaskToRun(let method, let scope):
             "\(method) found no \(scope.map { "\($0) task" } ?? "task") due at \(formatTime(snapshot.now)); \(Self.otherWork(besides: scope, snapshot))"
         case .reentrantRun(let method, let running, let culprit):
@@ -222,13 +223,21 @@ extension ManualDispatcherError {
 
     /// `"fetch" started at File.swift:12: last seen, …`, for each task, joined with semicolons.
     private static func listing(_ tasks: [TrackedTasks.UnsettledTask]) -> String {
-        tasks.map { task in
+        let shown = tasks.prefix(Self.tasksShown).map { task in
             let awaiting = task.awaiting.map { ", and it awaits \($0)" } ?? ""
             let cancelled = task.isCancelled ? " (cancelled)" : ""
             return
                 "\(quoted(task.label)) started at \(task.callSite)\(cancelled): last seen, \(task.lastSeen)\(awaiting)"
         }
-        .joined(separator: "; ")
+        return (shown + Self.more(tasks.count)).joined(separator: "; ")
+    }
+
+    /// How many tracked tasks, errors or awaits a summary names; it counts the rest.
+    static let tasksShown = 20
+
+    /// `["… and 3 more"]` past ``tasksShown`` of `count`, else nothing.
+    private static func more(_ count: Int) -> [String] {
+        count > Self.tasksShown ? ["… and \(count - Self.tasksShown) more"] : []
     }
 
     /// What to do about tracked tasks that did not settle within a wait limit: those that loop on waits that end at

@@ -62,7 +62,8 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     ///     (see ``waitLimit``).
     ///   - runawayLimit: The most tasks a drain runs beyond those pending when it starts; 100,000 by default (see
     ///     ``runawayLimit``). Values below 1 count as 1.
-    ///   - historyLimit: How many runs ``history`` keeps, most recent last; 0 (or a negative value) keeps none.
+    ///   - historyLimit: How many runs ``history`` keeps, most recent last (about 100 bytes each); 0 (or a negative
+    ///     value) keeps none.
     ///   - fileID: The creating file, reported by ``ManualDispatcherRegistry``; leave the default.
     ///   - line: The creating line, reported by ``ManualDispatcherRegistry``; leave the default.
     public init(
@@ -176,6 +177,9 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     }
 
     /// The most recent runs, oldest first, at most the `historyLimit` given at creation.
+    ///
+    /// - Complexity: O(h), h the runs kept: each read copies them, as each thrown error does for its
+    ///   ``ManualDispatcherError/recentRuns``.
     public var history: [TaskRun] {
         let (runs, callSites) = self.storage.read { (Array($0.history), $0.callSites.sites) }
         return runs.map { TaskRun($0, callSites: callSites) }
