@@ -38,7 +38,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
     /// Creates a scope that forwards to `base`.
     ///
     /// Over another scope, this scope is cancelled with it (all its work runs through it), or at once if that scope
-    /// is cancelled already.
+    /// is cancelled already. It holds `base`, so an outer scope is not released while an inner one lives: end its
+    /// work with ``cancelAll()``.
     ///
     /// - Parameter base: The dispatcher that runs the work: a production dispatcher, a test's `ManualDispatcher`,
     ///   a decorator, or another scope.
@@ -140,8 +141,8 @@ public final class DispatchScope: TaskDispatcher, BackgroundWorkWaiting {
         self.registry.cancelAll()
     }
 
-    /// Whether the scope is cancelled: ``cancelAll()`` was called on it, or the scope it was made over was cancelled
-    /// or released (a scope over a scope is cancelled with it).
+    /// Whether the scope is cancelled: ``cancelAll()`` was called on it, or on the scope it was made over (which this
+    /// scope holds, so that one is not released while this one lives).
     public var isCancelled: Bool {
         self.registry.isCancelled
     }

@@ -476,6 +476,24 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// An inner scope holds the outer one it forwards to: the outer scope outlives its owner's reference while the
+    /// inner scope lives, and its `cancelAll()` ends both scopes' work; it goes with the last inner scope.
+    @Test func anInnerScopeKeepsTheOuterOneAlive() throws {
+        let dispatcher = ManualDispatcher()
+        var outer: DispatchScope? = DispatchScope(dispatcher)
+        weak let released = outer
+        var inner: DispatchScope? = DispatchScope(outer!)
+        let outerWork = outer!.background(after: .seconds(1), label: "outer work") {}
+        let innerWork = inner!.background(after: .seconds(1), label: "inner work") {}
+        outer = nil
+        #expect(released != nil && inner?.isCancelled == false && !outerWork.isCancelled)
+        released?.cancelAll()
+        #expect(inner?.isCancelled == true && outerWork.isCancelled && innerWork.isCancelled)
+        try dispatcher.verifyIdle()
+        inner = nil
+        #expect(released == nil)
+    }
+
     @Test func theScopeKeepsTheContract() async throws {
         try await DispatcherContract.check {
             let manual = ManualDispatcher()

@@ -419,6 +419,23 @@ struct CreepingDispatcher: ForwardsStartTask {
         try dispatcher.verifyIdle()
     }
 
+    /// An advance to the clock's last instant is an advance, not a drain to idle: it runs the ticks inside the window
+    /// (it threw the live-series error of `runUntilIdle()`, whose target is that instant too).
+    @Test(arguments: [false, true])
+    func anAdvanceToTheLastInstantRunsTheTicksInside(async: Bool) async throws {
+        let dispatcher = ManualDispatcher()
+        let century = Duration.seconds(100 * 365 * 24 * 3_600)
+        let ticks = Locked(0)
+        let series = dispatcher.background(every: century, label: "century") { ticks.withLock { $0 += 1 } }
+        let end = Duration.nanoseconds(Int64.max - 1)
+        let advanceSynchronously: () throws -> Void = { try dispatcher.advance(to: end) }
+        if async { try await dispatcher.advance(to: end) } else { try advanceSynchronously() }
+        #expect(ticks.withLock { $0 } == 2)
+        #expect(dispatcher.now == end)
+        series.cancel()
+        try dispatcher.verifyIdle()
+    }
+
     @Test func asyncRunUntilIdleThrowsAtOnceToo() async throws {
         let dispatcher = ManualDispatcher()
         let series = dispatcher.foreground(every: .seconds(1), label: "poll") {}

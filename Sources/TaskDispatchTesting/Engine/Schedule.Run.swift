@@ -110,7 +110,7 @@ extension Schedule {
                 {
                     return .fail(failure)
                 }
-                if let series = self.liveSeriesFailure(run.method, pauses: run.pauses, target: target) {
+                if let series = self.liveSeriesFailure(run, target: target) {
                     return .fail(series)
                 }
             }
@@ -152,11 +152,13 @@ extension Schedule {
         return .run(step)
     }
 
-    /// A drain to idle (no pause, no target) fails at the jump to a live repeating series' next tick, which never ends.
+    /// A drain to idle (no pause, no target: not an `advance` to the clock's last instant) fails at the jump to a live
+    /// repeating series' next tick, which never ends.
     @inline(__always)
-    private mutating func liveSeriesFailure(_ method: String, pauses: Bool, target: Int64) -> Failure? {
-        guard !pauses, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle() else { return nil }
-        return self.failure(.liveSeries(method: method, tick: tick, limit: self.runawayLimit))
+    private mutating func liveSeriesFailure(_ run: Run, target: Int64) -> Failure? {
+        guard !run.pauses, !run.movesClock, target == TaskKey.latestTime, let tick = self.seriesTickBlockingIdle()
+        else { return nil }
+        return self.failure(.liveSeries(method: run.method, tick: tick, limit: self.runawayLimit))
     }
 
     /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method.
