@@ -330,7 +330,8 @@ extension Storage {
     {
         try self.refuseTrackedCaller(run.method, isAsync: false)
         let thread = currentThreadIdentity()
-        run.holdsClock = MainActorExecution.isOnMainActor
+        run.holdsClock = true
+        run.blocksMainActor = MainActorExecution.isOnMainActor
         let first = self.monitor.waitForResult { $0.begin(&run, thread: thread, target: target) }
         return try self.resume(&run, from: first)
     }

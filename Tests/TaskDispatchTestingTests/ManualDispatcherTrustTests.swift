@@ -224,6 +224,31 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
         }
     }
 
+    /// Off the main actor too: the woken task runs on its own while the call goes on, so moving the clock on gave
+    /// wrong times in about half the runs (a chain of sleeps of 1, 2 and 3 s woke at 6 s, or at 1 s and 6 s).
+    @Test func aSynchronousAdvanceOffTheMainActorStopsEveryTimeItWakesATask() async throws {
+        for _ in 0..<100 {
+            let dispatcher = ManualDispatcher()
+            let stamps = Locked<[Duration]>([])
+            let chain = dispatcher.startTask(label: "chain") { @concurrent in
+                for seconds in 1...3 {
+                    try await dispatcher.clock.sleep(for: .seconds(seconds))
+                    stamps.withLock { $0.append(dispatcher.now) }
+                }
+            }
+            try await dispatcher.settle()
+            let error = #expect(throws: ManualDispatcherError.self) {
+                try synchronously { try dispatcher.advance(by: .seconds(6)) }
+            }
+            #expect(error?.kind == .unsettledTasks(after: .zero))
+            #expect(error?.summary.hasPrefix("advance(by: 6 s) woke tracked tasks at 1 s") == true)
+            #expect(dispatcher.now == .seconds(1))
+            try await dispatcher.advance(to: .seconds(6))
+            try await dispatcher.value(of: chain)
+            #expect(stamps.withLock { $0 } == [.seconds(1), .seconds(3), .seconds(6)])
+        }
+    }
+
     @Test @MainActor func aSynchronousRunUntilIdleOnTheMainActorDoesNotJumpPastATaskItWoke() async throws {
         let dispatcher = ManualDispatcher()
         var unrelated = false

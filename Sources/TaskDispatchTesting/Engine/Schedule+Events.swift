@@ -26,7 +26,7 @@ extension Schedule {
         return self.release() ? .drain(Effects()) : .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
     }
 
-    /// The failure of a synchronous drain on the main actor that would move the clock on after waking tracked tasks
+    /// The failure of a synchronous drain that would move the clock on after waking tracked tasks
     /// since `start`; `nil` if it woke none. It cannot wait for a woken task, so the rule looks only at what it did.
     func clockHeld(_ method: String, since start: RunStart) -> Failure? {
         guard self.tracked.wakeups != start.wakeups else { return nil }

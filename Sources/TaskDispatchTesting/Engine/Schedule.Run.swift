@@ -26,9 +26,11 @@ struct Run {
     var requiresSettled = false
     /// Moves the clock to the target at the end (`advance`).
     var movesClock = false
-    /// A synchronous call on the main actor: it blocks it, and the clock does not move once the run has woken a
-    /// tracked task (see ``Schedule/clockHeld(_:since:)``).
+    /// A synchronous call, which cannot wait for a tracked task it wakes: the clock does not move once the run has
+    /// woken one (see ``Schedule/clockHeld(_:since:)``).
     var holdsClock = false
+    /// A synchronous call on the main actor, which main-actor tracked tasks need to run.
+    var blocksMainActor = false
     /// Whether the run has claimed once: an async run that paused to wait claims again, keeping its start.
     var began = false
     var start = RunStart(firstSequence: 0, pendingCount: 0, wakeups: 0, startTime: 0, target: 0)
@@ -58,8 +60,8 @@ extension Schedule {
     ) -> Action? {
         let again = run.began  // a claim after a pause keeps the start and target, and reports no errors
         switch self.claim(
-            run.method, thread: thread, blocksMainActor: run.holdsClock, reporting: again ? .none : errors,
-            target: { again ? $0 : target($0) }, holdsMainActor: run.holdsClock && run.movesClock)
+            run.method, thread: thread, blocksMainActor: run.blocksMainActor, reporting: again ? .none : errors,
+            target: { again ? $0 : target($0) }, holdsMainActor: run.blocksMainActor && run.movesClock)
         {
         case .mustWait: return nil
         case .refused(let failure): return .fail(failure)

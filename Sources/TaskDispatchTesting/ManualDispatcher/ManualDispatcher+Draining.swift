@@ -17,30 +17,32 @@ extension ManualDispatcher {
     /// task as it becomes the next one.
     ///
     /// The synchronous form; async code gets ``runUntilIdle(waitingUpTo:)``, which also waits for tracked tasks.
-    /// Tasks whose delay reaches past the clock's range stay pending. On the main actor it does not move the clock
-    /// past a tracked task it woke (see ``advance(by:)``).
+    /// Tasks whose delay reaches past the clock's range stay pending. It does not move the clock past a tracked task
+    /// it woke (see ``advance(by:)``).
     ///
     /// - Returns: The number of tasks that ran.
     /// - Throws: ``ManualDispatcherError/Kind/runawayTasks(limit:)`` when a task keeps rescheduling itself;
-    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` when tracked tasks still run at the end or on the main
-    ///   actor as above; or ``ManualDispatcherError/Kind/reentrantRun``.
+    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` when tracked tasks still run at the end, or as above;
+    ///   or ``ManualDispatcherError/Kind/reentrantRun``.
     /// - Complexity: O(k) for k immediate tasks, O(k log n) when they are delayed.
     @discardableResult
     public func runUntilIdle() throws(ManualDispatcherError) -> Int {
         try self.drain("runUntilIdle()", requiresSettled: true)
     }
 
-    /// Moves the virtual clock forward by `duration`, running every task that falls due on the way, by due time (and
-    /// among tasks due at one instant, as ``order`` chooses), including tasks those tasks schedule inside the window.
+    /// Moves the virtual clock forward by `duration`, running every task that falls due on the way or at the target,
+    /// by due time (and among tasks due at one instant, as ``order`` chooses), including tasks those tasks schedule
+    /// inside the window.
     ///
     /// The clock ends at the target (or at the end of its range, about 292 years). Async code gets
-    /// ``advance(by:waitingUpTo:)``. On the main actor, a synchronous step never moves the clock past a tracked task it
-    /// woke, which it cannot wait for: it throws, naming the async form (<doc:TestingAsyncCode>).
+    /// ``advance(by:waitingUpTo:)``. A synchronous step never moves the clock past a tracked task it woke, which it
+    /// cannot wait for: it throws, naming the async form (<doc:TestingAsyncCode>). On the main actor it also refuses
+    /// to start while a main-actor tracked task waits to run.
     ///
     /// - Parameter duration: How far to move the clock; zero runs what is due now.
     /// - Returns: The number of tasks that ran.
     /// - Throws: ``ManualDispatcherError/Kind/clockMovedBackwards(from:to:)`` for a negative duration,
-    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` on the main actor as above,
+    ///   ``ManualDispatcherError/Kind/unsettledTasks(after:)`` as above,
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func advance(by duration: Duration) throws(ManualDispatcherError) -> Int {
@@ -63,7 +65,8 @@ extension ManualDispatcher {
         }
     }
 
-    /// Runs the synchronous `method` of `kind` to its end, holding the clock on the main actor (see ``advance(by:)``).
+    /// Runs the synchronous `method` of `kind` to its end, holding the clock once it wakes a tracked task (see
+    /// ``advance(by:)``).
     private func drain(
         _ method: String,
         _ kind: Run.Kind = .drain,
