@@ -249,6 +249,42 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
         }
     }
 
+    /// A synchronous call cannot know where a task an earlier synchronous call woke has got to either: until an async
+    /// drain has waited for the tracked tasks, the drains that would move the clock, or end on their state, throw
+    /// every time (the clock moved past the task's next sleep in 173 of 400 runs, and a quick task's drain to idle
+    /// passed or threw by the run).
+    @Test func aSynchronousDrainAfterAStepThatWokeATaskThrowsEveryTime() async throws {
+        for round in 0..<40 {
+            let dispatcher = ManualDispatcher()
+            let chain = dispatcher.startTask(label: "chain") { @concurrent in
+                for seconds in 1...3 { try await dispatcher.clock.sleep(for: .seconds(seconds)) }
+            }
+            let quick = dispatcher.startTask(label: "quick") { @concurrent in 42 }
+            try synchronously { _ = try dispatcher.runCurrent() }  // the two starts
+            let calls: [(String, () throws -> Void)] = [
+                ("advance(by: 6 s)", { try dispatcher.advance(by: .seconds(6)) }),
+                ("runUntilIdle()", { try dispatcher.runUntilIdle() }),
+                ("run(untilTaskLabeled: \"x\")", { try dispatcher.run(untilTaskLabeled: "x") }),
+            ]
+            let (method, call) = calls[round % calls.count]
+            let error = #expect(throws: ManualDispatcherError.self) { try call() }
+            #expect(dispatcher.now == .zero)
+            if round % calls.count == 2 {
+                // A drain to a condition stops where it would move the clock, as when the tasks run out.
+                #expect(error?.kind == .conditionNotMet, "\(method)")
+                #expect(error?.summary.contains("it stops here, before any move of the clock") == true)
+                #expect(error?.summary.contains("step with try await dispatcher.runNext()") == true)
+            } else {
+                #expect(error?.kind == .unsettledTasks(after: .zero), "\(method)")
+            }
+            try await dispatcher.runUntilIdle()  // it waits for them: synchronous calls may go on from here
+            #expect(dispatcher.now == .seconds(6))
+            #expect(try await dispatcher.value(of: quick) == 42)
+            try await dispatcher.value(of: chain)
+            try synchronously { try dispatcher.advance(by: .seconds(1)) }
+        }
+    }
+
     @Test @MainActor func aSynchronousRunUntilIdleOnTheMainActorDoesNotJumpPastATaskItWoke() async throws {
         let dispatcher = ManualDispatcher()
         var unrelated = false

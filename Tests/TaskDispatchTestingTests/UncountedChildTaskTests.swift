@@ -152,6 +152,35 @@ private func expectStopped(
         }
     }
 
+    /// A task isolated to an actor of the code's own: the advice is to call that actor from a `@concurrent` task.
+    @Test func aTaskOnAnotherActorIsNamedWithItsOwnFix() async throws {
+        actor Store {
+            func load(_ dispatcher: ManualDispatcher) -> Task<[Int], any Error> {
+                dispatcher.startTask(label: "store") {
+                    self.assertIsolated()
+                    async let first: Int = {
+                        try await dispatcher.clock.sleep(for: .seconds(1))
+                        return 1
+                    }()
+                    async let second: Int = {
+                        try await dispatcher.clock.sleep(for: .seconds(2))
+                        return 2
+                    }()
+                    return try await [first, second]
+                }
+            }
+        }
+        let dispatcher = ManualDispatcher()
+        let task = await Store().load(dispatcher)
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.runUntilIdle() }
+        #expect(error?.kind == .unsettledTasks(after: .zero))
+        #expect(error?.summary.contains("while this one runs on an actor") == true, "\(String(describing: error))")
+        #expect(error?.summary.contains("call the actor from there with await") == true)
+        #expect(error?.summary.contains("runOnMainActor") == false)
+        task.cancel()
+        try await dispatcher.runUntilIdle()
+    }
+
     /// A drain that moves no clock cannot know either whether a sibling has dispatched its work yet.
     @Test @MainActor func runUntilIdleStopsToo() async throws {
         let dispatcher = ManualDispatcher()

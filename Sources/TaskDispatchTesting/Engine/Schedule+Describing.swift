@@ -35,7 +35,9 @@ struct Failure {
         /// `unfinished`: tracked tasks that have not finished either, often the ones whose sleeps are pending.
         case pendingTasks(unfinished: [TrackedTasks.UnsettledTask])
         /// `label`: `nil` for `run(until:)`. `unsettled`: tracked tasks still running, which may dispatch it later.
-        case conditionNotMet(method: String, label: String?, ran: Int, unsettled: [TrackedTasks.UnsettledTask])
+        /// `beforeTheClock`: it stopped before any move of the clock, for tracked tasks woken and not waited for.
+        case conditionNotMet(
+            method: String, label: String?, ran: Int, unsettled: [TrackedTasks.UnsettledTask], beforeTheClock: Bool)
         case dueTaskNotDispatched(method: String, scope: Schedule.Scope, limit: Duration)
         case pendingTasksNotReached(method: String, count: Int, context: TaskContext?, limit: Duration)
         case unobservedTaskErrors(method: String, errors: [TrackedTasks.UnobservedError])
@@ -45,7 +47,7 @@ struct Failure {
         case unfinishedTasks(tasks: [TrackedTasks.UnsettledTask])
         case clockMovedWhileUnsettled(method: String, tasks: [TrackedTasks.UnsettledTask])
         /// A synchronous drain woke tracked tasks (`tasks`: those not finished yet) and would move the clock on.
-        case clockMovedAfterWaking(method: String, tasks: [TrackedTasks.UnsettledTask])
+        case clockMovedAfterWaking(method: String, byThisCall: Bool, tasks: [TrackedTasks.UnsettledTask])
         /// A drain would rely on `task` being settled, but uncounted tasks inside it wait on the dispatcher.
         case uncountedTasks(method: String, task: TrackedTasks.TaskWithUncountedTasks)
         /// An await from outside the tracked tasks on `what` found it pending after `limit`, and cancelled it.

@@ -26,11 +26,16 @@ extension Schedule {
         return self.release() ? .drain(Effects()) : .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
     }
 
-    /// The failure of a synchronous drain that would move the clock on after waking tracked tasks
-    /// since `start`; `nil` if it woke none. It cannot wait for a woken task, so the rule looks only at what it did.
+    /// The failure of a synchronous drain that would move the clock on, or end as idle, while tracked tasks woken
+    /// since an async drain last saw them all settled may still run (woken by this run, since `start`, or by an earlier
+    /// synchronous call); `nil` if none was. It cannot wait for them, so the rule looks only at what calls did.
     func clockHeld(_ method: String, since start: RunStart) -> Failure? {
-        guard self.tracked.wakeups != start.wakeups else { return nil }
-        return self.failure(.clockMovedAfterWaking(method: method, tasks: self.tracked.woken(since: start.wakeups)))
+        let mark = self.tracked.awaitedWakeups
+        guard self.tracked.wakeups != mark else { return nil }
+        return self.failure(
+            .clockMovedAfterWaking(
+                method: method, byThisCall: self.tracked.wakeups != start.wakeups,
+                tasks: self.tracked.woken(since: mark)))
     }
 
     /// The runaway failure of a drain at its bound while tasks can still run up to its target.
@@ -120,7 +125,10 @@ extension Schedule {
         asTheTestsAwaitOfATask: Bool,
         thread: UInt
     ) -> Action {
-        guard !self.holds(condition, for: id) else { return .proceed(Effects(woken: [resumer])) }
+        guard !self.holds(condition, for: id) else {
+            if self.tracked.unsettledCount == 0 { self.tracked.waitedForWokenTasks() }  // as in `wokenWaiters()`
+            return .proceed(Effects(woken: [resumer]))
+        }
         var effects = Effects(arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline))
         if let observer = self.waiters.registrationObserver { effects.setRare { $0.observe = observer } }
         guard asTheTestsAwaitOfATask else { return .proceed(effects) }

@@ -40,6 +40,8 @@ struct Run {
     var last: RunRecord?
     /// Whether a task ran since the last pause.
     var justRan = false
+    /// Whether a synchronous pausing run ended for tracked tasks woken and not waited for (see ``Schedule/next(_:)``).
+    var stoppedBeforeTheClock = false
     /// The call sites, for a step's ``ManualDispatcher/TaskRun``.
     var callSites: [CallSite] = []
 
@@ -101,13 +103,19 @@ extension Schedule {
                 return .fail(runaway)
             }
             if !self.hasDueTask {  // the next task needs the clock to move
+                // A synchronous drain to a condition cannot wait for woken tasks to dispatch what it looks for: it ends
+                // here, the same way whether they have done so or not (`conditionNotMet`).
+                if run.holdsClock, run.pauses, self.tracked.wakeups != self.tracked.awaitedWakeups {
+                    run.stoppedBeforeTheClock = true
+                    return self.finish(&run)
+                }
                 if case .settle = run.kind {
                     // The caller releases the claim and waits for the tasks to settle; the records say settled, but
                     // for uncounted child tasks they cannot know.
                     if self.tracked.unsettledCount > 0 { return .paused }
                     if let uncounted = self.uncountedTasksFailure(method: run.method) { return .fail(uncounted) }
-                } else if run.holdsClock, self.tracked.wakeups != run.start.wakeups,
-                    self.hasRunnableTask(jumpingClockTo: target),
+                    self.tracked.waitedForWokenTasks()
+                } else if run.holdsClock, self.hasRunnableTask(jumpingClockTo: target),
                     let failure = self.clockHeld(run.method, since: run.start)
                 {
                     return .fail(failure)
@@ -177,8 +185,9 @@ extension Schedule {
         if run.requiresSettled, self.tracked.unsettledCount > 0 {
             return .fail(self.failure(.tasksNotSettled(method: run.method, limit: nil, tasks: self.tracked.unsettled)))
         }
-        // The rule of the clock held on the main actor, for the last stretch to the target.
-        if run.holdsClock, run.movesClock, run.start.target > self.now,
+        // The clock held for the last stretch to the target; and a drain to idle does not end on the woken tasks'
+        // state, which it cannot wait for.
+        if run.holdsClock, (run.movesClock && run.start.target > self.now) || run.requiresSettled,
             let failure = self.clockHeld(run.method, since: run.start)
         {
             return .fail(failure)

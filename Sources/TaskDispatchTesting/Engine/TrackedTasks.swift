@@ -166,6 +166,10 @@ struct TrackedTasks: Sendable {
     /// How many times a tracked task was woken (its start ran, or a wait ended): a synchronous drain, which cannot
     /// wait for a task it woke, compares it before it moves the clock.
     private(set) var wakeups: UInt64 = 0
+    /// ``wakeups`` when an async call of the test last waited for the tracked tasks: a wait that ended with every one
+    /// settled, or an async drain's that ended at its limit. A synchronous drain, which cannot wait, does not move the
+    /// clock while a task woken since may still run (``Schedule/clockHeld(_:since:)``).
+    private(set) var awaitedWakeups: UInt64 = 0
     /// The registered tasks' identities by key, filled from ``unindexed`` when `value(of:)` looks a key up.
     private(set) var keys: [TrackedTaskKey: UInt64] = [:]
     /// Tasks registered since ``keys`` was last filled (some may have finished since).
@@ -361,6 +365,9 @@ struct TrackedTasks: Sendable {
         guard let record = self.records[id], record.isOnMainActor, !self.isSettled(id) else { return false }
         return record.awaiting.isEmpty || record.awaiting.contains { self.hasFinished($0) }
     }
+
+    /// Notes that an async call waited for the tracked tasks (see ``awaitedWakeups``).
+    mutating func waitedForWokenTasks() { self.awaitedWakeups = self.wakeups }
 
     /// The unfinished tracked tasks woken after ``wakeups`` read `mark`, oldest first.
     func woken(since mark: UInt64) -> [UnsettledTask] { self.describe { (self.records[$0]?.wokenAt ?? 0) > mark } }

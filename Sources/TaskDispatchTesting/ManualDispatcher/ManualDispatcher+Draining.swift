@@ -17,8 +17,8 @@ extension ManualDispatcher {
     /// task as it becomes the next one.
     ///
     /// The synchronous form; async code gets ``runUntilIdle(waitingUpTo:)``, which also waits for tracked tasks.
-    /// Tasks whose delay reaches past the clock's range stay pending. It does not move the clock past a tracked task
-    /// it woke (see ``advance(by:)``).
+    /// Tasks whose delay reaches past the clock's range stay pending. It neither moves the clock past, nor ends on the
+    /// state of, a tracked task woken as ``advance(by:)`` says.
     ///
     /// - Returns: The number of tasks that ran.
     /// - Throws: ``ManualDispatcherError/Kind/runawayTasks(limit:)`` when a task keeps rescheduling itself;
@@ -35,9 +35,10 @@ extension ManualDispatcher {
     /// inside the window.
     ///
     /// The clock ends at the target (or at the end of its range, about 292 years). Async code gets
-    /// ``advance(by:waitingUpTo:)``. A synchronous step never moves the clock past a tracked task it woke, which it
-    /// cannot wait for: it throws, naming the async form (<doc:TestingAsyncCode>). On the main actor it also refuses
-    /// to start while a main-actor tracked task waits to run.
+    /// ``advance(by:waitingUpTo:)``. A synchronous step never moves the clock past a tracked task that it, or an
+    /// earlier synchronous call, woke and that no async drain has waited for since: it cannot wait for the task, so it
+    /// throws, naming the async form (<doc:TestingAsyncCode#Run-until-idle>). On the main actor it also refuses to
+    /// start while a main-actor tracked task waits to run.
     ///
     /// - Parameter duration: How far to move the clock; zero runs what is due now.
     /// - Returns: The number of tasks that ran.
@@ -94,7 +95,8 @@ extension ManualDispatcher {
     ///
     /// - Parameter label: The label to wait for.
     /// - Returns: The run of the labeled task.
-    /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first,
+    /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first, or before it would move
+    ///   the clock while tracked tasks woken as ``advance(by:)`` says may still dispatch;
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(untilTaskLabeled label: String) throws(ManualDispatcherError) -> TaskRun {
@@ -111,7 +113,8 @@ extension ManualDispatcher {
     ///
     /// - Parameter condition: The state to reach.
     /// - Returns: The number of tasks that ran.
-    /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first,
+    /// - Throws: ``ManualDispatcherError/Kind/conditionNotMet`` when the tasks run out first, or before it would move
+    ///   the clock while tracked tasks woken as ``advance(by:)`` says may still dispatch;
     ///   ``ManualDispatcherError/Kind/runawayTasks(limit:)``, or ``ManualDispatcherError/Kind/reentrantRun``.
     @discardableResult
     public func run(until condition: () -> Bool) throws(ManualDispatcherError) -> Int {
@@ -132,7 +135,10 @@ extension ManualDispatcher {
             return run
         }
         let failure = self.storage.read {
-            $0.failure(.conditionNotMet(method: method, label: label, ran: run.ran, unsettled: $0.tracked.unsettled))
+            $0.failure(
+                .conditionNotMet(
+                    method: method, label: label, ran: run.ran, unsettled: $0.tracked.unsettled,
+                    beforeTheClock: run.stoppedBeforeTheClock))
         }
         throw ManualDispatcherError(failure)
     }

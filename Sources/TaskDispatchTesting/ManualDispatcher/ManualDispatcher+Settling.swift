@@ -35,8 +35,9 @@ extension ManualDispatcher {
             if woke == .conditionMet { continue }
             self.storage.changeTrackedTasks()  // auto-advance may now make a jump it held
             guard woke == .timedOut else { throw CancellationError() }
-            let failure = self.storage.read {
-                $0.notSettled(method, limit: limit, $0.tracked.unsettled, since: limitStartedAt)
+            let failure = self.storage.update { schedule in
+                schedule.tracked.waitedForWokenTasks()  // those still unsettled wait on work it does not own
+                return schedule.notSettled(method, limit: limit, schedule.tracked.unsettled, since: limitStartedAt)
             }
             if let failure { throw ManualDispatcherError(failure) }
         }

@@ -65,7 +65,10 @@ extension Schedule {
     mutating func wokenWaiters() -> [WaitResumer]? {
         guard !self.waiters.isEmpty else { return nil }
         let counts = self.waitCounts(countingCancelled: self.waiters.contains(waitingFor: .cancelledTasksSettled))
-        return self.waiters.dispatchHappened(counts, isFinished: self.tracked.hasFinished)
+        let woken = self.waiters.dispatchHappened(counts, isFinished: self.tracked.hasFinished)
+        // A wait that ends with every tracked task settled saw the tasks woken so far settle (`awaitedWakeups`).
+        if !woken.isEmpty, counts.unsettledTasks == 0 { self.tracked.waitedForWokenTasks() }
+        return woken
     }
 
     /// The awaits from outside the tracked tasks that the wait limit `limit` ended since the last report, as one
