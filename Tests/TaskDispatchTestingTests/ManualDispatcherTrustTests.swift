@@ -285,6 +285,29 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
         }
     }
 
+    /// A wait of the test on the dispatcher ends the race: the test waited for the sleep it then advances past, so the
+    /// synchronous advance goes on, every time (it threw in 286 of 400 runs while only a wait that ended with every
+    /// task settled counted: the task was still leaving its job).
+    @Test func aSynchronousAdvanceAfterAWaitForTheSleepGoesOn() async throws {
+        for _ in 0..<100 {
+            let dispatcher = ManualDispatcher()
+            let wakes = Locked<[Duration]>([])
+            let task = dispatcher.startTask(label: "sleeper") { @concurrent in
+                for _ in 0..<2 {
+                    try await dispatcher.clock.sleep(for: .seconds(1))
+                    wakes.withLock { $0.append(dispatcher.now) }
+                }
+            }
+            try synchronously { _ = try dispatcher.runNextBackground() }  // the start: a wake
+            try await dispatcher.waitForPendingTasks(1)  // the first sleep
+            try synchronously { try dispatcher.advance(by: .seconds(1)) }  // wakes it at its target: no move past it
+            try await dispatcher.waitForPendingTasks(1)  // the second sleep
+            try synchronously { try dispatcher.advance(by: .seconds(1)) }
+            try await dispatcher.value(of: task)
+            #expect(wakes.withLock { $0 } == [.seconds(1), .seconds(2)])
+        }
+    }
+
     @Test @MainActor func aSynchronousRunUntilIdleOnTheMainActorDoesNotJumpPastATaskItWoke() async throws {
         let dispatcher = ManualDispatcher()
         var unrelated = false

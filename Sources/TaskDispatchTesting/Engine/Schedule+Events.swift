@@ -126,7 +126,7 @@ extension Schedule {
         thread: UInt
     ) -> Action {
         guard !self.holds(condition, for: id) else {
-            if self.tracked.unsettledCount == 0 { self.tracked.waitedForWokenTasks() }  // as in `wokenWaiters()`
+            self.tracked.waitedForWokenTasks()  // as in `wokenWaiters()`
             return .proceed(Effects(woken: [resumer]))
         }
         var effects = Effects(arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline))

@@ -66,8 +66,8 @@ extension Schedule {
         guard !self.waiters.isEmpty else { return nil }
         let counts = self.waitCounts(countingCancelled: self.waiters.contains(waitingFor: .cancelledTasksSettled))
         let woken = self.waiters.dispatchHappened(counts, isFinished: self.tracked.hasFinished)
-        // A wait that ends with every tracked task settled saw the tasks woken so far settle (`awaitedWakeups`).
-        if !woken.isEmpty, counts.unsettledTasks == 0 { self.tracked.waitedForWokenTasks() }
+        // Every waiter is an async call of the test, which waited here after the wakes so far (`awaitedWakeups`).
+        if !woken.isEmpty { self.tracked.waitedForWokenTasks() }
         return woken
     }
 
