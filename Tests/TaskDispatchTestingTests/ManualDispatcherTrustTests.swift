@@ -308,6 +308,32 @@ private func startNonisolatedSleeper(on dispatcher: ManualDispatcher) -> Task<Vo
         }
     }
 
+    /// Only a wait for tracked work ends the race: an async step that ran a due plain task, waiting for nothing, does
+    /// not (the advance throws every time); `value(of:)` of the woken task does, whether it had finished or not.
+    @Test func onlyAWaitForTrackedWorkEndsTheRace() async throws {
+        for _ in 0..<50 {
+            let dispatcher = ManualDispatcher()
+            _ = dispatcher.startTask(label: "sleeper") { @concurrent in
+                try await dispatcher.clock.sleep(for: .seconds(1))
+            }
+            dispatcher.background(label: "plain") {}
+            try await dispatcher.runNext()  // the start: a wake
+            try await dispatcher.runNext()  // "plain"
+            let error = #expect(throws: ManualDispatcherError.self) {
+                try synchronously { try dispatcher.advance(by: .seconds(2)) }
+            }
+            #expect(error?.kind == .unsettledTasks(after: .zero))
+            try await dispatcher.runUntilIdle()
+
+            let other = ManualDispatcher()
+            let quick = other.startTask(label: "quick") { @concurrent in 42 }
+            try synchronously { _ = try other.runCurrent() }  // its start: a wake
+            #expect(try await other.value(of: quick) == 42)
+            try synchronously { try other.advance(by: .seconds(1)) }
+            #expect(other.now == .seconds(1))
+        }
+    }
+
     @Test @MainActor func aSynchronousRunUntilIdleOnTheMainActorDoesNotJumpPastATaskItWoke() async throws {
         let dispatcher = ManualDispatcher()
         var unrelated = false

@@ -113,7 +113,7 @@ extension ManualDispatcherError {
         case .clockMovedWhileUnsettled(let method, let tasks):
             "\(method) would move the clock while \(count(tasks.count, "main-actor tracked task")) \(tasks.count == 1 ? "waits" : "wait") to run on the main actor, which this call holds, so the clock would pass the sleeps and delays \(tasks.count == 1 ? "it is" : "they are") about to start: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
         case .clockMovedAfterWaking(let method, let byThisCall, let tasks):
-            "\(byThisCall ? "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and" : "tracked tasks that an earlier synchronous call woke may still be running, and \(method)") would \(snapshot.pendingCount == 0 && !method.hasPrefix("advance") ? "return as idle" : "move the clock on"), but a synchronous call cannot wait for them to settle first, so the clock would pass the sleeps and delays they are about to start\(tasks.isEmpty ? "; they have finished since, but a synchronous call cannot know in time whether they would" : ": \(Self.listing(tasks))"). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
+            "\(byThisCall ? "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and" : "tracked tasks woken earlier, and not waited for since, may not have settled, and \(method)") would \(Self.endsIdle(method, snapshot) ? "return as idle" : "move the clock on"), but a synchronous call cannot wait for them to settle first, so \(Self.endsIdle(method, snapshot) ? "it cannot tell whether they have finished or are about to dispatch more" : "the clock would pass the sleeps and delays they are about to start")\(tasks.isEmpty ? "; they have finished since, but a synchronous call cannot know that in time" : ": \(Self.listing(tasks))"). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle \(Self.endsIdle(method, snapshot) ? "first" : "before the clock moves")"
         case .uncountedTasks(let method, let task) where task.isolation == .nonisolatedWithoutTaskExecutors:
             "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and before macOS 15, iOS 18 and the matching releases the runtime has no task executors, so the dispatcher cannot count the jobs of a tracked task's child tasks. Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Await the children one after another where their times matter, or run the test on Linux, macOS 15, iOS 18 or later"
         case .uncountedTasks(let method, let task):
@@ -240,6 +240,11 @@ extension ManualDispatcherError {
     /// `["… and 3 more"]` past ``tasksShown`` of `count`, else nothing.
     private static func more(_ count: Int) -> [String] {
         count > Self.tasksShown ? ["… and \(count - Self.tasksShown) more"] : []
+    }
+
+    /// Whether a synchronous drain stopped by the wake rule would have returned as idle, not moved the clock.
+    private static func endsIdle(_ method: String, _ snapshot: Snapshot) -> Bool {
+        snapshot.pendingCount == 0 && !method.hasPrefix("advance")
     }
 
     /// What to do about tracked tasks that did not settle within a wait limit: those that loop on waits that end at

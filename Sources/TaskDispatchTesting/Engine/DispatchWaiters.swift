@@ -27,6 +27,15 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
         package var isTrackedTaskFinished: Bool { if case .trackedTaskFinished = self { true } else { false } }
 
+        /// Whether the test, met here, has waited for the work of the tracked tasks woken so far: for their dispatch,
+        /// their end, or their settling (see `TrackedTasks.awaitedWakeups`); not for cancelled tasks or the run.
+        package var awaitsTrackedWork: Bool {
+            switch self {
+            case .dueTask, .pendingTasks, .dueTaskOrSettled, .trackedTaskFinished: true
+            case .cancelledTasksSettled, .runReleased, .untrackedTaskEnded: false
+            }
+        }
+
         /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
         package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
             switch self {
@@ -138,7 +147,21 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
     package mutating func dispatchHappened(
         _ counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }
     ) -> [Resumer] {
-        self.removeAll { $0.condition.isMet(by: counts, isFinished: isFinished) }
+        self.resumersMet(by: counts, isFinished: isFinished).resumers
+    }
+
+    /// ``dispatchHappened(_:isFinished:)``, and whether one of the waiters awaits the tracked tasks' work
+    /// (``Condition/awaitsTrackedWork``).
+    package mutating func resumersMet(
+        by counts: Counts, isFinished: (UInt64) -> Bool
+    ) -> (resumers: [Resumer], awaitedTrackedWork: Bool) {
+        var awaited = false
+        let resumers = self.removeAll { waiter in
+            guard waiter.condition.isMet(by: counts, isFinished: isFinished) else { return false }
+            awaited = awaited || waiter.condition.awaitsTrackedWork
+            return true
+        }
+        return (resumers, awaited)
     }
 
     /// Removes the waiters that `isDone` picks and returns their resumers, oldest first.

@@ -126,7 +126,7 @@ extension Schedule {
         thread: UInt
     ) -> Action {
         guard !self.holds(condition, for: id) else {
-            self.tracked.waitedForWokenTasks()  // as in `wokenWaiters()`
+            if condition.awaitsTrackedWork { self.tracked.waitedForWokenTasks() }  // as in `wokenWaiters()`
             return .proceed(Effects(woken: [resumer]))
         }
         var effects = Effects(arm: self.waiters.add(id, waitingFor: condition, resumer: resumer, deadline: deadline))

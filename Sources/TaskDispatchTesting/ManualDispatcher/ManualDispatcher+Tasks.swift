@@ -151,6 +151,8 @@ extension ManualDispatcher {
         let (tracked, finished) = self.storage.update { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
         let limit = self.waitLimit
         guard let id = tracked else {
+            // One of its own that has finished: the test waited for tracked work, as the wait below does on its end.
+            if finished { self.storage.update { $0.tracked.waitedForWokenTasks() } }
             guard limit > .zero, !finished else { return try await task.value }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))

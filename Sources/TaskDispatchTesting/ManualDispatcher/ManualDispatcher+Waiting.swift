@@ -65,9 +65,8 @@ extension Schedule {
     mutating func wokenWaiters() -> [WaitResumer]? {
         guard !self.waiters.isEmpty else { return nil }
         let counts = self.waitCounts(countingCancelled: self.waiters.contains(waitingFor: .cancelledTasksSettled))
-        let woken = self.waiters.dispatchHappened(counts, isFinished: self.tracked.hasFinished)
-        // Every waiter is an async call of the test, which waited here after the wakes so far (`awaitedWakeups`).
-        if !woken.isEmpty { self.tracked.waitedForWokenTasks() }
+        let (woken, awaited) = self.waiters.resumersMet(by: counts, isFinished: self.tracked.hasFinished)
+        if awaited { self.tracked.waitedForWokenTasks() }  // the test waited for their work (`awaitedWakeups`)
         return woken
     }
 
