@@ -26,9 +26,9 @@ extension Schedule {
         return self.release() ? .drain(Effects()) : .proceed(Effects(woken: self.wokenWaiters(), broadcast: true))
     }
 
-    /// The failure of a synchronous drain that would move the clock on, or end as idle, while tracked tasks woken
-    /// since an async drain last saw them all settled may still run (woken by this run, since `start`, or by an earlier
-    /// synchronous call); `nil` if none was. It cannot wait for them, so the rule looks only at what calls did.
+    /// The failure of a synchronous drain that would move the clock on, or end as idle, while tracked tasks woken since
+    /// the test last waited for tracked work (``TrackedTasks/awaitedWakeups``) may still run, woken by this run (since
+    /// `start`) or earlier; `nil` if none was. It cannot wait for them, so the rule looks only at what calls did.
     func clockHeld(_ method: String, since start: RunStart) -> Failure? {
         let mark = self.tracked.awaitedWakeups
         guard self.tracked.wakeups != mark else { return nil }

@@ -166,9 +166,10 @@ struct TrackedTasks: Sendable {
     /// How many times a tracked task was woken (its start ran, or a wait ended): a synchronous drain, which cannot
     /// wait for a task it woke, compares it before it moves the clock.
     private(set) var wakeups: UInt64 = 0
-    /// ``wakeups`` when an async call of the test last waited on the dispatcher (a drain's wait for the tracked tasks, or
-    /// a wait for a dispatch, a task's end or the run's release). A synchronous drain, which cannot wait, does not move
-    /// the clock while a task woken since may still run (``Schedule/clockHeld(_:since:)``).
+    /// ``wakeups`` when an async call of the test last waited for tracked work: a wait met for a dispatch, a task's end
+    /// or settling (`DispatchWaiters.Condition.awaitsTrackedWork`), or an async drain's that reached its limit. A
+    /// synchronous drain, which cannot wait, does not move the clock while a task woken since may still run
+    /// (``Schedule/clockHeld(_:since:)``).
     private(set) var awaitedWakeups: UInt64 = 0
     /// The registered tasks' identities by key, filled from ``unindexed`` when `value(of:)` looks a key up.
     private(set) var keys: [TrackedTaskKey: UInt64] = [:]
