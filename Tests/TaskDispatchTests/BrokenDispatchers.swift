@@ -471,3 +471,26 @@ struct RewritingDecorator: StartTaskForwarding {
         }
     }
 }
+
+/// Forwards the clock, `startTask` and every task, but its clock's sleep, once the `ManualDispatcher` underneath has
+/// woken it, waits an hour more in real time: a sleep that returns too late, on the right clock.
+struct LateWakingDecorator: StartTaskForwarding {
+    struct LateClock: Clock {
+        let base: ManualDispatcher.Clock
+        var now: ManualDispatcher.Clock.Instant { self.base.now }
+        var minimumResolution: Duration { self.base.minimumResolution }
+
+        func sleep(until deadline: ManualDispatcher.Clock.Instant, tolerance: Duration?) async throws {
+            try await self.base.sleep(until: deadline, tolerance: tolerance)
+            try await ContinuousClock().sleep(for: .seconds(3_600))
+        }
+    }
+
+    let manual: ManualDispatcher
+    var base: any TaskDispatcher { self.manual }
+    var clock: LateClock { LateClock(base: self.manual.clock) }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.base.dispatch(task)
+    }
+}
