@@ -73,7 +73,7 @@ extension StressTests {
             #expect(handle.cancel())
             gate.signal()
             #expect(
-                dispatcher.waitForBackgroundTasks(timeout: .seconds(10)),
+                dispatcher.waitForBackgroundTasks(timeout: .seconds(30)),
                 "waitForBackgroundTasks timed out: the cancelled task was never counted as finished"
             )
         }
@@ -87,7 +87,7 @@ extension StressTests {
             let handle = dispatcher.background {}
             #expect(handle.cancel())
             gate.signal()
-            #expect(dispatcher.waitForBackgroundTasks(timeout: .seconds(10)))
+            #expect(dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
         }
 
         /// Foreground tasks racing a cancel from a background thread, through the main queue.

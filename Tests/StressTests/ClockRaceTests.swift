@@ -61,7 +61,7 @@ extension StressTests {
         }
 
         @Test(.timeLimit(.minutes(10))) func cancellingASleepRacingTheDispatchOfItsTimerLeavesNoTimer() async throws {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(StressDeadline.seconds), historyLimit: 0)
             let clock = dispatcher.clock
             var violations: [String] = []
             for id in 0..<Self.races {

@@ -115,7 +115,7 @@ extension StressTests {
         /// another thread resumes the test as its last statement, and the test's `verifyIdle()` came before that
         /// thread's run had noted the task's end. The check now waits for the end.
         @Test(.timeLimit(.minutes(5))) func verifyIdleRightAfterAnAutoDrainedTaskWokeTheTestPasses() async throws {
-            let dispatcher = ManualDispatcher(mode: .autoDrain)
+            let dispatcher = ManualDispatcher(mode: .autoDrain, waitLimit: .seconds(60))
             for _ in 0..<StressScale.scaled(20_000) {
                 await withCheckedContinuation { (woken: CheckedContinuation<Void, Never>) in
                     DispatchQueue.global().async {

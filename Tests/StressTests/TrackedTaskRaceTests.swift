@@ -14,7 +14,7 @@ extension StressTests {
 
         @Test(.timeLimit(.minutes(10))) func cancellingATrackedTaskRacingItsStartEitherRunsItOrCancelsIt() async throws
         {
-            let dispatcher = ManualDispatcher(historyLimit: 0)
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(120), historyLimit: 0)
             var ranCount = 0
             var cancelledCount = 0
             let startsRun = Locked(0)

@@ -100,7 +100,7 @@ extension StressTests {
         func theAdvanceStopsEveryTimeOnTheMainActor(shape: Dashboard.Shape) async {
             var outcomes: [String: Int] = [:]
             for _ in 0..<Self.runs {
-                let model = Dashboard(dispatcher: ManualDispatcher())
+                let model = Dashboard(dispatcher: ManualDispatcher(waitLimit: .seconds(60)))
                 outcomes[await Self.advanceOnce(shape, model: model), default: 0] += 1
             }
             #expect(outcomes == ["stopped": Self.runs], "\(outcomes)")
@@ -110,7 +110,7 @@ extension StressTests {
         func theAdvanceStopsEveryTimeOffTheMainActor(shape: Dashboard.Shape) async {
             var outcomes: [String: Int] = [:]
             for _ in 0..<Self.runs {
-                let model = await Dashboard(dispatcher: ManualDispatcher())
+                let model = await Dashboard(dispatcher: ManualDispatcher(waitLimit: .seconds(60)))
                 outcomes[await Self.advanceOnce(shape, model: model), default: 0] += 1
             }
             #expect(outcomes == ["stopped": Self.runs], "\(outcomes)")
@@ -120,7 +120,7 @@ extension StressTests {
         func aConcurrentTasksChildrenWakeAtTheirTimesEveryTime(onTheMainActor: Bool) async throws {
             var outcomes: [String: Int] = [:]
             for _ in 0..<Self.runs {
-                let dispatcher = ManualDispatcher()
+                let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
                 let model = await Dashboard(dispatcher: dispatcher)
                 let task = await model.loadConcurrently()
                 let atOne: [String]

@@ -42,17 +42,21 @@ import Testing
     /// names it as looping, not as awaiting work the dispatcher does not control. (Each turn also hops through
     /// another thread, as a loop that does some other async work would, so the loop leaves the test's threads free:
     /// two loops that never suspend held both threads of a 2-core machine, and the test run hung.)
-    @Test func aCancelledLoopThatSwallowsTheErrorIsNamedAsLooping() async throws {
+    @Test(.timeLimit(.minutes(1))) func aCancelledLoopThatSwallowsTheErrorIsNamedAsLooping() async throws {
         let dispatcher = ManualDispatcher()
         let stop = Locked(false)
+        let turns = ArrivalCounter()
         let poll = dispatcher.startTask(label: "poll") { @concurrent in
             while !stop.withLock({ $0 }) {
                 try? await dispatcher.clock.sleep(for: .seconds(1))
                 await hopThroughAnotherThread()
+                turns.signal()
             }
         }
         try await dispatcher.advance(by: .seconds(2))
         poll.cancel()
+        // Two sleeps at least have returned at once before the short drain, however slow the machine.
+        await turns.reach(turns.value + 3)
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: .milliseconds(200))
         }
@@ -70,15 +74,20 @@ import Testing
     }
 
     /// A loop of sleeps for no time never waits on the dispatcher: the drain says its sleeps return at once.
-    @Test func aLoopOfSleepsForNoTimeIsNamedForWhatItDoes() async throws {
+    @Test(.timeLimit(.minutes(1))) func aLoopOfSleepsForNoTimeIsNamedForWhatItDoes() async throws {
         let dispatcher = ManualDispatcher()
         let stop = Locked(false)
+        let turns = ArrivalCounter()
         dispatcher.startTask(label: "ticker") { @concurrent in
             while !stop.withLock({ $0 }) {
                 try await dispatcher.clock.sleep(for: .zero)
                 await hopThroughAnotherThread()
+                turns.signal()
             }
         }
+        // Its start run, and two sleeps at least returned at once before the short drain, however slow the machine.
+        try await dispatcher.runNext()
+        await turns.reach(2)
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: .milliseconds(200))
         }
@@ -133,6 +142,9 @@ import Testing
                 dispatcher.background(after: .seconds(1), label: "fetch-cb") { continuation.resume() }
             }
         }
+        // The callback is pending before the short drain, however slow the machine.
+        try await dispatcher.runNext()
+        try await dispatcher.waitForPendingTasks(1)
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: .milliseconds(200))
         }

@@ -55,7 +55,7 @@ import Testing
 
     @Test func aTimeoutRacedInATaskGroupWinsAtItsTimeInAutoAdvance() async throws {
         for run in 0..<Self.runs {
-            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
             let task = Self.startLoad(dispatcher, fetch: "slow fetch", after: .seconds(10), giving: "late")
             await #expect(throws: TimedOut.self, "run \(run)") { try await dispatcher.value(of: task) }
             #expect(dispatcher.now == .seconds(5), "run \(run)")
@@ -68,7 +68,7 @@ import Testing
     /// the error after it.
     @Test func aTimeoutRacedInATaskGroupWinsWhenTheTestAdvancesToIt() async throws {
         for run in 0..<Self.runs {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
             let task = Self.startLoad(dispatcher, fetch: "slow fetch", after: .seconds(10), giving: "late")
             try await dispatcher.advance(by: .seconds(5))
             #expect(dispatcher.now == .seconds(5), "run \(run)")
@@ -80,7 +80,7 @@ import Testing
 
     @Test func theWorkWinsARaceItFinishesFirst() async throws {
         for run in 0..<Self.runs {
-            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
             let task = Self.startLoad(dispatcher, fetch: "fetch", after: .seconds(2), giving: "in time")
             #expect(try await dispatcher.value(of: task) == "in time", "run \(run)")
             #expect(dispatcher.now == .seconds(2), "run \(run)")
@@ -91,7 +91,7 @@ import Testing
     /// child's time, whichever child the runtime starts first.
     @Test func asyncLetChildrenEachRunAtTheirOwnTime() async throws {
         for run in 0..<Self.runs {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
             let task = dispatcher.startTask(label: "dashboard") { @concurrent () async throws -> [String] in
                 async let items = sleepThenStep(dispatcher, "items", after: .milliseconds(100))
                 async let profile = sleepThenStep(dispatcher, "profile", after: .seconds(1))
@@ -119,7 +119,7 @@ import Testing
 
     @Test func aTimeoutRacedInATaskGroupWinsAtItsTimeInAutoAdvance() async throws {
         for run in 0..<40 {
-            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
             let task = dispatcher.startTask(label: "load") { () async throws -> String in
                 try await withThrowingTaskGroup(of: String.self) { group in
                     group.addTask {
@@ -142,7 +142,7 @@ import Testing
     /// Each `async let` child sleeps, then its step: the steps run in the order of their times.
     @Test func asyncLetChildrenEachRunAtTheirOwnTime() async throws {
         for run in 0..<40 {
-            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
             let task = dispatcher.startTask(label: "fan-out") { () async throws -> [String] in
                 async let late = sleepThenStep(dispatcher, "late", after: .seconds(3))
                 async let early = sleepThenStep(dispatcher, "early", after: .seconds(1))

@@ -292,6 +292,9 @@ private enum LoadError: Error {
             return 41
         }
         let outer = dispatcher.startTask(label: "outer") { try await inner.value + 1 }
+        // The inner task's sleep is pending before the short drain, however slow the machine: only "outer" is left.
+        try await dispatcher.runNext()
+        try await dispatcher.waitForPendingTasks(2)
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
         }
@@ -325,6 +328,10 @@ private enum LoadError: Error {
             let base = try await dispatcher.runInBackground(label: "prepare") { 6 }
             return base * (await release.value())  // a wait the dispatcher does not own
         }
+        // The start and "prepare" are stepped first, so that the short drain finds the task past "prepare" however
+        // slow the machine.
+        try await dispatcher.runNext()
+        try await dispatcher.runNext()
         let error = await #expect(throws: ManualDispatcherError.self) {
             try await dispatcher.runUntilIdle(waitingUpTo: shortLimit)
         }

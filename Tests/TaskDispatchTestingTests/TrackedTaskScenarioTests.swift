@@ -102,7 +102,7 @@ import Testing
     @Test func oneAsyncDrainEndsAtTheLongestScriptsTotalSleep() async throws {
         for seed in UInt64(0)..<60 {
             let scripts = Self.scripts(seed: seed)
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
             let log = EventLog()
             let tasks = Self.start(scripts, on: dispatcher, log: log)
             try await dispatcher.runUntilIdle()
@@ -116,7 +116,7 @@ import Testing
     @Test func smallAsyncAdvancesEndWhereTheyMovedTheClock() async throws {
         for seed in UInt64(1_000)..<1_060 {
             let scripts = Self.scripts(seed: seed)
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
             let log = EventLog()
             let tasks = Self.start(scripts, on: dispatcher, log: log)
             var generator = ModelGenerator(seed: seed)

@@ -101,7 +101,7 @@ import Testing
 
     /// A task that another dispatcher tracks is no business of this dispatcher's drains: its await is bounded too.
     @Test func anAwaitFromATaskAnotherDispatcherTracksIsBounded() async throws {
-        let tracking = ManualDispatcher(mode: .autoDrain)
+        let tracking = ManualDispatcher(mode: .autoDrain, waitLimit: .seconds(60))
         let holding = ManualDispatcher(waitLimit: .milliseconds(100))
         let task = tracking.startTask(label: "load") { () async throws -> Int in
             try await holding.runInBackground(label: "parse") { 42 }
@@ -155,12 +155,12 @@ import Testing
             try await dispatcher.runInBackground(label: "parse") { 42 }
         }
         // The test's own waits get a generous limit: only the untracked sleep below is bounded by 50 ms.
-        try await dispatcher.runNext(waitingUpTo: .seconds(10))  // the start
-        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(10))  // the task now awaits "parse"
+        try await dispatcher.runNext(waitingUpTo: .seconds(60))  // the start
+        try await dispatcher.waitForPendingTasks(1, waitingUpTo: .seconds(60))  // the task now awaits "parse"
         // Past the bound's deadline, woken by an event: a second, untracked await bounded by the same limit.
         await #expect(throws: ManualDispatcherError.self) { try await dispatcher.clock.sleep(for: .seconds(1)) }
         #expect(dispatcher.pendingTasks.map(\.label) == ["parse"])
-        try await dispatcher.runUntilIdle(waitingUpTo: .seconds(10))
+        try await dispatcher.runUntilIdle(waitingUpTo: .seconds(60))
         #expect(try await task.value == 42)
         #expect(throws: ManualDispatcherError.self) { try dispatcher.verifyIdle() }  // the untracked sleep
         try dispatcher.verifyIdle()

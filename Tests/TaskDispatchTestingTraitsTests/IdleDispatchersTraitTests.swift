@@ -365,7 +365,7 @@ import Testing
         let end = AsyncGate()
         let looping = AsyncGate()
         try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
-            let dispatcher = ManualDispatcher()
+            let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
             let stream = AsyncStream<Int>.makeStream()
             // The released case's loop holds nothing of the dispatcher, so the dispatcher goes with the scope.
             let loop: Task<Void, any Error> =

@@ -329,7 +329,7 @@ struct WaitDroppingDecorator: StartTaskForwarding {
     }
 }
 
-/// Forwards the clock and `startTask`, and each task three seconds after its `dispatch(_:)` returned, from a queue of
+/// Forwards the clock and `startTask`, and each task ten seconds after its `dispatch(_:)` returned, from a queue of
 /// its own: a test's drains run before the task reaches the dispatcher underneath.
 struct LateForwardingDecorator: StartTaskForwarding {
     let base: any TaskDispatcher
@@ -337,7 +337,7 @@ struct LateForwardingDecorator: StartTaskForwarding {
     var clock: AnyDispatcherClock { AnyDispatcherClock(self.base.clock) }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        DispatchQueue.global().asyncAfter(deadline: .now() + 3) { self.base.dispatch(task) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { self.base.dispatch(task) }
         return TaskHandle(canceller: SpentCanceller())
     }
 }

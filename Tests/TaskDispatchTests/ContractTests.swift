@@ -97,15 +97,18 @@ import Testing
             }
         }
         let found = try #require(violation)
-        #expect(found.evidence.contains("the ManualDispatcher underneath auto-advanced past it"), "\(found)")
+        // Or, on a machine too busy to start the sleeping task within the limit, that it had not started yet.
+        #expect(
+            found.evidence.contains("the ManualDispatcher underneath auto-advanced past it")
+                || found.evidence.contains("the task that sleeps had not started yet"), "\(found)")
         #expect(found.evidence.contains("raise timeLimitPerRule"), "\(found)")
         #expect(!found.evidence.contains("waits in real time"), "\(found)")
     }
 
     @Test(.timeLimit(.minutes(1)))
     func aDecoratorThatForwardsAfterItsDispatchReturnedIsToldSo() async throws {
-        // Each task reaches the ManualDispatcher three seconds after dispatch(_:) returned, after the check drove it:
-        // under TSan beside the stress suites, a drive of the rule's 100 foreground tasks can take over a second.
+        // Each task reaches the ManualDispatcher ten seconds after dispatch(_:) returned, after the check drove it:
+        // under TSan beside the stress suites, a drive of the rule's 100 foreground tasks can take seconds.
         let violation = await #expect(throws: DispatcherContractViolation.self) {
             try await DispatcherContract.check(rules: [.exactlyOnce], timeLimitPerRule: .seconds(20)) {
                 let manual = ManualDispatcher()
@@ -138,7 +141,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(1)))
     func theDelayRuleLeavesOutItsWholeSecondDelayWhenTheLimitIsTooShortForIt() async throws {
-        try await DispatcherContract.check(rules: [.delayIsLowerBound], timeLimitPerRule: .seconds(1)) {
+        try await DispatcherContract.check(rules: [.delayIsLowerBound], timeLimitPerRule: .seconds(2)) {
             .realTime(QueueDispatcher())
         }
     }
