@@ -47,6 +47,32 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     /// test before it throws; only a failing test spends it (see <doc:Limits>).
     public let waitLimit: Duration
 
+    /// The wait limit of a dispatcher created without one: 10 seconds, or the seconds that the environment variable
+    /// `TASKDISPATCH_WAIT_LIMIT` gives (such as `60`, for a whole suite on a slow CI machine), read once per process.
+    ///
+    /// A value that is not a number of seconds above zero is reported on standard error, and 10 seconds applies (see
+    /// <doc:Limits#The-wait-limit>).
+    public static let defaultWaitLimit: Duration = waitLimit(
+        fromEnvironment: environmentValue(waitLimitVariable), report: writeToStandardError)
+
+    /// The environment variable that sets ``defaultWaitLimit``.
+    static let waitLimitVariable = "TASKDISPATCH_WAIT_LIMIT"
+
+    /// The wait limit that `value`, the environment variable's, gives: 10 seconds when it is unset, and when it is not
+    /// a number of seconds above zero (up to a year), which `report` is told.
+    static func waitLimit(fromEnvironment value: String?, report: (String) -> Void) -> Duration {
+        let standard = Duration.seconds(10)
+        guard let value else { return standard }
+        let words = value.split(whereSeparator: \.isWhitespace)
+        guard words.count == 1, let seconds = Double(words[0]), seconds > 0, seconds <= 31_536_000 else {
+            report(
+                "TaskDispatch: \(waitLimitVariable) is \"\(value)\", not a number of seconds above zero and up to a year (such as 60); ManualDispatcher's default wait limit stays 10 s\n"
+            )
+            return standard
+        }
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
     /// The most tasks one drain may run beyond those pending when it starts, and the most clock jumps
     /// ``Mode/autoAdvance`` makes between two calls of the test: a task that keeps rescheduling itself past it stops
     /// with ``ManualDispatcherError/Kind/runawayTasks(limit:)`` (see <doc:Limits>).
@@ -58,8 +84,8 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     ///   - mode: Who runs the tasks: the test (``Mode/manual``, the default), or the dispatcher as they are
     ///     dispatched (``Mode/autoDrain``, ``Mode/autoAdvance``).
     ///   - order: How to choose among due tasks; ``Order/dispatch`` by default.
-    ///   - waitLimit: The longest real time an async call waits for the code under test; 10 seconds by default
-    ///     (see ``waitLimit``).
+    ///   - waitLimit: The longest real time an async call waits for the code under test; ``defaultWaitLimit``, 10
+    ///     seconds unless the environment sets it, by default (see ``waitLimit``).
     ///   - runawayLimit: The most tasks a drain runs beyond those pending when it starts; 100,000 by default (see
     ///     ``runawayLimit``). Values below 1 count as 1.
     ///   - historyLimit: How many runs ``history`` keeps, most recent last (about 100 bytes each); 0 (or a negative
@@ -69,7 +95,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     public init(
         mode: Mode = .manual,
         order: Order = .dispatch,
-        waitLimit: Duration = .seconds(10),
+        waitLimit: Duration = ManualDispatcher.defaultWaitLimit,
         runawayLimit: Int = 100_000,
         historyLimit: Int = 1_000,
         fileID: StaticString = #fileID,

@@ -28,3 +28,8 @@ func writeToStandardError(_ text: String) {
         }
     }
 }
+
+/// The value of environment variable `name`, if it is set.
+func environmentValue(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}
