@@ -36,4 +36,7 @@ import Testing
     let bulk = ManualDispatcher(runawayLimit: 2_000_000)  // a drain that really runs that many
     #expect(dispatcher.waitLimit == .seconds(30))
     #expect(bulk.runawayLimit == 2_000_000)
+    // Left out, the wait limit is the process's default: 10 s unless TASKDISPATCH_WAIT_LIMIT sets it.
+    #expect(bulk.waitLimit == ManualDispatcher.defaultWaitLimit)
+    #expect(ManualDispatcher.defaultWaitLimit > .zero)
 }
