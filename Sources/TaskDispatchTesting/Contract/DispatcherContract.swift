@@ -5,7 +5,7 @@ import TaskDispatch
 ///
 /// One call checks every ``Rule`` against fresh dispatchers from your factory and throws a
 /// ``DispatcherContractViolation`` for the first rule broken. It blocks no thread, ends within `timeLimitPerRule` a
-/// rule, and needs the main actor free, as any `async` test leaves it.
+/// rule while its own tasks get threads, and needs the main actor free, as any `async` test leaves it.
 ///
 /// ```swift
 /// try await DispatcherContract.check { .realTime(MetricsDispatcher(base: QueueDispatcher())) }
@@ -19,7 +19,8 @@ public enum DispatcherContract {
     /// - Parameters:
     ///   - rules: The rules to check; all of them by default.
     ///   - timeLimitPerRule: The real-time bound on the waits of each rule; zero or less ends every wait at
-    ///     once, so a task that has not run by then is reported as never run.
+    ///     once, so a task that has not run by then is reported as never run. Below the default, a busy machine can
+    ///     make a correct dispatcher miss it.
     ///   - fileID: The calling file, printed in a violation; leave the default.
     ///   - line: The calling line, printed in a violation; leave the default.
     ///   - makeSubject: Makes the dispatcher under test. Called once per rule.

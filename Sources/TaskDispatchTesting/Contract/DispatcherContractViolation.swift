@@ -21,17 +21,33 @@ public struct DispatcherContractViolation: Error, Sendable, CustomStringConverti
 
     /// Where the check was called.
     public let callSite: CallSite
+    /// Whether the check ran out of time on evidence of the machine's load (its own task started late), not of the
+    /// dispatcher's fault.
+    let ranOutOfTime: Bool
 
     /// Creates a violation; only the check (and the package's own tests) create them.
-    package init(rule: DispatcherContract.Rule, evidence: String, dispatcherType: String, callSite: CallSite) {
+    package init(
+        rule: DispatcherContract.Rule,
+        evidence: String,
+        dispatcherType: String,
+        callSite: CallSite,
+        ranOutOfTime: Bool = false
+    ) {
         self.rule = rule
         self.evidence = evidence
         self.dispatcherType = dispatcherType
         self.callSite = callSite
+        self.ranOutOfTime = ranOutOfTime
     }
 
-    /// The rule's name, the evidence, the rule's text, and what to do next, in one paragraph.
+    /// The rule's name, the evidence, the rule's text, and what to do next, in one paragraph; for a check that ran out
+    /// of time on evidence of the machine's load, it says so, and to run it again with a longer limit.
     public var description: String {
-        "DispatcherContract: \(self.dispatcherType) broke the rule \"\(self.rule.name)\" (checked at \(self.callSite)): \(self.evidence). The rule: \(self.rule.text) Fix the dispatcher, then run the check again."
+        guard self.ranOutOfTime else {
+            return
+                "DispatcherContract: \(self.dispatcherType) broke the rule \"\(self.rule.name)\" (checked at \(self.callSite)): \(self.evidence). The rule: \(self.rule.text) Fix the dispatcher, then run the check again."
+        }
+        return
+            "DispatcherContract: the check of \(self.dispatcherType) ran out of time on the rule \"\(self.rule.name)\" (checked at \(self.callSite)): \(self.evidence). The rule: \(self.rule.text) The machine ran the check's own work too late to tell: run the check again with a longer timeLimitPerRule (30 s by default), or beside fewer tests that block threads."
     }
 }

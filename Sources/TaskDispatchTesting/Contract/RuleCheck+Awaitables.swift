@@ -63,7 +63,7 @@ extension RuleCheck {
 
     func checkAwaitableOutcomes() async throws {
         for delay in [Duration.zero, .milliseconds(10)] {
-            let after = delay == .zero ? "" : "after: \(delay.millisecondsText), "
+            let after = delay == .zero ? "" : "after: \(delay.millisecondsText)"
             for form in AwaitableForm.allCases {
                 let result = try await self.awaitDispatch(form, "\(form)(\(after)) { 42 }", after: delay) { 42 }
                 try self.expect(result, "\(form)(\(after)) { 42 }", toReturn: 42)
@@ -168,8 +168,10 @@ extension RuleCheck {
     ) async throws -> Result<Int, any Error> {
         let observed = ObservedDispatcher(
             base: self.subject.dispatcher, cancelsCallerAfterDispatch: cancellingAfterDispatch)
-        let (outcome, task) = ContractSignal.outcome {
-            switch form {
+        let began = ContractFlag()
+        let (outcome, task) = ContractSignal.outcome { () async throws -> Int in
+            began.set()
+            return switch form {
             case .runInBackground: try await observed.runInBackground(after: delay, label: "contract awaitable", work)
             case .runOnMainActor: try await observed.runOnMainActor(after: delay, label: "contract awaitable", work)
             }
@@ -177,8 +179,12 @@ extension RuleCheck {
         cancelRequest?.hold { task.cancel() }
         guard await observed.dispatched.wait(until: self.deadline) != nil else {
             task.cancel()
-            throw self.violation(
-                "\(what) dispatched nothing within the rule's time limit of \(self.timeLimit.millisecondsText)")
+            let limit = self.timeLimit.millisecondsText
+            guard began.isSet else {
+                throw self.ranOutOfTime(
+                    "the check's task that calls \(what) had not started within the time limit of \(limit)")
+            }
+            throw self.timedOut("\(what) dispatched nothing within the rule's time limit of \(limit)")
         }
         // Cancelled right after its dispatch, the await must end before any time passes, and no time may pass
         // until it has: `dispatched` is fulfilled inside the `dispatch(_:)` call, before the awaitable holds the
@@ -189,7 +195,7 @@ extension RuleCheck {
         }
         guard let result = await outcome.wait(until: self.deadline) else {
             task.cancel()
-            throw self.violation(
+            throw self.timedOut(
                 "\(what) neither returned nor threw within the rule's time limit of \(self.timeLimit.millisecondsText)\(cancellingAfterDispatch ? "; it should have thrown CancellationError at once, once cancel() on the task's handle stopped the task (a cancel that stops nothing leaves the await waiting)" : "")"
             )
         }

@@ -15,31 +15,43 @@ extension RuleCheck {
             try await clock.sleep(for: .seconds(3_600))
         }
         defer { sleeper.cancel() }
+        let limit = self.timeLimit.millisecondsText
+        // A machine too busy to run the sleeping task in time is no evidence against the clock; nor is the base's own.
+        let notStarted =
+            "the check's task that sleeps on the subject's clock had not started within the time limit of \(limit)"
+        let isTheBasesClock = (clock as? ManualDispatcher.Clock)?.dispatcher === base
         if base.mode == .autoAdvance {
             // Auto-advance jumps to a sleep from outside the tracked tasks inside its dispatch, so the timer may never
             // be seen pending: the wake is the evidence (a sleep in real time would not wake within the limit).
             guard case .success = await woke.wait(until: self.deadline) else {
-                // A machine too busy to run the sleeping task in time is no evidence against the clock.
-                if !slept.isSet || base.now - start >= .seconds(3_600) {
-                    throw self.violation(
-                        "a sleep of 1 h on the subject's clock did not return within the rule's time limit of \(self.timeLimit.millisecondsText), although \(slept.isSet ? "the ManualDispatcher underneath auto-advanced past it" : "the task that sleeps had not started yet"): the machine ran it too late, not the clock; raise timeLimitPerRule"
+                guard slept.isSet else { throw self.ranOutOfTime(notStarted) }
+                if base.now - start >= .seconds(3_600) || isTheBasesClock {
+                    throw self.ranOutOfTime(
+                        "a sleep of 1 h on the subject's clock did not return within the time limit of \(limit), although \(isTheBasesClock ? "the clock is the ManualDispatcher's own, which auto-advances" : "the ManualDispatcher underneath auto-advanced past it")"
                     )
                 }
-                throw self.violation(
-                    "a sleep of 1 h on the subject's clock did not wake within the rule's time limit of \(self.timeLimit.millisecondsText), although the ManualDispatcher underneath auto-advances: the clock is \(type(of: clock)), so the sleep waits in real time"
+                throw self.timedOut(
+                    "a sleep of 1 h on the subject's clock did not wake within the rule's time limit of \(limit), although the ManualDispatcher underneath auto-advances: the clock is \(type(of: clock)), so the sleep waits in real time"
                 )
             }
             return
         }
         guard (try? await base.waitForPendingTasks(pending + 1, waitingUpTo: self.deadline - .now)) != nil else {
-            throw self.violation(
-                "a sleep of 1 h on the subject's clock put no timer on the ManualDispatcher underneath within the rule's time limit of \(self.timeLimit.millisecondsText): the clock is \(type(of: clock)), so the sleep waits in real time"
+            guard slept.isSet else { throw self.ranOutOfTime(notStarted) }
+            if isTheBasesClock {
+                throw self.ranOutOfTime(
+                    "a sleep of 1 h on the subject's clock, the ManualDispatcher's own, put no timer on it within the time limit of \(limit)"
+                )
+            }
+            throw self.timedOut(
+                "a sleep of 1 h on the subject's clock put no timer on the ManualDispatcher underneath within the rule's time limit of \(limit): the clock is \(type(of: clock)), so the sleep waits in real time"
             )
         }
         try await base.advance(by: .seconds(3_600))
         guard case .success = await woke.wait(until: self.deadline) else {
-            throw self.violation(
-                "a sleep of 1 h on the subject's clock did not wake when the ManualDispatcher underneath advanced by 1 h"
+            // The timer ran on the base: the clock is forwarded, and the sleeping task resumed too late.
+            throw self.ranOutOfTime(
+                "a sleep of 1 h on the subject's clock put its timer on the ManualDispatcher underneath, which ran it when it advanced by 1 h, but the sleep did not return within the time limit of \(limit)"
             )
         }
     }

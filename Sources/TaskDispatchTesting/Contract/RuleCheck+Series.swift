@@ -37,7 +37,7 @@ extension RuleCheck {
         let drivesTheClock = self.subject.advance == nil || elapsed() - before == passed
         if !third.isSet { self.runHeldTasks() }  // ticks a decorator delays by more than a minute
         if await third.wait(until: self.deadline) == nil {
-            throw self.violation(
+            throw self.timedOut(
                 "a \(context) series every \(interval.millisecondsText) ticked \(self.log.current.runCounts[index]) times within the rule's time limit of \(self.timeLimit.millisecondsText), not 3"
             )
         }

@@ -84,7 +84,7 @@ struct RuleCheck: Sendable {
                 "\(self.log.describe(first)) never ran within the rule's time limit of \(self.timeLimit.millisecondsText)\(others); \(started) of \(indices.count) tasks ran\(reason)"
             // Tasks a decorator forwarded after its dispatch(_:) returned wait, due, on the ManualDispatcher underneath.
             let late = self.subject.manualBase.map { base in base.pendingTasks.count { $0.dueTime <= base.now } } ?? 0
-            guard late > 0 else { throw self.violation(message) }
+            guard late > 0 else { throw self.timedOut(message) }
             throw self.violation(
                 "\(message), and \(late) due tasks wait on the ManualDispatcher underneath: the decorator forwarded them after its dispatch(_:) returned (from another thread or a Task), so the test's drains did not see them. Forward each task inside dispatch(_:), before it returns"
             )
@@ -109,5 +109,23 @@ struct RuleCheck: Sendable {
         let dispatcherType = String(describing: type(of: self.subject.dispatcher))
         return DispatcherContractViolation(
             rule: self.rule, evidence: evidence, dispatcherType: dispatcherType, callSite: self.callSite)
+    }
+
+    /// A violation seen only because the rule's time limit passed: `evidence`, and below the default limit a note that
+    /// a busy machine (a blocked cooperative pool, a busy main queue) can cause it too.
+    func timedOut(_ evidence: String) -> DispatcherContractViolation {
+        self.violation(
+            self.timeLimit >= .seconds(30)
+                ? evidence
+                : "\(evidence) (with a time limit below the default 30 s, a busy machine can cause this too: check again with the default before fixing the dispatcher)"
+        )
+    }
+
+    /// The check ran out of time on evidence of the machine's load, not of the dispatcher's fault: `evidence`.
+    func ranOutOfTime(_ evidence: String) -> DispatcherContractViolation {
+        let dispatcherType = String(describing: type(of: self.subject.dispatcher))
+        return DispatcherContractViolation(
+            rule: self.rule, evidence: evidence, dispatcherType: dispatcherType, callSite: self.callSite,
+            ranOutOfTime: true)
     }
 }
