@@ -8,7 +8,7 @@ import Testing
 @Suite struct DefaultWaitLimitTests {
     @Test(arguments: [
         ("60", Duration.seconds(60)), (" 2.5\n", .milliseconds(2_500)), ("0.001", .milliseconds(1)),
-        ("31536000", .seconds(31_536_000)),
+        ("31536000", .seconds(31_536_000)), ("0.000000001", .nanoseconds(1)),
     ])
     func aNumberOfSecondsSetsTheDefault(value: String, limit: Duration) {
         let reports = Locked<[String]>([])
@@ -26,7 +26,7 @@ import Testing
         #expect(reports.withLock { $0 }.isEmpty)
     }
 
-    @Test(arguments: ["", "sixty", "60s", "6 0", "0", "-5", "nan", "inf", "31536001", "1e300"])
+    @Test(arguments: ["", "sixty", "60s", "6 0", "0", "-5", "nan", "inf", "31536001", "1e300", "1e-12"])
     func anythingElseIsReportedAndLeavesTenSeconds(value: String) throws {
         let reports = Locked<[String]>([])
         #expect(
@@ -35,7 +35,7 @@ import Testing
         let report = try #require(reports.withLock { $0 }.first)
         #expect(
             report
-                == "TaskDispatch: TASKDISPATCH_WAIT_LIMIT is \"\(value)\", not a number of seconds above zero and up to a year (such as 60); ManualDispatcher's default wait limit stays 10 s\n"
+                == "TaskDispatch: TASKDISPATCH_WAIT_LIMIT is \"\(value)\", not a number of seconds from a nanosecond to a year (such as 60); ManualDispatcher's default wait limit stays 10 s\n"
         )
     }
 

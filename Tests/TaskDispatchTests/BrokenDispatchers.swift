@@ -16,6 +16,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
     case cancelAlwaysSucceeds
     case cancelNeverSucceeds
     case decoratorDropsTheClock
+    case decoratorSleepsPastTheDeadline
     case decoratorDropsStartTask
     case decoratorDropsTheWait
     case dropsTheWholeSecondsOfADelay
@@ -39,6 +40,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .cancelAlwaysSucceeds: .cancellationIsAllOrNothing
         case .cancelNeverSucceeds: .cancelBeforeTheStartStopsTheTask
         case .decoratorDropsTheClock: .decoratorForwardsTheClock
+        case .decoratorSleepsPastTheDeadline: .decoratorForwardsTheClock
         case .decoratorDropsStartTask: .decoratorForwardsStartTask
         case .decoratorDropsTheWait: .decoratorKeepsAwaitedWaits
         case .dropsTheWholeSecondsOfADelay: .delayIsLowerBound
@@ -62,6 +64,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .cancelAlwaysSucceeds: "cancel() returned true twice"
         case .cancelNeverSucceeds: "cancel() returned false for"
         case .decoratorDropsTheClock: "put no timer on the ManualDispatcher underneath"
+        case .decoratorSleepsPastTheDeadline: "its timer is still pending there, due at 7200 s"
         case .decoratorDropsStartTask: "it is a plain Task"
         case .decoratorDropsTheWait: "did not read as waiting on the ManualDispatcher's own work"
         case .dropsTheWholeSecondsOfADelay: "before its delay had passed"
@@ -84,6 +87,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         let manual = ManualDispatcher()
         switch self {
         case .decoratorDropsTheClock: return .manual(ClockDroppingDecorator(base: manual), over: manual)
+        case .decoratorSleepsPastTheDeadline: return .manual(OversleepingDecorator(manual: manual), over: manual)
         case .decoratorDropsStartTask: return .manual(StartTaskDroppingDecorator(base: manual), over: manual)
         case .decoratorDropsTheWait: return .manual(WaitDroppingDecorator(base: manual), over: manual)
         // On the virtual clock, where the half millisecond it drops always shows (found by a probe).
@@ -120,6 +124,7 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .cancelAlwaysSucceeds: AlwaysCancellingDispatcher()
         case .cancelNeverSucceeds: CancelRefusingDispatcher()
         case .decoratorDropsTheClock: ClockDroppingDecorator(base: ManualDispatcher())
+        case .decoratorSleepsPastTheDeadline: OversleepingDecorator(manual: ManualDispatcher())
         case .decoratorDropsStartTask: StartTaskDroppingDecorator(base: ManualDispatcher())
         case .decoratorDropsTheWait: WaitDroppingDecorator(base: ManualDispatcher())
         }
@@ -492,5 +497,27 @@ struct LateWakingDecorator: StartTaskForwarding {
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.base.dispatch(task)
+    }
+}
+
+/// Forwards the clock, `startTask` and every task, but its clock's sleep asks the `ManualDispatcher` underneath for
+/// an hour past the deadline it was given: a conversion bug on the right clock.
+struct OversleepingDecorator: StartTaskForwarding {
+    struct LongClock: Clock {
+        let base: ManualDispatcher.Clock
+        var now: ManualDispatcher.Clock.Instant { self.base.now }
+        var minimumResolution: Duration { self.base.minimumResolution }
+
+        func sleep(until deadline: ManualDispatcher.Clock.Instant, tolerance: Duration?) async throws {
+            try await self.base.sleep(until: deadline.advanced(by: .seconds(3_600)), tolerance: tolerance)
+        }
+    }
+
+    let manual: ManualDispatcher
+    var base: any TaskDispatcher { self.manual }
+    var clock: LongClock { LongClock(base: self.manual.clock) }
+
+    func dispatch(_ task: DispatchedTask) -> TaskHandle {
+        self.manual.dispatch(task)
     }
 }

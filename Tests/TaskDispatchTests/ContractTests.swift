@@ -68,6 +68,7 @@ import Testing
         }
         let found = try #require(violation)
         #expect(found.rule == broken.brokenRule, "\(found)")
+        #expect(!found.ranOutOfTime, "\(found)")
         #expect(found.evidence.contains(broken.evidence), "\(found)")
         #expect(found.description.contains("broke the rule \"\(broken.brokenRule.name)\""), "\(found)")
         #expect(found.description.contains(broken.brokenRule.text), "\(found)")
@@ -93,17 +94,18 @@ import Testing
     @Test(.timeLimit(.minutes(1)), arguments: [ManualDispatcher.Mode.manual, .autoAdvance])
     func aSleepThatReturnsLateOnTheRightClockIsNotBlamedOnTheClock(mode: ManualDispatcher.Mode) async throws {
         let violation = await #expect(throws: DispatcherContractViolation.self) {
-            try await DispatcherContract.check(rules: [.decoratorForwardsTheClock], timeLimitPerRule: .seconds(1)) {
+            try await DispatcherContract.check(rules: [.decoratorForwardsTheClock], timeLimitPerRule: .seconds(5)) {
                 let base = ManualDispatcher(mode: mode)
                 return .manual(LateWakingDecorator(manual: base), over: base)
             }
         }
         let found = try #require(violation)
+        #expect(found.ranOutOfTime)
         // Or, on a machine too busy to start the sleeping task within the limit, that it had not started.
         #expect(
             found.evidence.contains(
                 mode == .manual
-                    ? "put its timer on the ManualDispatcher underneath, which ran it when it advanced by 1 h, but the sleep did not return within the time limit of 1 s"
+                    ? "put its timer on the ManualDispatcher underneath, which ran it when it advanced by 1 h, but the sleep did not return within the time limit of 5 s"
                     : "although the ManualDispatcher underneath auto-advanced past it")
                 || found.evidence.contains("the check's task that sleeps on the subject's clock had not started"),
             "\(found)")
@@ -127,6 +129,7 @@ import Testing
                     return .manual(base, over: base)
                 }
             } catch let violation as DispatcherContractViolation {
+                #expect(violation.ranOutOfTime, "\(violation)")
                 #expect(violation.description.contains(" ran out of time on the rule "), "\(violation)")
                 ranOutOfTime += 1
             }

@@ -24,8 +24,8 @@ public enum DispatcherContract {
     ///   - fileID: The calling file, printed in a violation; leave the default.
     ///   - line: The calling line, printed in a violation; leave the default.
     ///   - makeSubject: Makes the dispatcher under test. Called once per rule.
-    /// - Throws: ``DispatcherContractViolation`` for the first rule the dispatcher breaks; or what
-    ///   `makeSubject` or a driver's `advance` throws.
+    /// - Throws: ``DispatcherContractViolation`` for the first rule the dispatcher breaks, or whose check ran out of
+    ///   time (``DispatcherContractViolation/ranOutOfTime``); or what `makeSubject` or a driver's `advance` throws.
     public static func check(
         rules: [Rule] = Rule.allCases,
         timeLimitPerRule: Duration = .seconds(30),
@@ -43,4 +43,7 @@ public enum DispatcherContract {
             ).run()
         }
     }
+
+    /// The `timeLimitPerRule` of ``check(rules:timeLimitPerRule:fileID:line:_:)`` unless the caller gives one.
+    static let defaultTimeLimitPerRule = Duration.seconds(30)
 }

@@ -1,7 +1,8 @@
 public import TaskDispatch
 
 /// The error ``DispatcherContract/check(rules:timeLimitPerRule:fileID:line:_:)`` throws when a dispatcher
-/// breaks a rule of the `TaskDispatcher` contract: which rule, what was seen, and what the rule says.
+/// breaks a rule of the `TaskDispatcher` contract, or when the check ran out of time to tell (``ranOutOfTime``):
+/// which rule, what was seen, and what the rule says.
 ///
 /// ```
 /// DispatcherContract: DroppingDispatcher broke the rule "exactly once" (checked at MyTests/MyTests.swift:9):
@@ -10,7 +11,7 @@ public import TaskDispatch
 /// dispatcher, then run the check again.
 /// ```
 public struct DispatcherContractViolation: Error, Sendable, CustomStringConvertible {
-    /// The rule the dispatcher broke.
+    /// The rule the dispatcher broke, or whose check ran out of time.
     public let rule: DispatcherContract.Rule
 
     /// What the check saw, such as `"task 17 (background, immediate) ran 2 times"`.
@@ -21,9 +22,12 @@ public struct DispatcherContractViolation: Error, Sendable, CustomStringConverti
 
     /// Where the check was called.
     public let callSite: CallSite
-    /// Whether the check ran out of time on evidence of the machine's load (its own task started late), not of the
-    /// dispatcher's fault.
-    let ranOutOfTime: Bool
+
+    /// Whether the rule's time limit passed before the check could tell if the rule holds, with evidence that the
+    /// dispatcher had done its part: the check's own task had not started, or the `ManualDispatcher` underneath had
+    /// run the work the check waited for. A busy machine, or work that blocks threads, is the likely cause: run the
+    /// check again with a longer `timeLimitPerRule`.
+    public let ranOutOfTime: Bool
 
     /// Creates a violation; only the check (and the package's own tests) create them.
     package init(
@@ -48,6 +52,6 @@ public struct DispatcherContractViolation: Error, Sendable, CustomStringConverti
                 "DispatcherContract: \(self.dispatcherType) broke the rule \"\(self.rule.name)\" (checked at \(self.callSite)): \(self.evidence). The rule: \(self.rule.text) Fix the dispatcher, then run the check again."
         }
         return
-            "DispatcherContract: the check of \(self.dispatcherType) ran out of time on the rule \"\(self.rule.name)\" (checked at \(self.callSite)): \(self.evidence). The rule: \(self.rule.text) The machine ran the check's own work too late to tell: run the check again with a longer timeLimitPerRule (30 s by default), or beside fewer tests that block threads."
+            "DispatcherContract: the check of \(self.dispatcherType) ran out of time on the rule \"\(self.rule.name)\" (checked at \(self.callSite)): \(self.evidence). The rule: \(self.rule.text) The check's own work ran too late to tell whether the rule holds (a busy machine, or other work blocking threads): run the check again with a longer timeLimitPerRule (\(formatRealTimeLimit(DispatcherContract.defaultTimeLimitPerRule)) by default); if it happens again at the default, look at what the evidence names."
     }
 }

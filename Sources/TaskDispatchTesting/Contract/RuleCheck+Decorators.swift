@@ -48,10 +48,15 @@ extension RuleCheck {
             )
         }
         try await base.advance(by: .seconds(3_600))
+        // A timer still pending after the advance was asked for a later time than the sleep's deadline.
+        if base.pendingTaskCount > pending, let timer = base.pendingTasks.last(where: { $0.dueTime > base.now }) {
+            throw self.violation(
+                "a sleep of 1 h on the subject's clock did not wake when the ManualDispatcher underneath advanced by 1 h: its timer is still pending there, due at \(formatTime(timer.dueTime.nanosecondsSaturated)). The clock's sleep must ask the base for the deadline it was given"
+            )
+        }
         guard case .success = await woke.wait(until: self.deadline) else {
-            // The timer ran on the base: the clock is forwarded, and the sleeping task resumed too late.
             throw self.ranOutOfTime(
-                "a sleep of 1 h on the subject's clock put its timer on the ManualDispatcher underneath, which ran it when it advanced by 1 h, but the sleep did not return within the time limit of \(limit)"
+                "a sleep of 1 h on the subject's clock put its timer on the ManualDispatcher underneath, which ran it when it advanced by 1 h, but the sleep did not return within the time limit of \(limit): the sleeping task resumed too late, or the clock's sleep waits for more once its timer ran"
             )
         }
     }
@@ -71,7 +76,13 @@ extension RuleCheck {
         }
         let (outcome, _) = ContractSignal.outcome { try await task.value }
         try await base.runUntilIdle(waitingUpTo: self.deadline - .now)
-        guard case .success(42) = await outcome.wait(until: self.deadline) else {
+        switch await outcome.wait(until: self.deadline) {
+        case .success(42)?: return
+        case nil:
+            throw self.timedOut(
+                "a task started with startTask through the subject did not return within the rule's time limit of \(self.timeLimit.millisecondsText) once drained"
+            )
+        default:
             throw self.violation("a task started with startTask through the subject did not return 42 once drained")
         }
     }
@@ -87,7 +98,11 @@ extension RuleCheck {
         do {
             try await base.runUntilIdle(waitingUpTo: self.deadline - .now)
         } catch let error as ManualDispatcherError {
-            throw self.violation("\(notWaiting); runUntilIdle(waitingUpTo:) threw: \(error.summary)")
+            let evidence = "\(notWaiting); runUntilIdle(waitingUpTo:) threw: \(error.summary)"
+            switch error.kind {
+            case .unsettledTasks, .waitTimedOut: throw self.timedOut(evidence)
+            default: throw self.violation(evidence)
+            }
         }
         // Claimed through `value(of:)`: the drain leaves a tracked task's error for the test to claim.
         let (outcome, _) = ContractSignal.outcome { try await base.value(of: task) }
@@ -96,6 +111,10 @@ extension RuleCheck {
         case .failure(let error as ManualDispatcherError)?:
             // The dispatcher bounded the await as one from outside its tracked tasks, and ended it.
             throw self.violation("\(notWaiting); its await ended with: \(error.summary)")
+        case nil:
+            throw self.timedOut(
+                "\(what) did not return within the rule's time limit of \(self.timeLimit.millisecondsText) once drained"
+            )
         default:
             throw self.violation("\(what) did not return 42 once drained")
         }

@@ -115,9 +115,9 @@ struct RuleCheck: Sendable {
     /// a busy machine (a blocked cooperative pool, a busy main queue) can cause it too.
     func timedOut(_ evidence: String) -> DispatcherContractViolation {
         self.violation(
-            self.timeLimit >= .seconds(30)
+            self.timeLimit >= DispatcherContract.defaultTimeLimitPerRule
                 ? evidence
-                : "\(evidence) (with a time limit below the default 30 s, a busy machine can cause this too: check again with the default before fixing the dispatcher)"
+                : "\(evidence) (with a time limit below the default \(formatRealTimeLimit(DispatcherContract.defaultTimeLimitPerRule)), a busy machine can cause this too: check again with the default before fixing the dispatcher)"
         )
     }
 

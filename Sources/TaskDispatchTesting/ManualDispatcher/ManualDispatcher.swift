@@ -50,8 +50,8 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     /// The wait limit of a dispatcher created without one: 10 seconds, or the seconds that the environment variable
     /// `TASKDISPATCH_WAIT_LIMIT` gives (such as `60`, for a whole suite on a slow CI machine), read once per process.
     ///
-    /// A value that is not a number of seconds above zero is reported on standard error, and 10 seconds applies (see
-    /// <doc:Limits#The-wait-limit>).
+    /// A value that is not a number of seconds from a nanosecond to a year is reported on standard error, and 10
+    /// seconds applies (see <doc:Limits#The-wait-limit>).
     public static let defaultWaitLimit: Duration = waitLimit(
         fromEnvironment: environmentValue(waitLimitVariable), report: writeToStandardError)
 
@@ -59,14 +59,14 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     static let waitLimitVariable = "TASKDISPATCH_WAIT_LIMIT"
 
     /// The wait limit that `value`, the environment variable's, gives: 10 seconds when it is unset, and when it is not
-    /// a number of seconds above zero (up to a year), which `report` is told.
+    /// a number of seconds from a nanosecond to a year, which `report` is told.
     static func waitLimit(fromEnvironment value: String?, report: (String) -> Void) -> Duration {
         let standard = Duration.seconds(10)
         guard let value else { return standard }
         let words = value.split(whereSeparator: \.isWhitespace)
-        guard words.count == 1, let seconds = Double(words[0]), seconds > 0, seconds <= 31_536_000 else {
+        guard words.count == 1, let seconds = Double(words[0]), seconds >= 1e-9, seconds <= 31_536_000 else {
             report(
-                "TaskDispatch: \(waitLimitVariable) is \"\(value)\", not a number of seconds above zero and up to a year (such as 60); ManualDispatcher's default wait limit stays 10 s\n"
+                "TaskDispatch: \(waitLimitVariable) is \"\(value)\", not a number of seconds from a nanosecond to a year (such as 60); ManualDispatcher's default wait limit stays 10 s\n"
             )
             return standard
         }
