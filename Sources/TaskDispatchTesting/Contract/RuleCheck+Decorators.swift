@@ -38,9 +38,9 @@ extension RuleCheck {
         }
         guard (try? await base.waitForPendingTasks(pending + 1, waitingUpTo: self.deadline - .now)) != nil else {
             guard slept.isSet else { throw self.ranOutOfTime(notStarted) }
-            if isTheBasesClock {
+            if isTheBasesClock || base.pendingTaskCount > pending {
                 throw self.ranOutOfTime(
-                    "a sleep of 1 h on the subject's clock, the ManualDispatcher's own, put no timer on it within the time limit of \(limit)"
+                    "a sleep of 1 h on the subject's clock\(isTheBasesClock ? ", the ManualDispatcher's own," : "") put its timer on the ManualDispatcher underneath only after the time limit of \(limit), or not yet"
                 )
             }
             throw self.timedOut(
