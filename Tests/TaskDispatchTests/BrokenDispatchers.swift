@@ -87,7 +87,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         let manual = ManualDispatcher()
         switch self {
         case .decoratorDropsTheClock: return .manual(ClockDroppingDecorator(base: manual), over: manual)
-        case .decoratorSleepsPastTheDeadline: return .manual(OversleepingDecorator(manual: manual), over: manual)
+        case .decoratorSleepsPastTheDeadline:
+            return .manual(ClockBendingDecorator(manual: manual, bend: .asksForAnHourLater), over: manual)
         case .decoratorDropsStartTask: return .manual(StartTaskDroppingDecorator(base: manual), over: manual)
         case .decoratorDropsTheWait: return .manual(WaitDroppingDecorator(base: manual), over: manual)
         // On the virtual clock, where the half millisecond it drops always shows (found by a probe).
@@ -124,7 +125,8 @@ enum BrokenDispatcher: String, Sendable, CaseIterable, CustomStringConvertible {
         case .cancelAlwaysSucceeds: AlwaysCancellingDispatcher()
         case .cancelNeverSucceeds: CancelRefusingDispatcher()
         case .decoratorDropsTheClock: ClockDroppingDecorator(base: ManualDispatcher())
-        case .decoratorSleepsPastTheDeadline: OversleepingDecorator(manual: ManualDispatcher())
+        case .decoratorSleepsPastTheDeadline:
+            ClockBendingDecorator(manual: ManualDispatcher(), bend: .asksForAnHourLater)
         case .decoratorDropsStartTask: StartTaskDroppingDecorator(base: ManualDispatcher())
         case .decoratorDropsTheWait: WaitDroppingDecorator(base: ManualDispatcher())
         }
@@ -477,45 +479,33 @@ struct RewritingDecorator: StartTaskForwarding {
     }
 }
 
-/// Forwards the clock, `startTask` and every task, but its clock's sleep, once the `ManualDispatcher` underneath has
-/// woken it, waits an hour more in real time: a sleep that returns too late, on the right clock.
-struct LateWakingDecorator: StartTaskForwarding {
-    struct LateClock: Clock {
+/// Forwards `startTask` and every task, and the clock of the `ManualDispatcher` underneath, bent: its sleep either
+/// waits an hour more in real time once the base has woken it (a sleep that returns too late, on the right clock:
+/// the check cannot tell it from a busy machine), or asks the base for an hour past its deadline (a conversion bug).
+struct ClockBendingDecorator: StartTaskForwarding {
+    enum Bend: Sendable { case wakesAnHourLateInRealTime, asksForAnHourLater }
+
+    struct BentClock: Clock {
         let base: ManualDispatcher.Clock
+        let bend: Bend
         var now: ManualDispatcher.Clock.Instant { self.base.now }
         var minimumResolution: Duration { self.base.minimumResolution }
 
         func sleep(until deadline: ManualDispatcher.Clock.Instant, tolerance: Duration?) async throws {
-            try await self.base.sleep(until: deadline, tolerance: tolerance)
-            try await ContinuousClock().sleep(for: .seconds(3_600))
+            switch self.bend {
+            case .wakesAnHourLateInRealTime:
+                try await self.base.sleep(until: deadline, tolerance: tolerance)
+                try await ContinuousClock().sleep(for: .seconds(3_600))
+            case .asksForAnHourLater:
+                try await self.base.sleep(until: deadline.advanced(by: .seconds(3_600)), tolerance: tolerance)
+            }
         }
     }
 
     let manual: ManualDispatcher
+    let bend: Bend
     var base: any TaskDispatcher { self.manual }
-    var clock: LateClock { LateClock(base: self.manual.clock) }
-
-    func dispatch(_ task: DispatchedTask) -> TaskHandle {
-        self.base.dispatch(task)
-    }
-}
-
-/// Forwards the clock, `startTask` and every task, but its clock's sleep asks the `ManualDispatcher` underneath for
-/// an hour past the deadline it was given: a conversion bug on the right clock.
-struct OversleepingDecorator: StartTaskForwarding {
-    struct LongClock: Clock {
-        let base: ManualDispatcher.Clock
-        var now: ManualDispatcher.Clock.Instant { self.base.now }
-        var minimumResolution: Duration { self.base.minimumResolution }
-
-        func sleep(until deadline: ManualDispatcher.Clock.Instant, tolerance: Duration?) async throws {
-            try await self.base.sleep(until: deadline.advanced(by: .seconds(3_600)), tolerance: tolerance)
-        }
-    }
-
-    let manual: ManualDispatcher
-    var base: any TaskDispatcher { self.manual }
-    var clock: LongClock { LongClock(base: self.manual.clock) }
+    var clock: BentClock { BentClock(base: self.manual.clock, bend: self.bend) }
 
     func dispatch(_ task: DispatchedTask) -> TaskHandle {
         self.manual.dispatch(task)

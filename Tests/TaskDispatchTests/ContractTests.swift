@@ -96,7 +96,7 @@ import Testing
         let violation = await #expect(throws: DispatcherContractViolation.self) {
             try await DispatcherContract.check(rules: [.decoratorForwardsTheClock], timeLimitPerRule: .seconds(5)) {
                 let base = ManualDispatcher(mode: mode)
-                return .manual(LateWakingDecorator(manual: base), over: base)
+                return .manual(ClockBendingDecorator(manual: base, bend: .wakesAnHourLateInRealTime), over: base)
             }
         }
         let found = try #require(violation)
@@ -111,7 +111,7 @@ import Testing
             "\(found)")
         #expect(
             found.description.hasPrefix(
-                "DispatcherContract: the check of LateWakingDecorator ran out of time on the rule \"a decorator forwards the clock\""
+                "DispatcherContract: the check of ClockBendingDecorator ran out of time on the rule \"a decorator forwards the clock\""
             ), "\(found)")
         #expect(found.description.contains("run the check again with a longer timeLimitPerRule"), "\(found)")
         #expect(!found.description.contains("waits in real time") && !found.description.contains("broke the rule"))
