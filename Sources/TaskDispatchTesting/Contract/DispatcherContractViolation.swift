@@ -30,12 +30,18 @@ public struct DispatcherContractViolation: Error, Sendable, CustomStringConverti
     public let ranOutOfTime: Bool
 
     /// Creates a violation; only the check (and the package's own tests) create them.
+    package init(rule: DispatcherContract.Rule, evidence: String, dispatcherType: String, callSite: CallSite) {
+        self.init(
+            rule: rule, evidence: evidence, dispatcherType: dispatcherType, callSite: callSite, ranOutOfTime: false)
+    }
+
+    /// Creates a violation, or with `ranOutOfTime` a check that ran out of time.
     package init(
         rule: DispatcherContract.Rule,
         evidence: String,
         dispatcherType: String,
         callSite: CallSite,
-        ranOutOfTime: Bool = false
+        ranOutOfTime: Bool
     ) {
         self.rule = rule
         self.evidence = evidence
