@@ -105,10 +105,11 @@ struct RuleCheck: Sendable {
         try await self.waitForStarts(of: TaskContext.allCases.map { self.dispatch($0, note: "dispatched last").index })
     }
 
-    func violation(_ evidence: String) -> DispatcherContractViolation {
+    func violation(_ evidence: String, ranOutOfTime: Bool = false) -> DispatcherContractViolation {
         let dispatcherType = String(describing: type(of: self.subject.dispatcher))
         return DispatcherContractViolation(
-            rule: self.rule, evidence: evidence, dispatcherType: dispatcherType, callSite: self.callSite)
+            rule: self.rule, evidence: evidence, dispatcherType: dispatcherType, callSite: self.callSite,
+            ranOutOfTime: ranOutOfTime)
     }
 
     /// A violation seen only because the rule's time limit passed: `evidence`, and below the default limit a note that
@@ -123,9 +124,6 @@ struct RuleCheck: Sendable {
 
     /// The check ran out of time on evidence of the machine's load, not of the dispatcher's fault: `evidence`.
     func ranOutOfTime(_ evidence: String) -> DispatcherContractViolation {
-        let dispatcherType = String(describing: type(of: self.subject.dispatcher))
-        return DispatcherContractViolation(
-            rule: self.rule, evidence: evidence, dispatcherType: dispatcherType, callSite: self.callSite,
-            ranOutOfTime: true)
+        self.violation(evidence, ranOutOfTime: true)
     }
 }
