@@ -8,18 +8,23 @@ import Testing
 /// job as the operation's last step, and a task isolated to an actor (the main actor included) needs no thread of
 /// the global executor to finish.
 @Suite struct TrackedTaskIsolationTests {
-    @Test func anActorIsolatedTaskRecordsItsEndInTheJobThatRanItsLastStep() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func anActorIsolatedTaskRecordsItsEndInTheJobThatRanItsLastStep() async throws {
         guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
         let dispatcher = ManualDispatcher(mode: .autoDrain)
         let counter = ObservedCounter()
         // After each job on the actor's executor: once the operation has returned, how many tasks are unfinished.
         let unfinishedAfterTheLastStep = LockedBox<[Int]>([])
+        let recorded = ArrivalCounter()
         counter.executor.afterEachJob {
             guard counter.returned.withLock({ $0 }) else { return }
             unfinishedAfterTheLastStep.withLock { $0.append(dispatcher.unfinishedTaskCount) }
+            recorded.signal()
         }
         let task = await counter.start(on: dispatcher)
         #expect(try await dispatcher.value(of: task) == 1)
+        // The observer runs after the job, on the executor's queue: the value can reach this test before it does.
+        await recorded.reach(1)
         // The first job after the return is the one that returned: the task was already recorded as finished.
         #expect(unfinishedAfterTheLastStep.withLock { $0.first } == 0, "\(unfinishedAfterTheLastStep.withLock { $0 })")
         try dispatcher.verifyIdle()
