@@ -11,13 +11,18 @@ import Testing
         let count = AwaitBox(0)
         let series = AwaitBox<TaskHandle?>(nil)
         let stopped = AwaitBox(false)
+        let published = DispatchSemaphore(value: 0)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             series.value = dispatcher.background(every: .milliseconds(5), label: "poll") {
                 count.value += 1
                 guard count.value == 3 else { return }
+                // The handle is stored once `background(every:)` returns, which a stalled test thread can do after
+                // the third tick: wait for the store (the bound is reached only if the test is broken).
+                _ = published.wait(timeout: .now() + 30)
                 stopped.value = series.value?.cancel() ?? false
                 done.resume()
             }
+            published.signal()
         }
         // The cancel came inside the third tick, before the fourth was dispatched: no tick follows.
         #expect(await dispatcher.waitForBackgroundTasks(timeout: .seconds(30)))
