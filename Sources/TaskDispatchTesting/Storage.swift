@@ -333,14 +333,17 @@ extension Storage {
         run.holdsClock = true
         run.blocksMainActor = MainActorExecution.isOnMainActor
         let first = self.monitor.waitForResult { $0.begin(&run, thread: thread, target: target) }
-        return try self.resume(&run, from: first)
+        return try self.resume(&run, from: consume first)
     }
 
     /// The one drain loop: goes on with `run` (after its beginning, or a pause), one critical section a task (see
     /// ``Schedule/next(_:)``), from `first` if the run's beginning gave an action. `true`: it paused.
+    ///
+    /// Each step is owned by the loop alone and let go of once it ran, so a task's closure, and what it captured, is
+    /// released before the next task runs, as in production (hence `consuming` and `take()` along the way).
     @discardableResult
-    func resume(_ run: inout Run, from first: Schedule.Action? = nil) throws(ManualDispatcherError) -> Bool {
-        if case .paused = try self.resume(&run, from: first, handingOffForeground: false) { return true }
+    func resume(_ run: inout Run, from first: consuming Schedule.Action? = nil) throws(ManualDispatcherError) -> Bool {
+        if case .paused = try self.resume(&run, from: first.take(), handingOffForeground: false) { return true }
         return false
     }
 
@@ -348,21 +351,20 @@ extension Storage {
     private enum Stop {
         case ended, paused
         /// A foreground task's step, handed to the async caller to run on the main queue.
-        case foreground(Schedule.Step)
+        case foreground(HandedOffStep)
     }
 
     /// The drain loop; with `handingOffForeground`, it stops at a foreground task instead of running it, for an async
     /// caller off the main actor to run there without blocking its thread.
-    private func resume(_ run: inout Run, from first: Schedule.Action?, handingOffForeground: Bool)
+    private func resume(_ run: inout Run, from first: consuming Schedule.Action?, handingOffForeground: Bool)
         throws(ManualDispatcherError) -> Stop
     {
-        var next = first
+        var next = first.take()
         while true {
-            let action = next ?? self.monitor.withLock { $0.next(&run) }
-            next = nil
+            let action = next.take() ?? self.monitor.withLock { $0.next(&run) }
             switch action {
             case .run(let step):
-                if handingOffForeground, case .foreground = step.work { return .foreground(step) }
+                if handingOffForeground, case .foreground = step.work { return .foreground(HandedOffStep(step)) }
                 self.execute(step)
             case .paused:
                 return .paused
@@ -389,17 +391,15 @@ extension Storage {
         try self.refuseTrackedCaller(run.method, isAsync: true)
         while true {
             let thread = currentThreadIdentity()  // again after each suspension: the call may resume elsewhere
-            let first = self.monitor.withLock { $0.begin(&run, thread: thread, reporting: errors, target: target) }
-            if let first {
+            var next = self.monitor.withLock { $0.begin(&run, thread: thread, reporting: errors, target: target) }
+            if next != nil {
                 // Off the main actor, a foreground task runs as a block on the main queue while this call is
                 // suspended, not blocked: its thread is the cooperative pool's, or an executor's.
                 let handingOff = !MainActorExecution.isOnMainActor
-                var next: Schedule.Action? = first
                 while true {
-                    switch try self.resume(&run, from: next, handingOffForeground: handingOff) {
+                    switch try self.resume(&run, from: next.take(), handingOffForeground: handingOff) {
                     case .foreground(let step):
                         await self.executeOnTheMainQueue(step)
-                        next = nil
                     case .ended:
                         return false
                     case .paused:
@@ -420,11 +420,11 @@ extension Storage {
     /// Runs a foreground task's step as a block on the main queue, suspended meanwhile; the claim names no thread
     /// until the call resumes, on a thread that may differ, so that other code on the freed thread is not taken for
     /// the run's own.
-    nonisolated(nonsending) private func executeOnTheMainQueue(_ step: Schedule.Step) async {
+    nonisolated(nonsending) private func executeOnTheMainQueue(_ step: HandedOffStep) async {
         self.update { $0.claim?.thread = 0 }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.main.async {
-                self.execute(step)
+                step.run(in: self)
                 continuation.resume()
             }
         }
@@ -617,5 +617,20 @@ extension Storage {
             _ = check.wait(timeout: awaited?.deadline ?? .now())
         }
         return failure
+    }
+}
+
+/// A foreground step on its way to the main queue: the block that runs it takes it out, so that neither the block
+/// nor the suspended drain keeps the task's closure once it ran.
+final class HandedOffStep: @unchecked Sendable {
+    /// Written once, then taken by the one block that runs it.
+    private var step: Schedule.Step?
+
+    init(_ step: consuming Schedule.Step) {
+        self.step = step
+    }
+
+    func run(in storage: Storage) {
+        if let step = self.step.take() { storage.execute(step) }
     }
 }

@@ -172,3 +172,96 @@ private final class Witness: Sendable {}
         #expect(dispatcher.now == .seconds(1))
     }
 }
+
+/// Records its own release in a log.
+private final class ReleaseReporter: Sendable {
+    let log: EventLog
+
+    init(_ log: EventLog) {
+        self.log = log
+    }
+
+    deinit { self.log.record("released") }
+}
+
+/// Every drain lets go of a task's closure, and what it captured, once the task has run, before the next task runs:
+/// as in production, where an owner released inside a callback stops what it started before the clock moves on. (A
+/// probe found the first task of a drain kept until the drain returned.)
+extension ManualDispatcherReleaseTests {
+    enum Drain: String, CaseIterable, Sendable {
+        case runCurrent, runUntilIdle, advance, runUntilLabeled, runUntilCondition
+        case asyncRunUntilIdle, asyncAdvance
+
+        var movesTheClock: Bool { self == .advance || self == .asyncAdvance }
+
+        func callAsFunction(_ dispatcher: ManualDispatcher) async throws {
+            switch self {
+            case .runCurrent: try synchronously { try dispatcher.runCurrent() }
+            case .runUntilIdle: try synchronously { try dispatcher.runUntilIdle() }
+            case .advance: try synchronously { try dispatcher.advance(by: .seconds(2)) }
+            case .runUntilLabeled: try synchronously { try dispatcher.run(untilTaskLabeled: "next") }
+            case .runUntilCondition: try synchronously { try dispatcher.run { false } }
+            case .asyncRunUntilIdle: try await dispatcher.runUntilIdle()
+            case .asyncAdvance: try await dispatcher.advance(by: .seconds(2))
+            }
+        }
+    }
+
+    @Test(arguments: Drain.allCases, TaskContext.allCases)
+    @MainActor
+    func aDrainLetsGoOfEachClosureOnceItsTaskHasRun(drain: Drain, context: TaskContext) async throws {
+        let (dispatcher, log) = Self.holderAndNext(context, delayed: drain.movesTheClock)
+        do {
+            try await drain(dispatcher)
+        } catch let error as ManualDispatcherError where drain == .runUntilCondition {
+            #expect(error.kind == .conditionNotMet)
+        }
+        #expect(log.events == ["released", "next ran"])
+        try dispatcher.verifyIdle()
+    }
+
+    /// Off the main actor, an async drain hands each foreground task to the main queue: the same holds there.
+    @Test(arguments: [Drain.asyncRunUntilIdle, .asyncAdvance])
+    func anAsyncDrainOffTheMainActorLetsGoOfEachForegroundClosureOnceItRan(drain: Drain) async throws {
+        let (dispatcher, log) = Self.holderAndNext(.foreground, delayed: drain.movesTheClock)
+        try await drain(dispatcher)
+        #expect(log.events == ["released", "next ran"])
+        try dispatcher.verifyIdle()
+    }
+
+    /// Auto-drain runs the tasks a task dispatched after it returns, in one drain: each is let go of once it ran. (The
+    /// task whose dispatch began the drain lives until that call returns, as the Modes article says.)
+    @Test func autoDrainLetsGoOfEachClosureOnceItsTaskHasRun() throws {
+        let dispatcher = ManualDispatcher(mode: .autoDrain)
+        let log = EventLog()
+        dispatcher.background(label: "outer") {
+            do {
+                let reporter = ReleaseReporter(log)
+                dispatcher.background(label: "holder") { _ = reporter }
+            }
+            dispatcher.background(label: "next") { log.record("next ran") }
+        }
+        #expect(log.events == ["released", "next ran"])
+        try dispatcher.verifyIdle()
+    }
+
+    /// A dispatcher holding a task that captures an object whose release it logs, and a task after it that logs its
+    /// run (due a second later when `delayed`).
+    private static func holderAndNext(_ context: TaskContext, delayed: Bool) -> (ManualDispatcher, EventLog) {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        let delay: Duration = delayed ? .seconds(1) : .zero
+        do {
+            let reporter = ReleaseReporter(log)
+            switch context {
+            case .foreground:
+                dispatcher.foreground(label: "holder") { _ = reporter }
+                dispatcher.foreground(after: delay, label: "next") { log.record("next ran") }
+            case .background:
+                dispatcher.background(label: "holder") { _ = reporter }
+                dispatcher.background(after: delay, label: "next") { log.record("next ran") }
+            }
+        }
+        return (dispatcher, log)
+    }
+}
