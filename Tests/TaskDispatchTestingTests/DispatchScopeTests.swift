@@ -44,6 +44,24 @@ import Testing
         #expect(ended.first is CancellationError, "\(ended)")
     }
 
+    /// The owner's last reference goes with the first callback a drain runs: the drain lets go of that closure before
+    /// the clock moves, so the scope's release cancels the polls and the refresh, as in production.
+    @Test(arguments: [false, true]) @MainActor
+    func anOwnerReleasedInADrainsFirstCallbackStopsItsWorkBeforeTheClockMovesOn(async: Bool) async throws {
+        let dispatcher = ManualDispatcher()
+        do {
+            let owner = ScopeOwner(dispatcher)
+            dispatcher.foreground(label: "last") { _ = owner }
+        }
+        if async {
+            try await dispatcher.advance(by: .seconds(40))
+        } else {
+            try synchronously { try dispatcher.advance(by: .seconds(40)) }
+        }
+        #expect(dispatcher.history.compactMap(\.task.label) == ["last"])
+        try dispatcher.verifyIdle()
+    }
+
     @Test func cancelAllCancelsEachKindOfWorkAndForgetsIt() async throws {
         let dispatcher = ManualDispatcher()
         let scope = DispatchScope(dispatcher)
@@ -558,3 +576,14 @@ private struct CancelsTheCallerOnceAccepted: TaskDispatcher {
 
 /// An object whose release a test watches through a weak reference.
 private final class Sentinel: Sendable {}
+
+/// An owner of a scope with a poll series and a delayed refresh, both stopped by its release.
+private final class ScopeOwner: Sendable {
+    private let scope: DispatchScope
+
+    init(_ dispatcher: ManualDispatcher) {
+        self.scope = DispatchScope(dispatcher)
+        self.scope.foreground(every: .seconds(1), label: "poll") {}
+        self.scope.background(after: .seconds(30), label: "refresh") {}
+    }
+}
