@@ -119,7 +119,7 @@ import Testing
 
     /// At a time limit of zero, the ManualDispatcher's own clock is never called a real-time one: each check passes
     /// (the sleep was quick enough) or ran out of time, whichever branch of the rule it reached.
-    @Test(.timeLimit(.minutes(1)), arguments: [ManualDispatcher.Mode.manual, .autoAdvance])
+    @Test(.timeLimit(.minutes(5)), arguments: [ManualDispatcher.Mode.manual, .autoAdvance])
     func theDispatchersOwnClockIsNeverBlamedWhenTheCheckRunsOutOfTime(mode: ManualDispatcher.Mode) async throws {
         var ranOutOfTime = 0
         for _ in 0..<50 {
@@ -137,7 +137,7 @@ import Testing
         #expect(ranOutOfTime > 0)  // a run that ends the waits at once cannot wait for a task to start
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aDecoratorThatForwardsAfterItsDispatchReturnedIsToldSo() async throws {
         // Each task reaches the ManualDispatcher ten seconds after dispatch(_:) returned, after the check drove it:
         // under TSan beside the stress suites, a drive of the rule's 100 foreground tasks can take seconds.
@@ -178,7 +178,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aManualDispatcherPassedAsRealTimeIsCheckedOnItsVirtualClock() async throws {
         // It runs nothing on its own: checked in real time, every task "never ran", and the check blamed it.
         try await DispatcherContract.check(timeLimitPerRule: .seconds(30)) { .realTime(ManualDispatcher()) }

@@ -191,7 +191,7 @@ import Testing
 
     /// After `cancelAll()`, `startTask` returns a cancelled task and runs nothing: a task started and then cancelled
     /// could run its operation, uncancelled, on another thread.
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: ProductionDispatcherKind.allCases)
     func aStartTaskAfterCancelAllNeverRunsItsOperation(kind: ProductionDispatcherKind) async throws {
         let scope = DispatchScope(kind.makeDispatcher())
         scope.cancelAll()
@@ -236,7 +236,7 @@ import Testing
 
     /// Tasks whose runs race `cancelAll()`: each either ran, or never runs and its handle says it was cancelled; and
     /// once the dispatcher's own wait returns, the scope has forgotten them all.
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: ProductionDispatcherKind.allCases)
     func tasksRacingCancelAllEitherRunOrSayTheyWereCancelled(kind: ProductionDispatcherKind) async {
         let dispatcher = kind.makeDispatcher()
         var disagreeing = 0
@@ -265,7 +265,7 @@ extension RepeatingWorkProductionTests {
     /// Dispatches on four threads racing `cancelAll()` on a fifth: a task admitted as the cancel runs is either
     /// cancelled with the others or runs, and in both cases the scope forgets it (a task whose membership was
     /// installed after the admission's lock section kept its slot for ever, and the scope's release then crashed).
-    @Test(.timeLimit(.minutes(1)), arguments: ProductionDispatcherKind.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: ProductionDispatcherKind.allCases)
     func dispatchesRacingCancelAllLeaveNoWorkBehind(kind: ProductionDispatcherKind) async {
         let dispatcher = kind.makeDispatcher()
         var unsettled: [DispatchScope] = []  // kept for the test's length: a leaked slot's task may be gone
