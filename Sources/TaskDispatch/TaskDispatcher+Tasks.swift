@@ -40,7 +40,7 @@ extension TaskDispatcher {
     /// `dispatcher.startTask(label: "refresh") { … }`.
     ///
     /// - Parameters:
-    ///   - label: A short name shown in diagnostics.
+    ///   - label: A short name shown in diagnostics (messages and the history); it does not set `Task.name`.
     ///   - fileID: The starting file; leave the default.
     ///   - line: The starting line; leave the default.
     ///   - operation: The task's body.
