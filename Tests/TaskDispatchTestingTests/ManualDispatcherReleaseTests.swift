@@ -265,3 +265,60 @@ extension ManualDispatcherReleaseTests {
         return (dispatcher, log)
     }
 }
+
+/// Owns a scope that polls every second, and records its own release; the release stops the polls.
+private final class PollingOwner: Sendable {
+    private let scope: DispatchScope
+    private let reporter: ReleaseReporter
+
+    init(_ dispatcher: ManualDispatcher, _ log: EventLog) {
+        self.scope = DispatchScope(dispatcher)
+        self.reporter = ReleaseReporter(log)
+        self.scope.background(every: .seconds(1), label: "poll") { log.record("poll") }
+    }
+}
+
+/// A tracked task lets go of its operation, and what it captured, before its end is recorded: in auto-advance that
+/// record moves the clock at once, and production's `Task { }` has let go of its closure by then. (A review found
+/// the owner's polls running at later virtual times before its release.)
+extension ManualDispatcherReleaseTests {
+    @Test func aTrackedTaskLetsGoOfItsOperationBeforeAutoAdvanceMovesTheClockOnItsEnd() async throws {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        let task: Task<Void, any Error>
+        do {
+            let owner = PollingOwner(dispatcher, log)
+            task = dispatcher.startTask(label: "holder") { @concurrent [owner] in
+                dispatcher.background(after: .seconds(3), label: "later") { log.record("later ran") }
+                _ = owner
+            }
+        }
+        dispatcher.mode = .autoAdvance
+        try await dispatcher.value(of: task)
+        #expect(log.events.first == "released")
+        try await dispatcher.runUntilIdle()
+        #expect(log.events == ["released", "later ran"])
+        try dispatcher.verifyIdle()
+    }
+
+    @Test @MainActor func aMainActorTrackedTaskLetsGoOfItsOperationBeforeAutoAdvanceMovesTheClockOnItsEnd()
+        async throws
+    {
+        let dispatcher = ManualDispatcher()
+        let log = EventLog()
+        let task: Task<Void, any Error>
+        do {
+            let owner = PollingOwner(dispatcher, log)
+            task = dispatcher.startTask(label: "holder") { @MainActor [owner] in
+                dispatcher.background(after: .seconds(3), label: "later") { log.record("later ran") }
+                _ = owner
+            }
+        }
+        dispatcher.mode = .autoAdvance
+        try await dispatcher.value(of: task)
+        #expect(log.events.first == "released")
+        try await dispatcher.runUntilIdle()
+        #expect(log.events == ["released", "later ran"])
+        try dispatcher.verifyIdle()
+    }
+}

@@ -41,6 +41,7 @@ extension ManualDispatcher {
         immediate: Bool
     ) -> Task<Success, any Error> {
         let isolation = operation.isolation  // nil for a nonisolated operation
+        let operation = TrackedOperation(operation)
         // When `immediate`, the body runs at once on this thread up to the gate, so its first trip through an executor
         // is the one its start sends it on; it is held there until `Task.immediate` has returned.
         if isolation === MainActor.shared {
@@ -86,14 +87,14 @@ extension ManualDispatcher {
     /// end share one executor, so a main-actor task never hops through the global executor between them.
     private static func runTracked<Success: Sendable>(
         _ scope: TrackedTaskScope,
-        _ operation: @escaping @Sendable @isolated(any) () async throws -> Success,
+        _ operation: TrackedOperation<Success>,
         isolation: isolated (any Actor)?
     ) async throws -> Success {
         var started = false  // an error before the operation begins is not the operation's: nothing to report
         do {
             try await scope.waitForStart()  // throws only if the cancel came before the start ran
             started = true
-            let value = try await operation()
+            let value = try await operation.run()
             scope.finished(error: nil)
             return value
         } catch {
@@ -190,5 +191,23 @@ extension ManualDispatcher {
     /// start is pending, or their operation has not returned.
     public var unfinishedTaskCount: Int {
         self.storage.read { $0.tracked.unfinishedCount }
+    }
+}
+
+/// A tracked task's operation, taken out when the task runs it and let go of once it returns or throws: before the
+/// task's end is recorded, which in auto-advance can move the clock at once, as `Task { }` has let go of its closure
+/// by the time it ends.
+final class TrackedOperation<Success: Sendable>: @unchecked Sendable {
+    /// Set at creation, taken by the task's one run of it.
+    private var body: (@Sendable @isolated(any) () async throws -> Success)?
+
+    init(_ body: @escaping @Sendable @isolated(any) () async throws -> Success) {
+        self.body = body
+    }
+
+    /// Runs the operation on the caller's isolation (the operation's own), and lets go of it before returning.
+    func run(isolation: isolated (any Actor)? = #isolation) async throws -> Success {
+        guard let body = self.body.take() else { throw CancellationError() }  // run once only
+        return try await body()
     }
 }
