@@ -5,7 +5,8 @@ extension Schedule {
     /// Tests call it after every operation; the dispatcher does not, since it walks every queue.
     func checkInvariants() {
         let violations = self.invariantViolations()
-        precondition(violations.isEmpty, "Schedule invariant broken: \(violations.joined(separator: "; "))")
+        // `fatalError`, not `precondition`: an optimized build prints its message too.
+        if !violations.isEmpty { fatalError("Schedule invariant broken: \(violations.joined(separator: "; "))") }
     }
 
     /// Every invariant of ``Schedule`` that does not hold now, as messages with the values (list: `Docs/Design.md`).
