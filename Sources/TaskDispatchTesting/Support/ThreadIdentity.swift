@@ -9,6 +9,10 @@
 #endif
 
 /// The calling thread, as a number that tells a re-entrant call from another thread's.
+///
+/// Opaque to the optimizer: `pthread_self()` is declared `const`, so an optimized build may reuse one call's result
+/// across an `await` and name a thread the code has left; a call to this function is made each time it is written.
+@inline(never) @_optimize(none)
 package func currentThreadIdentity() -> UInt {
     #if canImport(Darwin)
         UInt(bitPattern: pthread_self())
