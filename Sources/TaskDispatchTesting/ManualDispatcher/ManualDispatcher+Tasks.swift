@@ -198,8 +198,9 @@ extension ManualDispatcher {
 /// task's end is recorded, which in auto-advance can move the clock at once, as `Task { }` has let go of its closure
 /// by the time it ends.
 final class TrackedOperation<Success: Sendable>: @unchecked Sendable {
-    /// Set at creation, taken by the task's one run of it.
-    private var body: (@Sendable @isolated(any) () async throws -> Success)?
+    /// Set at creation, swapped out by the task's one run of it. (Not an optional: before macOS 15 and iOS 18 the
+    /// runtime cannot wrap an `@isolated(any)` function in one.)
+    private var body: @Sendable @isolated(any) () async throws -> Success
 
     init(_ body: @escaping @Sendable @isolated(any) () async throws -> Success) {
         self.body = body
@@ -207,7 +208,8 @@ final class TrackedOperation<Success: Sendable>: @unchecked Sendable {
 
     /// Runs the operation on the caller's isolation (the operation's own), and lets go of it before returning.
     func run(isolation: isolated (any Actor)? = #isolation) async throws -> Success {
-        guard let body = self.body.take() else { throw CancellationError() }  // run once only
+        let body = self.body
+        self.body = { throw CancellationError() }  // run once only
         return try await body()
     }
 }
