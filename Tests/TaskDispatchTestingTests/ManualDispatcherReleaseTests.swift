@@ -282,37 +282,21 @@ private final class PollingOwner: Sendable {
 /// record moves the clock at once, and production's `Task { }` has let go of its closure by then. (A review found
 /// the owner's polls running at later virtual times before its release.)
 extension ManualDispatcherReleaseTests {
-    @Test func aTrackedTaskLetsGoOfItsOperationBeforeAutoAdvanceMovesTheClockOnItsEnd() async throws {
+    @Test(arguments: [false, true]) @MainActor
+    func aTrackedTaskLetsGoOfItsOperationBeforeAutoAdvanceMovesTheClockOnItsEnd(onTheMainActor: Bool) async throws {
         let dispatcher = ManualDispatcher()
         let log = EventLog()
         let task: Task<Void, any Error>
         do {
             let owner = PollingOwner(dispatcher, log)
-            task = dispatcher.startTask(label: "holder") { @concurrent [owner] in
+            let body: @Sendable () -> Void = { [owner] in
                 dispatcher.background(after: .seconds(3), label: "later") { log.record("later ran") }
                 _ = owner
             }
-        }
-        dispatcher.mode = .autoAdvance
-        try await dispatcher.value(of: task)
-        #expect(log.events.first == "released")
-        try await dispatcher.runUntilIdle()
-        #expect(log.events == ["released", "later ran"])
-        try dispatcher.verifyIdle()
-    }
-
-    @Test @MainActor func aMainActorTrackedTaskLetsGoOfItsOperationBeforeAutoAdvanceMovesTheClockOnItsEnd()
-        async throws
-    {
-        let dispatcher = ManualDispatcher()
-        let log = EventLog()
-        let task: Task<Void, any Error>
-        do {
-            let owner = PollingOwner(dispatcher, log)
-            task = dispatcher.startTask(label: "holder") { @MainActor [owner] in
-                dispatcher.background(after: .seconds(3), label: "later") { log.record("later ran") }
-                _ = owner
-            }
+            task =
+                onTheMainActor
+                ? dispatcher.startTask(label: "holder") { @MainActor in body() }
+                : dispatcher.startTask(label: "holder") { @concurrent in body() }
         }
         dispatcher.mode = .autoAdvance
         try await dispatcher.value(of: task)
