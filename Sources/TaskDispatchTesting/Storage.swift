@@ -425,6 +425,9 @@ extension Storage {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.main.async {
                 step.run(in: self)
+                // The lock, taken again as the call resumes, orders the task's writes before the caller's reads for
+                // the thread sanitizer, which on Linux does not see the continuation's resume as doing so.
+                self.update { _ in }
                 continuation.resume()
             }
         }

@@ -94,7 +94,7 @@ final class BackgroundWorkTracker: Sendable {
     /// - Returns: `true` if the count reached zero, `false` if the timeout passed or the task was cancelled.
     func finished(timeout: Duration?) async -> Bool {
         let id = self.waiters.withLock { $0.makeID() }
-        return await withTaskCancellationHandler {
+        let finished = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 guard self.register(.task(continuation), id: id, cancelledIfTaskIsCancelled: true) else { return }
                 if let timeout {
@@ -108,6 +108,10 @@ final class BackgroundWorkTracker: Sendable {
             // runs) under the same lock, and does not wait.
             self.remove(id)?.resume(finished: false)
         }
+        // The lock, which the task that woke this waiter took after its work, orders that work before the caller's
+        // next reads for the thread sanitizer, which on Linux does not see the continuation's resume as doing so.
+        self.waiters.withLock { _ in }
+        return finished
     }
 
     /// Adds `waiter` to the list unless the count is already zero; returns its identifier, or `nil` when the
