@@ -48,6 +48,23 @@ private struct ServerError: Error, CustomStringConvertible {
         #expect("\(dispatcher.clock.now)" == "1.75 s")
     }
 
+    /// Advice to paste writes an advance's duration as code, exactly, in the largest unit that keeps it whole.
+    @Test(
+        arguments: [
+            ("advance(by: 7 s)", "advance(by: .seconds(7))"),
+            ("advance(to: 1.5 s)", "advance(to: .milliseconds(1500))"),
+            ("advance(by: 1.000000001 s)", "advance(by: .nanoseconds(1000000001))"),
+            ("advance(by: 250 µs)", "advance(by: .microseconds(250))"),
+            ("advance(by: 0.5 ms)", "advance(by: .microseconds(500))"),
+            ("advance(by: -2 ns)", "advance(by: .nanoseconds(-2))"),
+            ("advance(by: 0 s)", "advance(by: .seconds(0))"),
+            ("advance(by: 292 years or more)", "advance(by: 292 years or more)"),
+            ("runUntilIdle()", "runUntilIdle()"),
+        ])
+    func anAdvanceReadsAsCode(method: String, code: String) {
+        #expect(asCode(method) == code)
+    }
+
     @Test func advanceWritesItsDurationLikeEveryOtherTime() throws {
         let dispatcher = ManualDispatcher(runawayLimit: 2)
         @Sendable func tick() {

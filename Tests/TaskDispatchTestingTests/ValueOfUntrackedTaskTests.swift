@@ -31,7 +31,7 @@ import Testing
         #expect(error?.kind == .waitTimedOut(after: .milliseconds(100)))
         #expect(
             error?.summary
-                == "value(of:) waited 100 ms of real time for a task this dispatcher did not start (a plain Task, or one another ManualDispatcher started), and it did not finish. This dispatcher runs nothing that task waits for: await it with try await task.value, or call value(of:) on the ManualDispatcher that started it"
+                == "value(of:) waited 100 ms of real time for a task this dispatcher did not start (a plain Task, or one another ManualDispatcher started), and it did not finish. This dispatcher runs nothing that task waits for: await a plain Task with try await task.value; await one another ManualDispatcher started with value(of:) on that dispatcher, and drive that one (its runs, or an auto mode)"
         )
         // The task goes on: its own dispatcher drives it.
         try await other.runUntilIdle()

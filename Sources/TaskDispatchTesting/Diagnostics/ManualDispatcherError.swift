@@ -109,11 +109,11 @@ extension ManualDispatcherError {
         case .tasksNotSettled(let method, let limit?, let tasks, let since):
             "\(method) waited \(formatRealTimeLimit(limit)) of real time\(since.map { " after it moved the clock to \(formatTime($0))" } ?? ""), and \(count(tasks.count, "tracked task")) did not settle: \(Self.listing(tasks)). \(Self.unsettledAdvice(tasks, delayedTasksPending: snapshot.pending.contains { $0.key.due > snapshot.now }))"
         case .tasksNotSettled(let method, nil, let tasks, _):
-            "\(method) ran every due task, but \(Self.stillRunning(tasks, unseenBy: "a synchronous drain")). Call it from async code, as try await dispatcher.\(method), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
+            "\(method) ran every due task, but \(Self.stillRunning(tasks, unseenBy: "a synchronous drain")). Call it from async code, as \(Self.awaited(method)), which waits for tracked tasks to settle; a main-actor task cannot even start while a synchronous main-actor test holds the main actor"
         case .clockMovedWhileUnsettled(let method, let tasks):
-            "\(method) would move the clock while \(count(tasks.count, "main-actor tracked task")) \(tasks.count == 1 ? "waits" : "wait") to run on the main actor, which this call holds, so the clock would pass the sleeps and delays \(tasks.count == 1 ? "it is" : "they are") about to start: \(Self.listing(tasks)). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle before the clock moves"
+            "\(method) would move the clock while \(count(tasks.count, "main-actor tracked task")) \(tasks.count == 1 ? "waits" : "wait") to run on the main actor, which this call holds, so the clock would pass the sleeps and delays \(tasks.count == 1 ? "it is" : "they are") about to start: \(Self.listing(tasks)). Call it from async code, as \(Self.awaited(method)), which lets tracked tasks settle before the clock moves"
         case .clockMovedAfterWaking(let method, let byThisCall, let tasks):
-            "\(byThisCall ? "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and" : "tracked tasks woken earlier, and not waited for since, may not have settled, and \(method)") would \(Self.endsIdle(method, snapshot) ? "return as idle" : "move the clock on"), but a synchronous call cannot wait for them to settle first, so \(Self.endsIdle(method, snapshot) ? "it cannot tell whether they have finished or are about to dispatch more" : "the clock would pass the sleeps and delays they are about to start")\(tasks.isEmpty ? "; they have finished since, but a synchronous call cannot know that in time" : ": \(Self.listing(tasks))"). Call it from async code, as try await dispatcher.\(method), which lets tracked tasks settle \(Self.endsIdle(method, snapshot) ? "first" : "before the clock moves")"
+            "\(byThisCall ? "\(method) woke tracked tasks at \(formatTime(snapshot.now)) and" : "tracked tasks woken earlier, and not waited for since, may not have settled, and \(method)") would \(Self.endsIdle(method, snapshot) ? "return as idle" : "move the clock on"), but a synchronous call cannot wait for them to settle first, so \(Self.endsIdle(method, snapshot) ? "it cannot tell whether they have finished or are about to dispatch more" : "the clock would pass the sleeps and delays they are about to start")\(tasks.isEmpty ? "; they have finished since, but a synchronous call cannot know that in time" : ": \(Self.listing(tasks))"). Call it from async code, as \(Self.awaited(method)), which lets tracked tasks settle \(Self.endsIdle(method, snapshot) ? "first" : "before the clock moves")"
         case .uncountedTasks(let method, let task) where task.isolation == .nonisolatedWithoutTaskExecutors:
             "\(method) cannot know whether every child task of \(task.name) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and before macOS 15, iOS 18 and the matching releases the runtime has no task executors, so the dispatcher cannot count the jobs of a tracked task's child tasks. Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Await the children one after another where their times matter, or run the test on Linux, macOS 15, iOS 18 or later"
         case .uncountedTasks(let method, let task):
@@ -121,7 +121,7 @@ extension ManualDispatcherError {
         case .unfinishedTasks(let tasks):
             "expected every tracked task to have finished, but \(count(tasks.count, "tracked task")) did not: \(Self.listing(tasks)). \(Self.unfinishedAdvice(tasks, orAwait: true))"
         case .taskNotFinished(let limit, let task, let mode, let holding):
-            "value(of:) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding))\(mode == .autoAdvance && snapshot.pending.contains { $0.series != nil } ? ". Live repeating series keep auto-advance moving while the test waits, and the clock stands at \(formatTime(snapshot.now)): if the task waits for a series that never ends, cancel the series, or drive it with advance(by:)" : "")"
+            "value(of:) waited \(formatRealTimeLimit(limit)) of real time, and the task did not finish: \(Self.listing([task])). \(Self.waitAdvice(mode, holding: holding, snapshot))\(mode == .autoAdvance && snapshot.pending.contains { $0.series != nil } ? ". Live repeating series keep auto-advance moving while the test waits, and the clock stands at \(formatTime(snapshot.now)): if the task waits for a series that never ends, cancel the series, or drive it with advance(by:)" : "")"
         case .runFromTrackedTask(let method, let task, let isAsync):
             "\(method) was called from inside \(task), which this dispatcher tracks: \(isAsync ? "its drains wait for that task to settle, so the call would wait for itself" : "it would run the test's tasks there (and a drain would move the clock) under the other tracked tasks, without waiting for them to settle"). A task must not run other tasks: dispatch or await the work inside the task, and let the test run it"
         case .taskStillRunning(let task, let runner, .insideTheTask):
@@ -131,7 +131,7 @@ extension ManualDispatcherError {
         case .taskStillRunning(let task, let runner, .elsewhere(let waited)):
             "expected no work left, but task \(Self.runningTask(task, snapshot)) was still running on another thread, inside \(runner), when verifyIdle() had waited up to \(formatRealTimeLimit(waited)) for the tasks it found running to end, and may dispatch more. Let the work finish before the check: try await dispatcher.runUntilIdle() waits for that run, then runs what it left"
         case .untrackedTaskNotFinished(let limit):
-            "value(of:) waited \(formatRealTimeLimit(limit)) of real time for a task this dispatcher did not start (a plain Task, or one another ManualDispatcher started), and it did not finish. This dispatcher runs nothing that task waits for: await it with try await task.value, or call value(of:) on the ManualDispatcher that started it"
+            "value(of:) waited \(formatRealTimeLimit(limit)) of real time for a task this dispatcher did not start (a plain Task, or one another ManualDispatcher started), and it did not finish. This dispatcher runs nothing that task waits for: await a plain Task with try await task.value; await one another ManualDispatcher started with value(of:) on that dispatcher, and drive that one (its runs, or an auto mode)"
         case .awaitNotRun(let what, let limit, let mode, let delayed):
             "\(what), awaited from code this dispatcher does not track, did not run within \(formatRealTimeLimit(limit)) of real time, so the dispatcher cancelled it and ended the await with this error. \(Self.notRunAdvice(mode, delayed: delayed, now: snapshot.now))"
         case .awaitsCancelled(let method, let whats, let limit):
@@ -171,10 +171,15 @@ extension ManualDispatcherError {
         }
     }
 
-    /// What to do about a task `value(of:)` waited for in vain, by mode; `holding`: the tracked tasks that keep an
-    /// auto-advancing clock where it is.
-    private static func waitAdvice(_ mode: ManualDispatcher.Mode, holding: [TrackedTasks.UnsettledTask]) -> String {
+    /// What to do about a task `value(of:)` waited for in vain, by mode; `holding`: the unsettled tracked tasks, which
+    /// keep an auto-advancing clock where it is, and which no run moves on when nothing is pending.
+    private static func waitAdvice(
+        _ mode: ManualDispatcher.Mode, holding: [TrackedTasks.UnsettledTask], _ snapshot: Snapshot
+    ) -> String {
         switch mode {
+        case .manual where !holding.isEmpty && snapshot.pendingCount == 0,
+            .autoDrain where !holding.isEmpty && snapshot.pendingCount == 0:
+            "Nothing is pending, so no run of the dispatcher's moves it on, and \(count(holding.count, "tracked task")) \(holding.count == 1 ? "has" : "have") not settled: \(Self.listing(holding)). \(Self.unsettledAdvice(holding, delayedTasksPending: false))"
         case .manual:
             "A task waiting on the dispatcher needs the test to run that work first (runUntilIdle(), advance(by:)), or mode .autoDrain / .autoAdvance"
         case .autoDrain:
@@ -199,6 +204,13 @@ extension ManualDispatcherError {
         case (.autoAdvance, _):
             "Auto-advance moves the clock only while every tracked task is settled: check that the tracked tasks await only work sent through the dispatcher"
         }
+    }
+
+    /// `try await dispatcher.runUntilIdle()`; a method with a duration also as code writes it:
+    /// `try await dispatcher.advance(by: 7 s) (in code, try await dispatcher.advance(by: .seconds(7)))`.
+    private static func awaited(_ method: String) -> String {
+        let code = asCode(method)
+        return "try await dispatcher.\(method)\(code == method ? "" : " (in code, try await dispatcher.\(code))")"
     }
 
     /// The number of tasks pending in `context` (either, if `nil`), with its verb: `1 is`, `3 are`.
@@ -280,14 +292,22 @@ extension ManualDispatcherError {
             return
                 "\(subject) cancelled and has not ended yet. Right after a cancel, let \(them) end before the check with try await dispatcher.settle() (or runUntilIdle()), which waits for \(them); a task that does not end then ignores its cancellation (a loop that swallows CancellationError with try?, or work that does not stop when cancelled), and must end when it is cancelled"
         }
+        let cancelThem =
+            "cancel them and let them end with try await dispatcher.settle() (a timer or poll loop that never ends must be cancelled before the end of the test)"
         let drive =
             orAwait
-            ? "Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or cancel them (a timer or poll loop that never ends must be cancelled before the end of the test)"
-            : "Drive them to the end with try await dispatcher.runUntilIdle(), cancel them (a timer or poll loop that never ends must be cancelled before the end of the test), or fix the code that dispatched them"
-        guard cancelled > 0 else { return drive }
+            ? "Drive them to the end with try await dispatcher.runUntilIdle(), await them with try await dispatcher.value(of: task), or \(cancelThem)"
+            : "Drive them to the end with try await dispatcher.runUntilIdle(), \(cancelThem), or fix the code that dispatched them"
+        // With nothing pending (`orAwait`: the check found none), no drain moves on a task that awaits other work.
+        let unsettled = orAwait ? tasks.filter { !$0.isSettled && !$0.isCancelled } : []
+        let outside =
+            unsettled.isEmpty
+            ? ""
+            : ". \(unsettled.map { quoted($0.label) }.joined(separator: ", ")) \(unsettled.count == 1 ? "has" : "have") not settled since last seen: \(unsettled.count == 1 ? "it runs, or awaits" : "each runs, or awaits") something the dispatcher does not control (a network call, another actor, Task.sleep, a stream such work feeds), which no drain moves on: send that work through the dispatcher (runInBackground, a sleep on dispatcher.clock), or cancel \(unsettled.count == 1 ? "it" : "them")"
+        guard cancelled > 0 else { return drive + outside }
         let which = cancelled == 1 ? "The one marked cancelled has" : "Those marked cancelled have"
         return
-            "\(drive). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
+            "\(drive)\(outside). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
     }
 
     /// `, among them the next tick of 1 live repeating series ("poll" every 1 s, started at Feed.swift:12)` (without

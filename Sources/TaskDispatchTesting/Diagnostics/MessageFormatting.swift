@@ -38,3 +38,24 @@ func count(_ count: Int, _ noun: String) -> String {
 func quoted(_ label: String?) -> String {
     label.map { "\"\($0)\"" } ?? "(no label)"
 }
+
+/// A run method as code calls it, for advice to paste: `advance(by: 1.5 s)` reads `advance(by: .milliseconds(1500))`,
+/// in the largest unit that keeps it whole; any other method as it is.
+func asCode(_ method: String) -> String {
+    for call in ["advance(by: ", "advance(to: "] where method.hasPrefix(call) && method.hasSuffix(")") {
+        let parts = method.dropFirst(call.count).dropLast().split(separator: " ")
+        let places: [Substring: Int] = ["s": 9, "ms": 6, "µs": 3, "ns": 0]
+        guard parts.count == 2, let places = places[parts[1]] else { return method }
+        let number = parts[0].split(separator: ".")
+        let fraction = number.count == 2 ? number[1] : ""
+        guard number.count <= 2, fraction.count <= places,
+            let nanoseconds = Int64(number[0] + fraction + String(repeating: "0", count: places - fraction.count))
+        else { return method }
+        let units: [(Int64, String)] = [
+            (1_000_000_000, "seconds"), (1_000_000, "milliseconds"), (1_000, "microseconds"),
+        ]
+        let (unit, name) = units.first { nanoseconds % $0.0 == 0 } ?? (1, "nanoseconds")
+        return "\(call).\(name)(\(nanoseconds / unit)))"
+    }
+    return method
+}

@@ -54,8 +54,8 @@ struct Failure {
         case awaitNotRun(what: String, limit: Duration, mode: ManualDispatcher.Mode, delayed: Bool)
         /// `verifyIdle()` or the release found awaits that the wait limit `limit` ended (`whats`, as above).
         case awaitsCancelled(method: String, whats: [String], limit: Duration)
-        /// `value(of:)` waited `limit` of real time for `task` in vain. `holding`: in auto-advance, the unsettled
-        /// tracked tasks that keep the clock where it is.
+        /// `value(of:)` waited `limit` of real time for `task` in vain. `holding`: the unsettled tracked tasks (in
+        /// auto-advance, they keep the clock where it is).
         case taskNotFinished(
             limit: Duration, task: TrackedTasks.UnsettledTask, mode: ManualDispatcher.Mode,
             holding: [TrackedTasks.UnsettledTask])

@@ -96,8 +96,9 @@ extension Schedule {
         // Not finished, so the task has a standing.
         guard let limit, let standing = self.tracked.standing(of: id) else { return .waitOn }
         self.tracked.unclaim(key)
-        let holding = self.mode == .autoAdvance ? self.tracked.unsettled : []
-        return .failed(self.failure(.taskNotFinished(limit: limit, task: standing, mode: self.mode, holding: holding)))
+        return .failed(
+            self.failure(
+                .taskNotFinished(limit: limit, task: standing, mode: self.mode, holding: self.tracked.unsettled)))
     }
 }
 

@@ -116,6 +116,8 @@ struct TrackedTasks: Sendable {
         var isCancelled = false
         /// Whether it loops on sleeps and awaitable dispatches that end at once (see ``Record/immediateReturns``).
         var keepsRunning = false
+        /// Whether it waits only on the dispatcher, or on tracked tasks that do (see ``isSettled(_:depth:)``).
+        var isSettled = true
         let lastSeen: String
         /// The tracked tasks it awaits through `value(of:)`, if any, and how they stand.
         let awaiting: String?
@@ -389,7 +391,8 @@ struct TrackedTasks: Sendable {
     private func describe(_ record: Record) -> UnsettledTask {
         UnsettledTask(
             label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(record.id),
-            keepsRunning: record.immediateReturns >= 2, lastSeen: record.lastSeen.description,
+            keepsRunning: record.immediateReturns >= 2, isSettled: self.isSettled(record.id),
+            lastSeen: record.lastSeen.description,
             awaiting: record.awaiting.isEmpty
                 ? nil : record.awaiting.map { self.awaitedStanding($0) }.joined(separator: "; and it awaits "))
     }
