@@ -71,9 +71,11 @@ import Testing
         let summary = error?.summary ?? ""
         #expect(
             summary.contains(
-                "\"listener\" has not settled since last seen: it runs, or awaits something the dispatcher does not control"
+                "\"listener\" has not settled since last seen. If it still runs, try await dispatcher.runUntilIdle() waits for it; a task that awaits something the dispatcher does not control"
             ))
-        #expect(summary.contains("or cancel them and let them end with try await dispatcher.settle()"))
+        #expect(summary.contains("or cancel the task and let it end with try await dispatcher.settle()"))
+        // Neither a drain nor `value(of:)` moves it on: the message does not offer them for it.
+        #expect(!summary.contains("Drive them to the end"))
         listener.cancel()
         try await dispatcher.settle()
         try dispatcher.verifyIdle()
@@ -97,6 +99,59 @@ import Testing
         #expect(error?.summary.contains("has not settled since last seen") == false)  // it waits on the dispatcher
         saver.cancel()
         try await dispatcher.settle()
+        try dispatcher.verifyIdle()
+    }
+
+    /// `run(untilTaskLabeled:)` stopped by a tracked task that sleeps before it dispatches the task advises async
+    /// steps, and moving the clock where the next task waits for it; followed so, the labeled task runs.
+    @Test func runUntilLabeledOverASleepingTaskAdvisesMovingTheClockToo() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .seconds(60))
+        let refresh = dispatcher.startTask(label: "refresh") {
+            try await dispatcher.clock.sleep(for: .seconds(1))
+            return try await dispatcher.runInBackground(label: "load") { 7 }
+        }
+
+        let error = synchronously {
+            #expect(throws: ManualDispatcherError.self) { try dispatcher.run(untilTaskLabeled: "load") }
+        }
+
+        #expect(error?.kind == .conditionNotMet)
+        #expect(
+            error?.summary.contains(
+                "From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step; a step does not move the clock: when the next task waits for it, try await dispatcher.advance(by:) moves it and runs what falls due, and check after that"
+            ) == true)
+        while !dispatcher.history.contains(where: { $0.task.label == "load" }) {
+            try await dispatcher.waitForPendingTasks(1)
+            let next = try #require(dispatcher.pendingTasks.first)
+            if next.dueTime > dispatcher.now {
+                try await dispatcher.advance(by: next.dueTime - dispatcher.now)
+            } else {
+                try await dispatcher.runNext()
+            }
+        }
+        #expect(try await dispatcher.value(of: refresh) == 7)
+        try dispatcher.verifyIdle()
+    }
+
+    /// After auto-advance stopped a timer that never ends, the test cancels it, as the error says, and awaits its
+    /// task again: `value(of:)` is a call of the test's, so the clock moves on to the task's sleep.
+    @Test func valueOfAfterAnAutoAdvanceRunawayMovesTheClockAgain() async throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60), runawayLimit: 50)
+        let heartbeat = dispatcher.startTask(label: "heartbeat") {
+            while true { try await dispatcher.clock.sleep(for: .seconds(1)) }
+        }
+        let save = dispatcher.startTask(label: "save") {
+            try await dispatcher.clock.sleep(for: .seconds(1_000))
+            return "saved"
+        }
+
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: save) }
+
+        #expect(error?.kind == .runawayTasks(limit: 50))
+        #expect(error?.summary.contains("cancel it before the end of the test") == true)
+        heartbeat.cancel()
+        #expect(try await dispatcher.value(of: save) == "saved")
+        #expect(dispatcher.now == .seconds(1_000))
         try dispatcher.verifyIdle()
     }
 

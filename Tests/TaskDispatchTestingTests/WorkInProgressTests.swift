@@ -140,8 +140,8 @@ import Testing
         }
         let error = try #require(seen.withLock { $0 })
         #expect(error.kind == .pendingTasks)
-        // Where `DispatchQueue.main.sync` runs the block on the calling thread (Linux, whose main queue no thread
-        // owns), the task runs on the run's own thread; on Darwin, on the main thread.
+        // Where `DispatchQueue.main.sync` runs the block on the calling thread (a main queue that no thread drains),
+        // the task runs on the run's own thread; where the main thread drains it, on the main thread.
         let onTheRunsThread = error.summary.hasPrefix(
             "verifyIdle() was called from inside task #1 foreground \"checks on main\"")
         let onTheMainThread =

@@ -159,9 +159,9 @@ extension ManualDispatcherError {
         case .pendingTasks(let unfinished):
             "expected no pending tasks, but \(count(snapshot.pendingCount, "task")) never ran\(Self.seriesNote(snapshot)), and \(count(unfinished.count, "tracked task")) did not finish: \(Self.listing(unfinished)). \(Self.seriesAdvice(snapshot).map { "\($0). Then \(Self.unfinishedAdvice(unfinished, orAwait: false).lowercasedFirst)" } ?? Self.unfinishedAdvice(unfinished, orAwait: false))"
         case .conditionNotMet(let method, let label, let ran, let unsettled, true):
-            "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); it stops here, before any move of the clock: \(unsettled.isEmpty ? "tracked tasks that it or an earlier synchronous call woke may have \(label == nil ? "changed the state" : "dispatched it") since, and this synchronous call cannot wait for them" : "\(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may \(label == nil ? "change the state" : "dispatch it") later"). From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
+            "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); it stops here, before any move of the clock: \(unsettled.isEmpty ? "tracked tasks that it or an earlier synchronous call woke may have \(label == nil ? "changed the state" : "dispatched it") since, and this synchronous call cannot wait for them" : "\(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may \(label == nil ? "change the state" : "dispatch it") later"). From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step; a step does not move the clock: when the next task waits for it, try await dispatcher.advance(by:) moves it and runs what falls due, and check after that"
         case .conditionNotMet(let method, let label, let ran, let unsettled, _) where !unsettled.isEmpty:
-            "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may \(label == nil ? "change the state" : "dispatch it") later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step"
+            "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); no task is pending any more, but \(Self.stillRunning(unsettled, unseenBy: "this synchronous call")), and may \(label == nil ? "change the state" : "dispatch it") later. From async code, step with try await dispatcher.runNext(), which waits for them to dispatch their next task, and check after each step; a step does not move the clock: when the next task waits for it, try await dispatcher.advance(by:) moves it and runs what falls due, and check after that"
         case .conditionNotMet(let method, let label, let ran, _, _):
             "\(method) ran \(count(ran, "task")) and \(label.map { "none was labeled \"\($0)\"" } ?? "the condition still does not hold"); no task is pending any more. \(label == nil ? "Check the condition, and what the tasks above did" : "Check the label, and that the code under test dispatched that task")"
         case .dueTaskNotDispatched(let method, let scope, let limit):
@@ -300,14 +300,17 @@ extension ManualDispatcherError {
             : "Drive them to the end with try await dispatcher.runUntilIdle(), \(cancelThem), or fix the code that dispatched them"
         // With nothing pending (`orAwait`: the check found none), no drain moves on a task that awaits other work.
         let unsettled = orAwait ? tasks.filter { !$0.isSettled && !$0.isCancelled } : []
+        let one = unsettled.count == 1
         let outside =
             unsettled.isEmpty
             ? ""
-            : ". \(unsettled.map { quoted($0.label) }.joined(separator: ", ")) \(unsettled.count == 1 ? "has" : "have") not settled since last seen: \(unsettled.count == 1 ? "it runs, or awaits" : "each runs, or awaits") something the dispatcher does not control (a network call, another actor, Task.sleep, a stream such work feeds), which no drain moves on: send that work through the dispatcher (runInBackground, a sleep on dispatcher.clock), or cancel \(unsettled.count == 1 ? "it" : "them")"
-        guard cancelled > 0 else { return drive + outside }
+            : "\(unsettled.map { quoted($0.label) }.joined(separator: ", ")) \(one ? "has" : "have") not settled since last seen. If \(one ? "it still runs" : "they still run"), try await dispatcher.runUntilIdle() waits for \(one ? "it" : "them"); a task that awaits something the dispatcher does not control (a network call, another actor, Task.sleep, a stream such work feeds) no drain moves on: send that work through the dispatcher (runInBackground, a sleep on dispatcher.clock), or cancel the task and let it end with try await dispatcher.settle()"
+        if !unsettled.isEmpty && unsettled.count == tasks.count { return outside }
+        let driving = unsettled.isEmpty ? drive : "\(drive). Of those, \(outside)"
+        guard cancelled > 0 else { return driving }
         let which = cancelled == 1 ? "The one marked cancelled has" : "Those marked cancelled have"
         return
-            "\(drive)\(outside). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
+            "\(driving). \(which) not ended yet: right after a cancel, try await dispatcher.settle() before the check lets \(cancelled == 1 ? "it" : "them") end"
     }
 
     /// `, among them the next tick of 1 live repeating series ("poll" every 1 s, started at Feed.swift:12)` (without

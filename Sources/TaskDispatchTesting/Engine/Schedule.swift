@@ -36,7 +36,7 @@ struct Schedule: Sendable {
     /// The most tasks a drain may run beyond those pending when it starts, and the most clock jumps auto-advance
     /// makes between two calls of the test.
     let runawayLimit: Int
-    /// Clock jumps auto-advance made since the test last called a run method or `verifyIdle()`.
+    /// Clock jumps auto-advance made since the test last called a run method, `value(of:)` or `verifyIdle()`.
     var autoAdvanceJumps = 0
     var claim: RunClaim?
     /// The `verifyIdle()` calls waiting for the task another thread is running to end (``endExecution()``).

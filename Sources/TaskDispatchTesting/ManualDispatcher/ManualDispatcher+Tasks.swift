@@ -146,7 +146,11 @@ extension ManualDispatcher {
             return try await self.storage.value(of: task, awaitedBy: scope)
         }
         let key = TrackedTaskKey(task)
-        self.storage.changeTrackedTasks { $0.tracked.claim(key) }
+        // A call of the test's: auto-advance's runaway count starts again, as at a run method.
+        self.storage.changeTrackedTasks { schedule in
+            schedule.tracked.claim(key)
+            schedule.autoAdvanceJumps = 0
+        }
         // A task this dispatcher did not start: its value, within the limit. One of its own that finished gives its
         // value at once; a limit of zero or less cannot check once whether a task has finished, so it waits.
         let (tracked, finished) = self.storage.update { ($0.tracked.id(of: key), $0.tracked.finishedRecently(key)) }
