@@ -534,7 +534,10 @@ extension Storage {
         orThrow timedOut: (borrowing Schedule) -> Failure?
     ) async throws {
         switch await self.suspend(until: condition, id: id, deadline: deadline) {
-        case .conditionMet: return
+        case .conditionMet:
+            // Taking the lock the waking event held orders what came before that event before the caller's reads,
+            // for the thread sanitizer (see `executeOnTheMainQueue(_:)`); the other waits take it after waking anyway.
+            self.update { _ in }
         case .cancelled: throw CancellationError()
         case .timedOut:
             let failure = self.update { $0.holds(condition, for: id) ? nil : timedOut($0) }

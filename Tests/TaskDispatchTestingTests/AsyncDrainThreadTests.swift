@@ -34,19 +34,6 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
-    /// What a foreground task wrote is there for the code after the async step or drain that ran it, with nothing
-    /// else ordering the two: the thread sanitizer (this suite runs under it in CI) reports no race on the plain
-    /// variable, which it did while only the continuation's resume ordered them.
-    @Test(arguments: [false, true]) func aForegroundTasksWritesAreSeenAfterTheAsyncCall(stepping: Bool) async throws {
-        for round in 1...200 {
-            let dispatcher = ManualDispatcher()
-            let written = UnguardedValue()
-            dispatcher.foreground { written.value = round }
-            if stepping { try await dispatcher.runNextForeground() } else { try await dispatcher.runUntilIdle() }
-            #expect(written.value == round)
-        }
-    }
-
     /// The foreground task runs on the main queue outside any Swift task, as in production, not inside the test's
     /// task: it does not see the test's cancellation.
     @Test(arguments: [false, true]) func aForegroundTaskRunsOnTheMainQueueOutsideTheDrainsTask(stepping: Bool)
@@ -102,10 +89,4 @@ private final class SerialQueueTaskExecutor: TaskExecutor {
     func enqueueBlock(_ body: @escaping @Sendable () -> Void) {
         self.queue.async(execute: body)
     }
-}
-
-/// A plain variable, for the sanitizer to watch: `@unchecked Sendable`, since only the ordering the dispatcher
-/// promises keeps its writes and reads apart.
-private final class UnguardedValue: @unchecked Sendable {
-    var value = 0
 }
