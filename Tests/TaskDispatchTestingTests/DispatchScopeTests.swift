@@ -513,7 +513,9 @@ import Testing
     }
 
     @Test func theScopeKeepsTheContract() async throws {
-        try await DispatcherContract.check {
+        // The sanitizer run's longer limit, as in `ContractTests.timeLimit`.
+        let timeLimit = max(Duration.seconds(30), ManualDispatcher.defaultWaitLimit * 2)
+        try await DispatcherContract.check(timeLimitPerRule: timeLimit) {
             let manual = ManualDispatcher()
             return DispatcherContract.Subject(
                 DispatchScope(manual), now: { manual.now }, advance: { try manual.advance(by: $0) })

@@ -6,31 +6,38 @@ import Testing
 /// The package's dispatchers against the public contract check, and the check against dispatchers broken on
 /// purpose. The checks themselves live in `DispatcherContract`; this file holds no second copy of them.
 @Suite struct ContractTests {
+    /// The check's time limit per rule for a dispatcher expected to pass: the default, or twice the dispatchers' default
+    /// wait limit where a run sets that longer. The sanitizer run sets it to 60 s: there, beside the stress suites, the
+    /// check's own tasks once waited over 30 s for a thread, and three checks ran out of time on one rule.
+    static let timeLimit = max(Duration.seconds(30), ManualDispatcher.defaultWaitLimit * 2)
+
     @Test(.timeLimit(.minutes(3)))
     func queueDispatcherKeepsTheContract() async throws {
-        try await DispatcherContract.check { .realTime(QueueDispatcher()) }
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) { .realTime(QueueDispatcher()) }
     }
 
     @Test(.timeLimit(.minutes(3)))
     func queueDispatcherOnASerialQueueKeepsTheContract() async throws {
-        try await DispatcherContract.check {
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) {
             .realTime(QueueDispatcher(backgroundQueue: DispatchQueue(label: "contract.serial")))
         }
     }
 
     @Test(.timeLimit(.minutes(3)))
     func operationQueueDispatcherKeepsTheContract() async throws {
-        try await DispatcherContract.check { .realTime(OperationQueueDispatcher()) }
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) { .realTime(OperationQueueDispatcher()) }
     }
 
     @Test(.timeLimit(.minutes(3)))
     func operationQueueDispatcherWithOneBackgroundThreadKeepsTheContract() async throws {
-        try await DispatcherContract.check { .realTime(try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 1)) }
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) {
+            .realTime(try OperationQueueDispatcher(maxConcurrentBackgroundTasks: 1))
+        }
     }
 
     @Test(.timeLimit(.minutes(3)), arguments: ManualConfiguration.allCases)
     func manualDispatcherKeepsTheContract(configuration: ManualConfiguration) async throws {
-        try await DispatcherContract.check { .manual(configuration.makeDispatcher()) }
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) { .manual(configuration.makeDispatcher()) }
     }
 
     /// Auto-advance jumps to a sleep from outside the tracked tasks inside its dispatch, so the clock rule's timer is
@@ -49,7 +56,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(3)))
     func aDecoratorDrivenThroughItsOwnDriverKeepsTheContract() async throws {
-        try await DispatcherContract.check {
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) {
             let manual = ManualDispatcher()
             return DispatcherContract.Subject(
                 CountingDispatcher(base: manual),
@@ -181,7 +188,7 @@ import Testing
     @Test(.timeLimit(.minutes(5)))
     func aManualDispatcherPassedAsRealTimeIsCheckedOnItsVirtualClock() async throws {
         // It runs nothing on its own: checked in real time, every task "never ran", and the check blamed it.
-        try await DispatcherContract.check(timeLimitPerRule: .seconds(30)) { .realTime(ManualDispatcher()) }
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) { .realTime(ManualDispatcher()) }
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -194,7 +201,7 @@ import Testing
     @Test(
         .timeLimit(.minutes(3)), arguments: [ForwardingDecoratorKind.generic, .rebuilding, .delaying, .delayingAnHour])
     func aDecoratorOverAManualDispatcherKeepsTheContract(kind: ForwardingDecoratorKind) async throws {
-        try await DispatcherContract.check {
+        try await DispatcherContract.check(timeLimitPerRule: Self.timeLimit) {
             let manual = ManualDispatcher()
             return .manual(kind.makeDecorator(over: manual), over: manual)
         }
@@ -250,7 +257,9 @@ import Testing
     @Test func theCheckRunsOnlyTheRulesItIsGiven() async throws {
         // The inline dispatcher breaks only "never inline"; without that rule it passes.
         let rules = DispatcherContract.Rule.allCases.filter { $0 != .neverInline }
-        try await DispatcherContract.check(rules: rules) { .realTime(InlineDispatcher()) }
+        try await DispatcherContract.check(rules: rules, timeLimitPerRule: Self.timeLimit) {
+            .realTime(InlineDispatcher())
+        }
     }
 }
 
