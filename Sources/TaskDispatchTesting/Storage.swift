@@ -582,12 +582,15 @@ extension Storage {
     ) async throws -> Success {
         let key = TrackedTaskKey(task)
         let awaitingTask = scope.currentTask
+        let preferringAnotherExecutor = scope.currentTaskPreferringAnotherExecutor
         let thread = currentThreadIdentity()
         let (awaited, action) = self.monitor.withLock { schedule in
             schedule.tracked.claim(key)
             let awaited = schedule.tracked.id(of: key)
             if let awaited {
-                schedule.tracked.beginAwaiting(scope.id, awaited, byAnotherTask: awaitingTask != scope.taskIdentity)
+                schedule.tracked.beginAwaiting(
+                    scope.id, awaited, byAnotherTask: awaitingTask != scope.taskIdentity,
+                    preferringAnotherExecutor: preferringAnotherExecutor)
             }
             return (awaited, schedule.trackedTasksChanged(thread: thread))
         }

@@ -94,6 +94,26 @@ private struct Failure: Error {}
         tracked.checkInvariants()
     }
 
+    /// In a counted task, a wait from a task that prefers another executor is the task's own if it is the tracked
+    /// task (its registered key), and otherwise an uncounted child's, handed out once.
+    @Test func aWaitUnderAnotherExecutorIsUncountedUnlessTheTasksOwn() throws {
+        var tracked = TrackedTasks()
+        let id = tracked.begin(label: "dashboard", callSite: Self.site)
+        let task = Task<Void, Never> {}
+        let key = TrackedTaskKey(task)
+        tracked.register(key, id: id)
+        tracked.markStarted(id, at: 0)
+        tracked.ownedWaitBegan(id, on: "own sleep", preferringAnotherExecutor: key.address)
+        tracked.checkInvariants()
+        #expect(tracked.takeTaskWithUncountedTasks() == nil)
+        tracked.ownedWaitBegan(id, on: "child's sleep", preferringAnotherExecutor: key.address &+ 64)
+        tracked.checkInvariants()
+        let taken = tracked.takeTaskWithUncountedTasks()
+        let found = try #require(taken)
+        #expect(found.isolation == .underAnotherExecutor)
+        #expect(tracked.takeTaskWithUncountedTasks() == nil)
+    }
+
     /// A child's `value(of:)` of another tracked task counts as its wait, too.
     @Test func anUncountedChildsValueAwaitIsHandedOutOnce() {
         var tracked = TrackedTasks()

@@ -22,6 +22,9 @@ struct TrackedTasks: Sendable {
         case uncountedInIsolatedTask
         /// A nonisolated task where the runtime has no task executors (before macOS 15, iOS 18).
         case uncountedWithoutTaskExecutors
+        /// A nonisolated task in which another task waited from under a task executor preference of its own: that
+        /// task's jobs, and its children's, run there.
+        case uncountedUnderAnotherExecutor
     }
 
     /// Where a record's own fields place its task (``Record/standing``).
@@ -143,6 +146,8 @@ struct TrackedTasks: Sendable {
             case actor
             /// Nonisolated, where the runtime has no task executors.
             case nonisolatedWithoutTaskExecutors
+            /// Nonisolated, with a task inside it that prefers another task executor.
+            case underAnotherExecutor
         }
 
         /// `tracked task "load" (Feed.swift:12)`.
@@ -221,20 +226,37 @@ struct TrackedTasks: Sendable {
     mutating func markStartCancelled(_ id: UInt64) { self.saw(id, .startCancelled) { $0.phase = .startCancelled } }
 
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, is about to suspend until the
-    /// dispatcher runs `description`.
-    mutating func ownedWaitBegan(_ id: UInt64, on description: String, byAnotherTask: Bool = false) {
-        self.saw(id, .awaited(description), byAnotherTask: byAnotherTask) { $0.ownedWaits += 1 }
+    /// dispatcher runs `description`; `preferringAnotherExecutor` is the waiting task's address if it prefers a task
+    /// executor other than the tracked task's, else 0.
+    mutating func ownedWaitBegan(
+        _ id: UInt64, on description: String, byAnotherTask: Bool = false, preferringAnotherExecutor: UInt = 0
+    ) {
+        self.saw(
+            id, .awaited(description), byAnotherTask: byAnotherTask,
+            preferringAnotherExecutor: preferringAnotherExecutor
+        ) { $0.ownedWaits += 1 }
     }
 
     /// Changes record `id` as `change` says, and keeps `seen` as the last thing its task did. A wait begun by another
-    /// task inside it (`byAnotherTask`) is seen if its child jobs are not counted (``takeTaskWithUncountedTasks()``).
+    /// task inside it (`byAnotherTask`, or a task other than the tracked task that prefers another executor) is seen
+    /// if its child jobs are not counted (``takeTaskWithUncountedTasks()``).
     @inline(__always)
     private mutating func saw(
-        _ id: UInt64, _ seen: Event, byAnotherTask: Bool = false, _ change: (inout Record) -> Void
+        _ id: UInt64, _ seen: Event, byAnotherTask: Bool = false, preferringAnotherExecutor: UInt = 0,
+        _ change: (inout Record) -> Void
     ) {
         let uncounted = self.records.update(id) { record in
             change(&record)
             record.lastSeen = seen
+            var byAnotherTask = byAnotherTask
+            // A counted task knows only its own address (its key, once startTask registered it): a wait of any other
+            // task under another executor's preference means that the task's jobs, and its children's, go uncounted.
+            if preferringAnotherExecutor != 0, record.childJobs == .counted,
+                let key = record.key, key.address != preferringAnotherExecutor
+            {
+                record.childJobs = .uncountedUnderAnotherExecutor
+                byAnotherTask = true
+            }
             guard byAnotherTask, record.childJobs != .counted, record.uncountedTasks == .unseen else { return false }
             record.uncountedTasks = .seen
             return true
@@ -264,9 +286,13 @@ struct TrackedTasks: Sendable {
     /// That job has run: the code it ran has suspended or finished.
     mutating func jobRan(_ id: UInt64) { self.records.update(id) { $0.runningJobs -= 1 } }
 
-    /// Task `id`, or (`byAnotherTask`) a task inside it, began to await tracked task `other` through `value(of:)`.
-    mutating func beginAwaiting(_ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false) {
-        self.saw(id, .awaitedValue(of: self.name(other)), byAnotherTask: byAnotherTask) {
+    /// Task `id`, or (`byAnotherTask`) a task inside it, began to await tracked task `other` through `value(of:)`;
+    /// `preferringAnotherExecutor` as for ``ownedWaitBegan(_:on:byAnotherTask:preferringAnotherExecutor:)``.
+    mutating func beginAwaiting(
+        _ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false, preferringAnotherExecutor: UInt = 0
+    ) {
+        let seen = Event.awaitedValue(of: self.name(other))
+        self.saw(id, seen, byAnotherTask: byAnotherTask, preferringAnotherExecutor: preferringAnotherExecutor) {
             $0.awaiting.append(other)
         }
     }
@@ -355,6 +381,7 @@ struct TrackedTasks: Sendable {
             switch record.childJobs {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
             case .counted, .uncountedWithoutTaskExecutors: .nonisolatedWithoutTaskExecutors
+            case .uncountedUnderAnotherExecutor: .underAnotherExecutor
             }
         return TaskWithUncountedTasks(name: self.name(record.id), isolation: isolation)
     }

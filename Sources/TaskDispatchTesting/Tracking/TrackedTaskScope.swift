@@ -66,6 +66,19 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// it counts the child tasks' jobs, so that a nonisolated task does not pay for the call into the runtime.
     var currentTask: UInt { self.countsChildJobs ? 0 : TaskTracking.currentTask }
 
+    /// The current task's address if this scope counts child jobs and the task prefers another task executor
+    /// (`withTaskExecutorPreference`, `Task(executorPreference:)`, `addTask(executorPreference:)`), whose jobs, and
+    /// its children's, then run uncounted; otherwise 0 (a `Task { }` prefers none).
+    var currentTaskPreferringAnotherExecutor: UInt {
+        guard self.countsChildJobs, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return 0 }
+        return withUnsafeCurrentTask { task in
+            guard let task, let preferred = task.unownedTaskExecutor, preferred != self.asUnownedTaskExecutor() else {
+                return 0
+            }
+            return unsafeBitCast(task, to: UInt.self)
+        }
+    }
+
     /// The task's operation returned, or threw `error` (`nil` for an error that is not the operation's). Not inlined
     /// into the task's async body, whose frame the task allocates: the storage's work there would enlarge it.
     @inline(never)
@@ -165,6 +178,8 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     let description: String
     /// The task that waits (`TaskTracking.currentTask`): the tracked task itself, or a task running inside it.
     let waiter: UInt
+    /// The waiting task, if it prefers an executor that does not count its jobs (see `TrackedTasks.ChildJobs`).
+    private let waiterPreferringAnotherExecutor: UInt
     /// Where the wait stands; see ``State``.
     private var state = State.unrecorded
 
@@ -173,6 +188,7 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
         self.scope = scope
         self.description = description
         self.waiter = scope.currentTask
+        self.waiterPreferringAnotherExecutor = scope.currentTaskPreferringAnotherExecutor
     }
 
     /// Records the wait in `schedule`, under the lock of `storage` (the dispatcher accepting the awaited task), once,
@@ -181,7 +197,8 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
         // The owner first: `state` may be read only under the lock of the dispatcher that made the wait.
         guard self.scope.storage === storage, self.state == .unrecorded else { return }
         schedule.tracked.ownedWaitBegan(
-            self.scope.id, on: self.description, byAnotherTask: self.waiter != self.scope.taskIdentity)
+            self.scope.id, on: self.description, byAnotherTask: self.waiter != self.scope.taskIdentity,
+            preferringAnotherExecutor: self.waiterPreferringAnotherExecutor)
         self.state = .recorded
     }
 
