@@ -16,6 +16,9 @@ import Testing
         case groupChildrenWithAPreference
         /// One `async let` child inside `withTaskExecutorPreference` that awaits another tracked task's value.
         case childAwaitingATrackedTask
+        /// One `async let` child inside `withTaskExecutorPreference`, awaited before a second: the records cannot tell
+        /// that it has no sibling.
+        case childrenOneAfterAnother
     }
 
     /// The executor the children prefer.
@@ -46,7 +49,7 @@ import Testing
                     "advance(by: 1 s) cannot know whether every child task of tracked task \"dashboard\" (TaskDispatchTestingTests/TaskExecutorPreferenceTests.swift:"
                 ), "run \(run): \(summary)")
             #expect(summary.contains("from under a task executor preference of its own"), "run \(run)")
-            #expect(summary.contains("Leave the preference out of the tracked task"), "run \(run)")
+            #expect(summary.contains("Leave the preference out of the task's children"), "run \(run)")
             #expect(dispatcher.now == .zero, "run \(run)")
             #expect(!dispatcher.history.contains { $0.task.label == "news" }, "run \(run)")
             task.cancel()
@@ -102,6 +105,13 @@ import Testing
                 group.addTask(executorPreference: executor) { try await fetch("news", after: .seconds(1)) }
                 group.addTask(executorPreference: executor) { try await fetch("weather", after: .seconds(2)) }
                 return try await group.reduce(into: []) { $0.append($1) }
+            }
+        case .childrenOneAfterAnother:
+            return try await withTaskExecutorPreference(executor) {
+                async let first = fetch("news", after: .seconds(1))
+                let news = try await first
+                async let second = fetch("weather", after: .seconds(1))
+                return try await [news, second]
             }
         case .childAwaitingATrackedTask:
             let source = dispatcher.startTask(label: "source") { try await fetch("news", after: .seconds(1)) }

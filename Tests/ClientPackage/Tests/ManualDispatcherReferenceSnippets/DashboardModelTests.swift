@@ -27,7 +27,7 @@ import Testing
     // The article's message, at this package's call site.
     #expect(
         error?.summary
-            == "advance(by: 1 s) cannot know whether every child task of tracked task \"dashboard\" (ManualDispatcherReferenceSnippets/DashboardModel.swift:30) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and the dispatcher counts the jobs of child tasks only in a nonisolated tracked task, while this one runs on the main actor. Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Start the task nonisolated, as dispatcher.startTask(label:) { @concurrent in … }, and update main-actor state there through try await dispatcher.runOnMainActor { … }; or await the children one after another"
+            == "advance(by: 1 s) cannot know whether every child task of tracked task \"dashboard\" (ManualDispatcherReferenceSnippets/DashboardModel.swift:30) has reached its wait: one of them (async let, a task group, or a Task { } it created) waited on the dispatcher, and the dispatcher counts the jobs of child tasks only in a nonisolated tracked task, while this one runs on the main actor. Rather than move the clock, or return, while a sibling may not have started its sleep yet, it stops here. Start the task nonisolated, as dispatcher.startTask(label:) { @concurrent in … }, and update main-actor state there through try await dispatcher.runOnMainActor { … }; or await the work one call after another, without child tasks"
     )
     load.cancel()
     await #expect(throws: CancellationError.self) { try await dispatcher.value(of: load) }
