@@ -74,19 +74,3 @@ import Testing
         try dispatcher.verifyIdle()
     }
 }
-
-/// A task executor that runs its jobs one at a time, in order, on a serial queue.
-@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-private final class SerialQueueTaskExecutor: TaskExecutor {
-    private let queue = DispatchQueue(label: "SerialQueueTaskExecutor")
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        self.queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-
-    /// Runs `body` on the queue after the jobs enqueued before it.
-    func enqueueBlock(_ body: @escaping @Sendable () -> Void) {
-        self.queue.async(execute: body)
-    }
-}

@@ -1,4 +1,3 @@
-import Dispatch
 import TaskDispatch
 import TaskDispatchTesting
 import Testing
@@ -32,7 +31,7 @@ import Testing
         let executor: any TaskExecutor =
             switch preferred {
             case .globalConcurrentExecutor: globalConcurrentExecutor
-            case .serialQueue: QueueTaskExecutor()
+            case .serialQueue: SerialQueueTaskExecutor()
             }
         for run in 0..<20 {
             let dispatcher = ManualDispatcher()
@@ -65,7 +64,7 @@ import Testing
         let executor: any TaskExecutor =
             switch preferred {
             case .globalConcurrentExecutor: globalConcurrentExecutor
-            case .serialQueue: QueueTaskExecutor()
+            case .serialQueue: SerialQueueTaskExecutor()
             }
         let dispatcher = ManualDispatcher()
         let task = dispatcher.startTask(label: "one by one") { @concurrent in
@@ -132,16 +131,5 @@ import Testing
             guard let label = run.task.label, ["news", "weather"].contains(label) else { return nil }
             return "\(label)@\(run.startTime)"
         }
-    }
-}
-
-/// A task executor that runs its jobs one at a time, in order, on a serial queue.
-@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-private final class QueueTaskExecutor: TaskExecutor {
-    private let queue = DispatchQueue(label: "QueueTaskExecutor")
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        self.queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
