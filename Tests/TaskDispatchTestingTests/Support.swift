@@ -144,14 +144,37 @@ extension ForwardsStartTask {
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class SerialQueueTaskExecutor: TaskExecutor {
     private let queue = DispatchQueue(label: "SerialQueueTaskExecutor")
+    /// The jobs enqueued while ``hold()`` holds them; `nil` when jobs go to the queue.
+    private let held = Locked<[UnownedJob]?>(nil)
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        self.queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        let kept = self.held.withLock { held -> Bool in
+            guard held != nil else { return false }
+            held?.append(job)
+            return true
+        }
+        if !kept { self.run(job) }
     }
 
     /// Runs `body` on the queue after the jobs enqueued before it.
     func enqueueBlock(_ body: @escaping @Sendable () -> Void) {
         self.queue.async(execute: body)
+    }
+
+    /// Holds the jobs enqueued from now on until ``release()``.
+    func hold() { self.held.withLock { $0 = $0 ?? [] } }
+
+    /// Sends the held jobs to the queue, in order, and the later ones as they come.
+    func release() {
+        let jobs = self.held.withLock { held in
+            defer { held = nil }
+            return held ?? []
+        }
+        for job in jobs { self.run(job) }
+    }
+
+    private func run(_ job: UnownedJob) {
+        self.queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -116,8 +116,9 @@ extension ManualDispatcher {
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
-    /// - Throws: What the task threw, `CancellationError` (cancelled while it waits for a task this dispatcher did
-    ///   not start), or ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
+    /// - Throws: What the task threw, `CancellationError` if the calling task is cancelled while it waits (a task that
+    ///   ends as the cancel comes gives its outcome), or ``ManualDispatcherError`` of kind
+    ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
         -> Success
     {
@@ -130,8 +131,8 @@ extension ManualDispatcher {
     ///
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
-    /// - Throws: `CancellationError` if the calling task is cancelled while it waits, or ``ManualDispatcherError`` of
-    ///   kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
+    /// - Throws: `CancellationError` if the calling task is cancelled while it waits (a task that ends as the cancel
+    ///   comes gives its value), or ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, Never>) async throws -> Success
     {
         try await self.boundedValue(of: task)
@@ -179,8 +180,15 @@ extension ManualDispatcher {
             let outcome = await self.storage.suspend(
                 until: .trackedTaskFinished(id), id: waiter, deadline: deadline, asTheTestsAwaitOfATask: true)
             if outcome == .cancelled {
-                self.storage.update { $0.tracked.unclaim(key) }  // an error it throws later is still reported
-                throw CancellationError()
+                // A task that ended as the cancel came gave its error to this call's claim: its outcome, then. Else
+                // the claim goes back, and an error it throws later is still reported.
+                let ended = self.storage.update { schedule -> Bool in
+                    guard !schedule.tracked.hasFinished(id) else { return true }
+                    schedule.tracked.unclaim(key)
+                    return false
+                }
+                guard ended else { throw CancellationError() }
+                return try await task.value  // it has finished: this returns at once
             }
             let timedOut = outcome == .timedOut ? limit : nil
             switch self.storage.update({ $0.valueWaitEnded(id, key: key, timedOutAfter: timedOut) }) {
