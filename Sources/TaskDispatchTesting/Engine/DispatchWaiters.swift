@@ -143,15 +143,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         self.waiters.firstIndex { $0.id == id }.map { self.waiters.remove(at: $0).resumer }
     }
 
-    /// The dispatcher now holds `counts`: removes and returns the resumers of the waiters whose condition holds.
-    package mutating func dispatchHappened(
-        _ counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }
-    ) -> [Resumer] {
-        self.resumersMet(by: counts, isFinished: isFinished).resumers
-    }
-
-    /// ``dispatchHappened(_:isFinished:)``, and whether one of the waiters awaits the tracked tasks' work
-    /// (``Condition/awaitsTrackedWork``).
+    /// The dispatcher now holds `counts`: removes and returns the resumers of the waiters whose condition holds, and
+    /// whether one of them awaits the tracked tasks' work (``Condition/awaitsTrackedWork``).
     package mutating func resumersMet(
         by counts: Counts, isFinished: (UInt64) -> Bool
     ) -> (resumers: [Resumer], awaitedTrackedWork: Bool) {

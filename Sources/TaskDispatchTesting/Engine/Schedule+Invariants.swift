@@ -1,15 +1,9 @@
 import TaskDispatch
 
 extension Schedule {
-    /// Stops the process with a message naming the first broken invariant, if any (see ``invariantViolations()``).
-    /// Tests call it after every operation; the dispatcher does not, since it walks every queue.
-    func checkInvariants() {
-        let violations = self.invariantViolations()
-        // `fatalError`, not `precondition`: an optimized build prints its message too.
-        if !violations.isEmpty { fatalError("Schedule invariant broken: \(violations.joined(separator: "; "))") }
-    }
-
     /// Every invariant of ``Schedule`` that does not hold now, as messages with the values (list: `Docs/Design.md`).
+    /// The tests check them after every operation (`checkInvariants()`); the dispatcher does not, since it walks every
+    /// queue.
     func invariantViolations() -> [String] {
         var violations: [String] = []
         violations.append(

@@ -1,11 +1,4 @@
 extension TrackedTasks {
-    /// Stops the process with a message naming the broken invariants, if any (see ``invariantViolations()``).
-    func checkInvariants() {
-        let violations = self.invariantViolations()
-        // `fatalError`, not `precondition`: an optimized build prints its message too.
-        if !violations.isEmpty { fatalError("TrackedTasks invariant broken: \(violations.joined(separator: "; "))") }
-    }
-
     /// Every invariant of the records that does not hold now, as messages with the values; O(n log n). Not checked:
     /// `ownedWaits >= 0` (the records alone allow a wait to end before it begins; `TrackedTasksTests` drives it).
     func invariantViolations() -> [String] {

@@ -347,9 +347,6 @@ struct TrackedTasks: Sendable {
         return self.records.ids.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
     }
 
-    /// ``unsettledCount``, and how many of those tasks were cancelled.
-    var unsettledCounts: (all: Int, cancelled: Int) { (self.unsettledCount, self.unsettledCancelledCount) }
-
     /// How many unsettled tracked tasks were cancelled: O(n), unless none is unsettled.
     var unsettledCancelledCount: Int {
         guard self.records.unsettled + self.records.undecided > 0 else { return 0 }

@@ -43,11 +43,9 @@ enum WaitOutcome: Sendable {
 typealias WaitResumer = CheckedContinuation<WaitOutcome, Never>
 
 extension Schedule {
-    /// The counts the waiters' conditions are checked against, all of them.
-    var waitCounts: DispatchWaiters<WaitResumer>.Counts { self.waitCounts(countingCancelled: true) }
-
-    /// ``waitCounts``, with the unsettled cancelled tasks counted (in O(n)) only if `countingCancelled`, as a waiter
-    /// for them needs; the rest are stored, or O(1) mostly (``TrackedTasks/unsettledCount``).
+    /// The counts the waiters' conditions are checked against, with the unsettled cancelled tasks counted (in O(n)) only
+    /// if `countingCancelled`, as a waiter for them needs; the rest are stored, or O(1) mostly
+    /// (``TrackedTasks/unsettledCount``).
     func waitCounts(countingCancelled: Bool) -> DispatchWaiters<WaitResumer>.Counts {
         DispatchWaiters.Counts(
             dueForeground: self.dueForeground,
