@@ -582,7 +582,7 @@ extension Storage {
     ) async throws -> Success {
         let key = TrackedTaskKey(task)
         let awaitingTask = scope.currentTask
-        let preferringAnotherExecutor = scope.currentTaskPreferringAnotherExecutor
+        let offTheExecutor = scope.currentTaskOffTheExecutor
         let thread = currentThreadIdentity()
         let (awaited, action) = self.monitor.withLock { schedule in
             schedule.tracked.claim(key)
@@ -590,7 +590,7 @@ extension Storage {
             if let awaited {
                 schedule.tracked.beginAwaiting(
                     scope.id, awaited, byAnotherTask: awaitingTask != scope.taskIdentity,
-                    preferringAnotherExecutor: preferringAnotherExecutor)
+                    offTheExecutor: offTheExecutor)
             }
             return (awaited, schedule.trackedTasksChanged(thread: thread))
         }

@@ -94,23 +94,33 @@ private struct Failure: Error {}
         tracked.checkInvariants()
     }
 
-    /// In a counted task, a wait from a task that prefers another executor is the task's own if it is the tracked
-    /// task (its registered key), and otherwise an uncounted child's, handed out once.
-    @Test func aWaitUnderAnotherExecutorIsUncountedUnlessTheTasksOwn() throws {
+    /// In a counted task, a wait from a task off its executor (one that prefers another, or none) is the task's own if
+    /// it is the tracked task (its registered key), and otherwise an uncounted task's, handed out once, named by why.
+    @Test(arguments: [
+        (
+            TrackedTasks.ChildJobs.uncountedUnderAnotherExecutor,
+            TrackedTasks.TaskWithUncountedTasks.Isolation.underAnotherExecutor
+        ),
+        (.uncountedInUnstructuredTask, .inUnstructuredTask),
+    ])
+    func aWaitOffTheExecutorIsUncountedUnlessTheTasksOwn(
+        childJobs: TrackedTasks.ChildJobs, isolation: TrackedTasks.TaskWithUncountedTasks.Isolation
+    ) throws {
         var tracked = TrackedTasks()
         let id = tracked.begin(label: "dashboard", callSite: Self.site)
         let task = Task<Void, Never> {}
         let key = TrackedTaskKey(task)
         tracked.register(key, id: id)
         tracked.markStarted(id, at: 0)
-        tracked.ownedWaitBegan(id, on: "own sleep", preferringAnotherExecutor: key.address)
+        tracked.ownedWaitBegan(id, on: "own sleep", offTheExecutor: .init(address: key.address, childJobs: childJobs))
         tracked.checkInvariants()
         #expect(tracked.takeTaskWithUncountedTasks() == nil)
-        tracked.ownedWaitBegan(id, on: "child's sleep", preferringAnotherExecutor: key.address &+ 64)
+        tracked.ownedWaitBegan(
+            id, on: "child's sleep", offTheExecutor: .init(address: key.address &+ 64, childJobs: childJobs))
         tracked.checkInvariants()
         let taken = tracked.takeTaskWithUncountedTasks()
         let found = try #require(taken)
-        #expect(found.isolation == .underAnotherExecutor)
+        #expect(found.isolation == isolation)
         #expect(tracked.takeTaskWithUncountedTasks() == nil)
     }
 

@@ -25,6 +25,16 @@ struct TrackedTasks: Sendable {
         /// A nonisolated task in which another task waited from under a task executor preference of its own: that
         /// task's jobs, and its children's, run there.
         case uncountedUnderAnotherExecutor
+        /// A nonisolated task in which a `Task { }` it created (or a library's code it calls created) waited: such a
+        /// task inherits no executor preference, so its jobs, and its children's, run on the global executor.
+        case uncountedInUnstructuredTask
+    }
+
+    /// A task inside a counted tracked task that waits off the tracked task's executor: its address, and why its jobs
+    /// run uncounted (``ChildJobs/uncountedUnderAnotherExecutor`` or ``ChildJobs/uncountedInUnstructuredTask``).
+    struct WaiterOffTheExecutor: Sendable {
+        let address: UInt
+        let childJobs: ChildJobs
     }
 
     /// Where a record's own fields place its task (``Record/standing``).
@@ -148,6 +158,8 @@ struct TrackedTasks: Sendable {
             case nonisolatedWithoutTaskExecutors
             /// Nonisolated, with a task inside it that prefers another task executor.
             case underAnotherExecutor
+            /// Nonisolated, with a `Task { }` inside it, which prefers no task executor.
+            case inUnstructuredTask
         }
 
         /// `tracked task "load" (Feed.swift:12)`.
@@ -226,23 +238,23 @@ struct TrackedTasks: Sendable {
     mutating func markStartCancelled(_ id: UInt64) { self.saw(id, .startCancelled) { $0.phase = .startCancelled } }
 
     /// Task `id`, or (`byAnotherTask`) a child task of it or a task it created, is about to suspend until the
-    /// dispatcher runs `description`; `preferringAnotherExecutor` is the waiting task's address if it prefers a task
-    /// executor other than the tracked task's, else 0.
+    /// dispatcher runs `description`; `offTheExecutor` is the waiting task if it prefers a task executor other than the
+    /// tracked task's, or none.
     mutating func ownedWaitBegan(
-        _ id: UInt64, on description: String, byAnotherTask: Bool = false, preferringAnotherExecutor: UInt = 0
+        _ id: UInt64, on description: String, byAnotherTask: Bool = false,
+        offTheExecutor: WaiterOffTheExecutor? = nil
     ) {
-        self.saw(
-            id, .awaited(description), byAnotherTask: byAnotherTask,
-            preferringAnotherExecutor: preferringAnotherExecutor
-        ) { $0.ownedWaits += 1 }
+        self.saw(id, .awaited(description), byAnotherTask: byAnotherTask, offTheExecutor: offTheExecutor) {
+            $0.ownedWaits += 1
+        }
     }
 
     /// Changes record `id` as `change` says, and keeps `seen` as the last thing its task did. A wait begun by another
-    /// task inside it (`byAnotherTask`, or a task other than the tracked task that prefers another executor) is seen
+    /// task inside it (`byAnotherTask`, or a task other than the tracked task off its executor) is seen
     /// if its child jobs are not counted (``takeTaskWithUncountedTasks()``).
     @inline(__always)
     private mutating func saw(
-        _ id: UInt64, _ seen: Event, byAnotherTask: Bool = false, preferringAnotherExecutor: UInt = 0,
+        _ id: UInt64, _ seen: Event, byAnotherTask: Bool = false, offTheExecutor: WaiterOffTheExecutor? = nil,
         _ change: (inout Record) -> Void
     ) {
         let uncounted = self.records.update(id) { record in
@@ -250,11 +262,11 @@ struct TrackedTasks: Sendable {
             record.lastSeen = seen
             var byAnotherTask = byAnotherTask
             // A counted task knows only its own address (its key, once startTask registered it): a wait of any other
-            // task under another executor's preference means that the task's jobs, and its children's, go uncounted.
-            if preferringAnotherExecutor != 0, record.childJobs == .counted,
-                let key = record.key, key.address != preferringAnotherExecutor
+            // task off its executor means that that task's jobs, and its children's, go uncounted.
+            if let offTheExecutor, record.childJobs == .counted, let key = record.key,
+                key.address != offTheExecutor.address
             {
-                record.childJobs = .uncountedUnderAnotherExecutor
+                record.childJobs = offTheExecutor.childJobs
                 byAnotherTask = true
             }
             guard byAnotherTask, record.childJobs != .counted, record.uncountedTasks == .unseen else { return false }
@@ -287,12 +299,12 @@ struct TrackedTasks: Sendable {
     mutating func jobRan(_ id: UInt64) { self.records.update(id) { $0.runningJobs -= 1 } }
 
     /// Task `id`, or (`byAnotherTask`) a task inside it, began to await tracked task `other` through `value(of:)`;
-    /// `preferringAnotherExecutor` as for ``ownedWaitBegan(_:on:byAnotherTask:preferringAnotherExecutor:)``.
+    /// `offTheExecutor` as for ``ownedWaitBegan(_:on:byAnotherTask:offTheExecutor:)``.
     mutating func beginAwaiting(
-        _ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false, preferringAnotherExecutor: UInt = 0
+        _ id: UInt64, _ other: UInt64, byAnotherTask: Bool = false, offTheExecutor: WaiterOffTheExecutor? = nil
     ) {
         let seen = Event.awaitedValue(of: self.name(other))
-        self.saw(id, seen, byAnotherTask: byAnotherTask, preferringAnotherExecutor: preferringAnotherExecutor) {
+        self.saw(id, seen, byAnotherTask: byAnotherTask, offTheExecutor: offTheExecutor) {
             $0.awaiting.append(other)
         }
     }
@@ -379,6 +391,7 @@ struct TrackedTasks: Sendable {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
             case .counted, .uncountedWithoutTaskExecutors: .nonisolatedWithoutTaskExecutors
             case .uncountedUnderAnotherExecutor: .underAnotherExecutor
+            case .uncountedInUnstructuredTask: .inUnstructuredTask
             }
         return TaskWithUncountedTasks(name: self.name(record.id), isolation: isolation)
     }

@@ -66,16 +66,16 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// it counts the child tasks' jobs, so that a nonisolated task does not pay for the call into the runtime.
     var currentTask: UInt { self.countsChildJobs ? 0 : TaskTracking.currentTask }
 
-    /// The current task's address if this scope counts child jobs and the task prefers another task executor
-    /// (`withTaskExecutorPreference`, `Task(executorPreference:)`, `addTask(executorPreference:)`), whose jobs, and
-    /// its children's, then run uncounted; otherwise 0 (a `Task { }` prefers none).
-    var currentTaskPreferringAnotherExecutor: UInt {
-        guard self.countsChildJobs, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return 0 }
+    /// The current task, if this scope counts child jobs and the task prefers another task executor
+    /// (`withTaskExecutorPreference`, `Task(executorPreference:)`, `addTask(executorPreference:)`) or none (a
+    /// `Task { }` created inside, which inherits no preference): its jobs, and its children's, then run uncounted.
+    var currentTaskOffTheExecutor: TrackedTasks.WaiterOffTheExecutor? {
+        guard self.countsChildJobs, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return nil }
         return withUnsafeCurrentTask { task in
-            guard let task, let preferred = task.unownedTaskExecutor, preferred != self.asUnownedTaskExecutor() else {
-                return 0
-            }
-            return unsafeBitCast(task, to: UInt.self)
+            guard let task, task.unownedTaskExecutor != self.asUnownedTaskExecutor() else { return nil }
+            let childJobs: TrackedTasks.ChildJobs =
+                task.unownedTaskExecutor == nil ? .uncountedInUnstructuredTask : .uncountedUnderAnotherExecutor
+            return .init(address: unsafeBitCast(task, to: UInt.self), childJobs: childJobs)
         }
     }
 
@@ -178,8 +178,8 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
     let description: String
     /// The task that waits (`TaskTracking.currentTask`): the tracked task itself, or a task running inside it.
     let waiter: UInt
-    /// The waiting task, if it prefers an executor that does not count its jobs (see `TrackedTasks.ChildJobs`).
-    private let waiterPreferringAnotherExecutor: UInt
+    /// The waiting task, if it runs off the executor that counts the tracked task's jobs (see `TrackedTasks.ChildJobs`).
+    private let waiterOffTheExecutor: TrackedTasks.WaiterOffTheExecutor?
     /// Where the wait stands; see ``State``.
     private var state = State.unrecorded
 
@@ -188,7 +188,7 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
         self.scope = scope
         self.description = description
         self.waiter = scope.currentTask
-        self.waiterPreferringAnotherExecutor = scope.currentTaskPreferringAnotherExecutor
+        self.waiterOffTheExecutor = scope.currentTaskOffTheExecutor
     }
 
     /// Records the wait in `schedule`, under the lock of `storage` (the dispatcher accepting the awaited task), once,
@@ -198,7 +198,7 @@ final class OwnedWait: TaskTrackingWait, @unchecked Sendable {
         guard self.scope.storage === storage, self.state == .unrecorded else { return }
         schedule.tracked.ownedWaitBegan(
             self.scope.id, on: self.description, byAnotherTask: self.waiter != self.scope.taskIdentity,
-            preferringAnotherExecutor: self.waiterPreferringAnotherExecutor)
+            offTheExecutor: self.waiterOffTheExecutor)
         self.state = .recorded
     }
 

@@ -1,0 +1,150 @@
+import TaskDispatch
+import TaskDispatchTesting
+import Testing
+
+/// A `Task { }` created inside a nonisolated tracked task inherits no task executor preference, so the dispatcher cannot
+/// count its jobs: once it waits on the dispatcher, a drain that would move the clock or return throws, as it does for
+/// a main-actor task's children. Before, its waits counted as the tracked task's own: the clock passed a sibling that
+/// had not reached its sleep, silently (a probe: debounce, merge and combineLatest of swift-async-algorithms, which
+/// each start one, gave wrong timelines in 33 to 50 runs of 50).
+@Suite(.timeLimit(.minutes(1))) struct UnstructuredTaskInTrackedTaskTests {
+    /// Where the `Task { }` comes from.
+    enum Shape: CaseIterable, Sendable {
+        /// One `Task { }` the body awaits with `task.value`.
+        case awaitedTask
+        /// One `Task { }` the body awaits through the dispatcher's `value(of:)`.
+        case awaitedThroughTheDispatcher
+        /// Two `Task { }`s, awaited one after the other.
+        case twoTasks
+        /// One `Task.immediate { }` the body awaits.
+        case immediateTask
+        /// An operator shaped as swift-async-algorithms' `merge`: a `Task { }` runs the upstreams in a task group and
+        /// feeds a stream the body consumes.
+        case mergeShape
+    }
+
+    @Test(arguments: Shape.allCases)
+    func theAdvanceStops(shape: Shape) async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher()
+            let task = dispatcher.startTask(label: "dashboard") { @concurrent in
+                try await Self.load(shape, dispatcher)
+            }
+            let error = await #expect(throws: ManualDispatcherError.self, "run \(run)") {
+                try await dispatcher.advance(by: .seconds(1))
+            }
+            #expect(error?.kind == .unsettledTasks(after: .zero), "run \(run)")
+            let summary = error?.summary ?? ""
+            #expect(
+                summary.hasPrefix(
+                    "advance(by: 1 s) cannot know whether every task inside tracked task \"dashboard\" (TaskDispatchTestingTests/UnstructuredTaskInTrackedTaskTests.swift:"
+                ), "run \(run): \(summary)")
+            #expect(summary.contains("a Task { } or Task.immediate { } created inside it"), "run \(run)")
+            #expect(summary.contains("Start that work with dispatcher.startTask"), "run \(run)")
+            #expect(dispatcher.now == .zero, "run \(run)")
+            #expect(!dispatcher.history.contains { $0.task.label == "news" }, "run \(run)")
+            task.cancel()
+            if shape == .mergeShape {
+                // The cancelled body's stream ends its loop instead of throwing.
+                #expect(try await dispatcher.value(of: task) == [], "run \(run)")
+            } else {
+                await #expect(throws: CancellationError.self, "run \(run)") { try await dispatcher.value(of: task) }
+            }
+            try await dispatcher.settle()
+            try dispatcher.verifyIdle()
+        }
+    }
+
+    /// The advice, followed: the same work as `async let` children of the tracked task wakes at its times.
+    @Test func theSameWorkAsChildTasksWakesAtItsTimes() async throws {
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "dashboard") { @concurrent in
+            async let news = Self.fetch("news", after: .seconds(1), dispatcher)
+            async let weather = Self.fetch("weather", after: .seconds(2), dispatcher)
+            return try await [news, weather]
+        }
+        try await dispatcher.advance(by: .seconds(1))
+        #expect(Self.steps(dispatcher) == ["news@1.0 seconds"])
+        try await dispatcher.advance(by: .seconds(1))
+        #expect(try await dispatcher.value(of: task) == ["news", "weather"])
+        #expect(Self.steps(dispatcher) == ["news@1.0 seconds", "weather@2.0 seconds"])
+        try dispatcher.verifyIdle()
+    }
+
+    @Sendable private static func fetch(
+        _ name: String, after delay: Duration, _ dispatcher: ManualDispatcher
+    ) async throws -> String {
+        try await dispatcher.clock.sleep(for: delay)
+        return try await dispatcher.runInBackground(label: name) { name }
+    }
+
+    /// The dashboard's fetches, in `Task { }`s created inside the tracked task; the body itself never waits on the
+    /// dispatcher before they do.
+    private static func load(_ shape: Shape, _ dispatcher: ManualDispatcher) async throws -> [String] {
+        switch shape {
+        case .awaitedTask:
+            let news = Task { try await fetch("news", after: .seconds(1), dispatcher) }
+            return try await withTaskCancellationHandler {
+                [try await news.value]
+            } onCancel: {
+                news.cancel()
+            }
+        case .awaitedThroughTheDispatcher:
+            let news = Task { try await fetch("news", after: .seconds(1), dispatcher) }
+            return try await withTaskCancellationHandler {
+                [try await dispatcher.value(of: news)]
+            } onCancel: {
+                news.cancel()
+            }
+        case .twoTasks:
+            let news = Task { try await fetch("news", after: .seconds(1), dispatcher) }
+            let weather = Task { try await fetch("weather", after: .seconds(2), dispatcher) }
+            return try await withTaskCancellationHandler {
+                [try await news.value, try await weather.value]
+            } onCancel: {
+                news.cancel()
+                weather.cancel()
+            }
+        case .immediateTask:
+            guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+                return try await load(.awaitedTask, dispatcher)
+            }
+            let news = Task.immediate { try await fetch("news", after: .seconds(1), dispatcher) }
+            return try await withTaskCancellationHandler {
+                [try await news.value]
+            } onCancel: {
+                news.cancel()
+            }
+        case .mergeShape:
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: String.self)
+            let upstreams = Task {
+                do {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        group.addTask { continuation.yield(try await fetch("news", after: .seconds(1), dispatcher)) }
+                        group.addTask {
+                            continuation.yield(try await fetch("weather", after: .seconds(2), dispatcher))
+                        }
+                        try await group.waitForAll()
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            return try await withTaskCancellationHandler {
+                try await stream.reduce(into: []) { $0.append($1) }
+            } onCancel: {
+                upstreams.cancel()
+            }
+        }
+    }
+
+    /// The labels of the steps that ran, with their times: `news@1.0 seconds`.
+    private static func steps(_ dispatcher: ManualDispatcher) -> [String] {
+        dispatcher.history.compactMap { run in
+            guard let label = run.task.label, ["news", "weather"].contains(label) else { return nil }
+            return "\(label)@\(run.startTime)"
+        }
+    }
+}
