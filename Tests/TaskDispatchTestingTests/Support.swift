@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import TaskDispatch
+import Testing
 
 @testable import TaskDispatchTesting
 
@@ -114,6 +115,25 @@ func synchronously<Result>(_ body: () throws -> Result) rethrows -> Result {
 }
 
 extension ManualDispatcher {
+    /// The steps that ran with one of `labels`, with their times, oldest first: `news@1.0 seconds`.
+    func steps(labeled labels: Set<String> = ["news", "weather"]) -> [String] {
+        self.history.compactMap { run in
+            guard let label = run.task.label, labels.contains(label) else { return nil }
+            return "\(label)@\(run.startTime)"
+        }
+    }
+
+    /// Expects `advance(by: 1 s)` to stop with `.unsettledTasks(after: .zero)`, the clock still at zero, as it does
+    /// for tasks inside a tracked task whose jobs it cannot count; returns the error's summary ("" if none came).
+    func expectAdvanceStopsAtZero(run: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> String {
+        let error = await #expect(throws: ManualDispatcherError.self, "run \(run)", sourceLocation: sourceLocation) {
+            try await self.advance(by: .seconds(1))
+        }
+        #expect(error?.kind == .unsettledTasks(after: .zero), "run \(run)", sourceLocation: sourceLocation)
+        #expect(self.now == .zero, "run \(run)", sourceLocation: sourceLocation)
+        return error?.summary ?? ""
+    }
+
     /// Cancels every pending task and releases their closures outside the lock: the end of a test that stops a task
     /// rescheduling itself on purpose. Its pending instance holds the dispatcher through its closure; left pending,
     /// the two would keep each other alive (LeakSanitizer reports the cycle).

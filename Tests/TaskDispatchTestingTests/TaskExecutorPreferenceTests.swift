@@ -38,18 +38,13 @@ import Testing
             let task = dispatcher.startTask(label: "dashboard") { @concurrent in
                 try await Self.load(shape, preferring: executor, dispatcher)
             }
-            let error = await #expect(throws: ManualDispatcherError.self, "run \(run)") {
-                try await dispatcher.advance(by: .seconds(1))
-            }
-            #expect(error?.kind == .unsettledTasks(after: .zero), "run \(run)")
-            let summary = error?.summary ?? ""
+            let summary = await dispatcher.expectAdvanceStopsAtZero(run: run)
             #expect(
                 summary.hasPrefix(
                     "advance(by: 1 s) cannot know whether every child task of tracked task \"dashboard\" (TaskDispatchTestingTests/TaskExecutorPreferenceTests.swift:"
                 ), "run \(run): \(summary)")
             #expect(summary.contains("from under a task executor preference of its own"), "run \(run)")
             #expect(summary.contains("Leave the preference out of the task's children"), "run \(run)")
-            #expect(dispatcher.now == .zero, "run \(run)")
             #expect(!dispatcher.history.contains { $0.task.label == "news" }, "run \(run)")
             task.cancel()
             await #expect(throws: CancellationError.self, "run \(run)") { try await dispatcher.value(of: task) }
@@ -76,10 +71,10 @@ import Testing
             }
         }
         try await dispatcher.advance(by: .seconds(1))
-        #expect(Self.steps(dispatcher) == ["news@1.0 seconds"])
+        #expect(dispatcher.steps() == ["news@1.0 seconds"])
         try await dispatcher.advance(by: .seconds(2))
         try await dispatcher.value(of: task)
-        #expect(Self.steps(dispatcher) == ["news@1.0 seconds", "weather@3.0 seconds"])
+        #expect(dispatcher.steps() == ["news@1.0 seconds", "weather@3.0 seconds"])
         try dispatcher.verifyIdle()
     }
 
@@ -122,14 +117,6 @@ import Testing
             } onCancel: {
                 source.cancel()
             }
-        }
-    }
-
-    /// The labels of the steps that ran, with their times: `news@1.0 seconds`.
-    private static func steps(_ dispatcher: ManualDispatcher) -> [String] {
-        dispatcher.history.compactMap { run in
-            guard let label = run.task.label, ["news", "weather"].contains(label) else { return nil }
-            return "\(label)@\(run.startTime)"
         }
     }
 }
