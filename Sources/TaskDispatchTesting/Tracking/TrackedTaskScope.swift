@@ -72,9 +72,11 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     var currentTaskOffTheExecutor: TrackedTasks.WaiterOffTheExecutor? {
         guard self.countsChildJobs, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return nil }
         return withUnsafeCurrentTask { task in
-            guard let task, task.unownedTaskExecutor != self.asUnownedTaskExecutor() else { return nil }
+            guard let task else { return nil }
+            let preferred = task.unownedTaskExecutor  // a call into the runtime: read once
+            guard preferred != self.asUnownedTaskExecutor() else { return nil }
             let childJobs: TrackedTasks.ChildJobs =
-                task.unownedTaskExecutor == nil ? .uncountedInUnstructuredTask : .uncountedUnderAnotherExecutor
+                preferred == nil ? .uncountedInUnstructuredTask : .uncountedUnderAnotherExecutor
             return .init(address: unsafeBitCast(task, to: UInt.self), childJobs: childJobs)
         }
     }
