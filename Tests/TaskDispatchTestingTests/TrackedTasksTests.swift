@@ -124,6 +124,22 @@ private struct Failure: Error {}
         #expect(tracked.takeTaskWithUncountedTasks() == nil)
     }
 
+    /// A task that finishes with its uncounted tasks unreported hands them out as it finishes, once, if the clock
+    /// moved after its start (it may have passed such a task before its first wait); otherwise nothing.
+    @Test(arguments: [(Int64(5), true), (Int64(0), false)])
+    func aFinishAfterTheClockMovedHandsOutItsUncountedTasks(now: Int64, handedOut: Bool) {
+        var tracked = TrackedTasks()
+        let id = tracked.begin(label: "dashboard", callSite: Self.site, childJobs: .uncountedInIsolatedTask)
+        tracked.markStarted(id, at: 0)
+        tracked.ownedWaitBegan(id, on: "child's sleep", byAnotherTask: true)
+        tracked.checkInvariants()
+        let late = tracked.finish(id, error: nil, now: now)
+        tracked.checkInvariants()
+        #expect((late != nil) == handedOut)
+        #expect(late.map { $0.finishedAfterTheClockMoved && $0.name.hasPrefix("tracked task \"dashboard\"") } ?? true)
+        #expect(tracked.takeTaskWithUncountedTasks() == nil)
+    }
+
     /// A child's `value(of:)` of another tracked task counts as its wait, too.
     @Test func anUncountedChildsValueAwaitIsHandedOutOnce() {
         var tracked = TrackedTasks()

@@ -51,6 +51,78 @@ import Testing
         }
     }
 
+    /// Auto-advance, where the tracked task's own sleep settles it before its `Task { }` first waits: the jump can
+    /// pass that task (its fetch runs at 1 s, not 0), and the task can finish before another jump. Whichever came
+    /// first, an error comes: the jump's, or, once the task finished, the next call's. Before, the second way passed.
+    @Test func autoAdvanceReportsATaskThatFinishedAfterTheClockPassedItsTask() async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        for run in 0..<40 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance)
+            let task = dispatcher.startTask(label: "dashboard") { @concurrent in
+                let news = Task { try await dispatcher.runInBackground(label: "news") { "news" } }
+                try await dispatcher.clock.sleep(for: .seconds(1))
+                return try await news.value
+            }
+            let error = await #expect(throws: ManualDispatcherError.self, "run \(run)") {
+                _ = try await dispatcher.value(of: task)
+                try dispatcher.verifyIdle()
+            }
+            #expect(error?.kind == .unsettledTasks(after: .zero), "run \(run)")
+            #expect(error?.summary.contains("a Task { } or Task.immediate { } created inside it") == true, "run \(run)")
+            if dispatcher.steps(labeled: ["news"]) == ["news@1.0 seconds"] {
+                #expect(error?.summary.contains("the clock may have passed that task, or a sibling,") == true)
+            }
+            task.cancel()
+            _ = try? await dispatcher.value(of: task)
+        }
+    }
+
+    /// The same, in a test that ends at `value(of:)` and releases the dispatcher: the release reports it.
+    @Test func theReleaseReportsATaskThatFinishedAfterTheClockPassedItsTask() async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        for run in 0..<20 {
+            let registry = ManualDispatcherRegistry()
+            var jumpReported = false
+            do {
+                let dispatcher: ManualDispatcher = registry.track { ManualDispatcher(mode: .autoAdvance) }
+                let task = dispatcher.startTask(label: "dashboard") { @concurrent in
+                    let news = Task { try await dispatcher.runInBackground(label: "news") { "news" } }
+                    try await dispatcher.clock.sleep(for: .seconds(1))
+                    return try await news.value
+                }
+                do {
+                    _ = try await dispatcher.value(of: task)
+                } catch {
+                    jumpReported = true
+                    task.cancel()
+                    _ = try? await dispatcher.value(of: task)
+                }
+            }
+            guard !jumpReported else { continue }
+            let failures = registry.idleFailures()
+            #expect(failures.count == 1, "run \(run)")
+            #expect(
+                failures.first?.description.contains(
+                    "ManualDispatcher was deinitialized: the dispatcher cannot know whether every task inside tracked task \"dashboard\""
+                ) == true, "run \(run): \(failures)")
+        }
+    }
+
+    /// Steps alone never move the clock: a `Task { }` that waited and finished with its tracked task leaves nothing
+    /// for the next call to report.
+    @Test func stepsThatNeverMoveTheClockReportNothingOnceTheTaskFinished() async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        let dispatcher = ManualDispatcher()
+        let task = dispatcher.startTask(label: "dashboard") { @concurrent in
+            let news = Task { try await dispatcher.runInBackground(label: "news") { "news" } }
+            return try await news.value
+        }
+        try await dispatcher.runNextBackground()  // the start
+        try await dispatcher.runNextBackground()  // the fetch
+        #expect(try await dispatcher.value(of: task) == "news")
+        try dispatcher.verifyIdle()
+    }
+
     /// The advice, followed: the same work as `async let` children of the tracked task wakes at its times.
     @Test func theSameWorkAsChildTasksWakesAtItsTimes() async throws {
         let dispatcher = ManualDispatcher()

@@ -144,6 +144,8 @@ extension Schedule {
     /// What a dispatcher leaves at its release.
     struct Leftovers {
         var snapshot: Snapshot?
+        /// A tracked task's uncounted tasks, left to the next call (``Schedule/trackedTaskFinished(_:error:)``).
+        var uncounted: Failure?
         var errors: Failure?
         var awaits: Failure?
         var running: Failure?
@@ -159,6 +161,7 @@ extension Schedule {
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
         return Leftovers(  // the arguments in order: the tasks are cancelled once the snapshot lists them
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 10) : nil,
+            uncounted: self.deferredFailure.flatMap { if case .uncountedTasks = $0.misuse { $0 } else { nil } },
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
             running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running)),

@@ -81,6 +81,8 @@ struct TrackedTasks: Sendable {
         var awaiting: [UInt64] = []
         /// The last thing the dispatcher saw the task do, for the error that names it when it does not settle.
         var lastSeen = Event.created
+        /// The clock's time when its start ran.
+        var startedAt: Int64 = 0
         var wokenAt: UInt64 = 0
         /// How many sleeps and awaitable dispatches of the task in a row ended at once: two or more, and the task
         /// loops on them, which never settles.
@@ -165,6 +167,8 @@ struct TrackedTasks: Sendable {
         /// `tracked task "load" (Feed.swift:12)`.
         let name: String
         let isolation: Isolation
+        /// Whether the task finished before a drain reported it, with the clock moved since its start.
+        var finishedAfterTheClockMoved = false
     }
 
     /// An error a tracked task threw that nobody claimed.
@@ -225,7 +229,10 @@ struct TrackedTasks: Sendable {
 
     /// Its start ran: from here until it waits on the dispatcher or finishes, the task runs on its own.
     mutating func markStarted(_ id: UInt64, at time: Int64) {
-        self.wake(id, .started(at: time)) { $0.phase = .running }
+        self.wake(id, .started(at: time)) { record in
+            record.phase = .running
+            record.startedAt = time
+        }
     }
 
     /// The body of task `id` reached its start gate (see ``Record/isParked``).
@@ -386,6 +393,10 @@ struct TrackedTasks: Sendable {
             return nil
         }
         self.records.update(record.id) { $0.uncountedTasks = .reported }
+        return self.describeUncounted(record)
+    }
+
+    private func describeUncounted(_ record: Record, finished: Bool = false) -> TaskWithUncountedTasks {
         let isolation: TaskWithUncountedTasks.Isolation =
             switch record.childJobs {
             case .uncountedInIsolatedTask: record.isOnMainActor ? .mainActor : .actor
@@ -393,7 +404,8 @@ struct TrackedTasks: Sendable {
             case .uncountedUnderAnotherExecutor: .underAnotherExecutor
             case .uncountedInUnstructuredTask: .inUnstructuredTask
             }
-        return TaskWithUncountedTasks(name: self.name(record.id), isolation: isolation)
+        return TaskWithUncountedTasks(
+            name: self.name(record.id), isolation: isolation, finishedAfterTheClockMoved: finished)
     }
 
     /// The unsettled tracked tasks that need the main actor, oldest first.
@@ -449,6 +461,20 @@ struct TrackedTasks: Sendable {
     }
 
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.
+    /// Returns the task if uncounted tasks waited in it, unreported, and the clock moved after it started (`now`): no
+    /// drain sees its record again, and the clock may have passed such a task before its first wait.
+    mutating func finish(_ id: UInt64, error: (any Error)?, now: Int64) -> TaskWithUncountedTasks? {
+        var late: TaskWithUncountedTasks?
+        if self.uncountedTasksSeen, let record = self.records[id], record.uncountedTasks == .seen,
+            record.startedAt < now
+        {
+            self.records.update(id) { $0.uncountedTasks = .reported }
+            late = self.describeUncounted(record, finished: true)
+        }
+        self.finish(id, error: error)
+        return late
+    }
+
     mutating func finish(_ id: UInt64, error: (any Error)?) {
         // Read and changed in place: a copy of the record would retain and release its task, from the task's thread.
         guard let error, !(error is CancellationError), self.records.update(id, { $0.claims }) == 0 else {
@@ -556,6 +582,15 @@ extension Schedule {
     mutating func uncountedTasksFailure(method: String) -> Failure? {
         guard let task = self.tracked.takeTaskWithUncountedTasks() else { return nil }
         return self.failure(.uncountedTasks(method: method, task: task))
+    }
+
+    /// Tracked task `id` finished, as ``TrackedTasks/finish(_:error:now:)`` says; one that finished before a drain
+    /// reported its uncounted tasks leaves that report to the dispatcher's next call.
+    mutating func trackedTaskFinished(_ id: UInt64, error: (any Error)?) {
+        guard let late = self.tracked.finish(id, error: error, now: self.now), self.deferredFailure == nil else {
+            return
+        }
+        self.deferredFailure = self.failure(.uncountedTasks(method: "the dispatcher", task: late))
     }
 
     /// The failure reporting the unclaimed errors of tracked tasks of `which` kind, which it hands out once; `nil`

@@ -85,7 +85,7 @@ final class TrackedTaskScope: TaskTrackingScope, @unchecked Sendable {
     /// into the task's async body, whose frame the task allocates: the storage's work there would enlarge it.
     @inline(never)
     func finished(error: (any Error)?) {
-        self.storage.changeTrackedTasks { $0.tracked.finish(self.id, error: error) }
+        self.storage.changeTrackedTasks { $0.trackedTaskFinished(self.id, error: error) }
     }
 
     // MARK: - The start gate
