@@ -411,7 +411,10 @@ extension Storage {
             }
             try await self.wait(until: .runReleased, id: id, deadline: deadline) { schedule in
                 schedule.claim.map {  // nil: released as the timer fired
-                    schedule.failure(.runNotReleased(method: run.method, running: $0.method, limit: limit))
+                    schedule.failure(
+                        .runNotReleased(
+                            method: run.method, running: $0.method, limit: limit,
+                            executing: schedule.executingTask))
                 }
             }
         }

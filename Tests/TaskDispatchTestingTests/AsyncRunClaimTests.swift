@@ -152,7 +152,9 @@ import Testing
         #expect(
             error?.summary
                 == "runUntilIdle(waitingUpTo: 50 ms) could not run tasks within its limit of 50 ms of real time: another "
-                + "thread's run (runNextBackground()) is still running. Run tasks from one place at a time, or raise "
+                + "thread's run (runNextBackground()) is still running (executing task #1 background \"slow\" at "
+                + "TaskDispatchTestingTests/AsyncRunClaimTests.swift:42, ran at 0 s). Run tasks from one place at a "
+                + "time, or raise "
                 + "the dispatcher's waitLimit if that run is expected to take longer (and leave waitingUpTo: out)"
         )
         #expect(dispatcher.waiterCount == 0)

@@ -348,7 +348,8 @@ final class BackgroundCall<Value: Sendable>: @unchecked Sendable {
         #expect(
             thrown.summary.hasPrefix(
                 "runNextForeground() was called on the main actor while another thread is running tasks with "
-                    + "runUntilIdle(); waiting would deadlock"
+                    + "runUntilIdle() (executing task #1 background \"slow\" at "
+                    + "TaskDispatchTestingTests/ManualDispatcherErrorTests.swift:329, ran at 0 s); waiting would deadlock"
             )
         )
     }

@@ -145,10 +145,10 @@ extension ManualDispatcherError {
             "\(method) found no \(scope.map { "\($0) task" } ?? "task") due at \(formatTime(snapshot.now)); \(Self.otherWork(besides: scope, snapshot))"
         case .reentrantRun(let method, let running, let culprit):
             "\(method) was called while \(running) is running tasks\(culprit.map { " (inside task \(Self.runningTask($0, snapshot)))" } ?? ""). A task must not run other tasks: dispatch the work instead, and let the test run it"
-        case .concurrentRun(let method, let running):
-            "\(method) was called on the main actor while another thread is running tasks with \(running); waiting would deadlock, because that run needs the main actor for foreground tasks. Run tasks from one place at a time"
-        case .runNotReleased(let method, let running, let limit):
-            "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running. Run tasks from one place at a time, or raise the dispatcher's waitLimit if that run is expected to take longer (and leave waitingUpTo: out)"
+        case .concurrentRun(let method, let running, let executing):
+            "\(method) was called on the main actor while another thread is running tasks with \(running)\(Self.executing(executing, snapshot)); waiting would deadlock, because that run needs the main actor for foreground tasks. Run tasks from one place at a time"
+        case .runNotReleased(let method, let running, let limit, let executing):
+            "\(method) could not run tasks within its limit of \(formatRealTimeLimit(limit)) of real time: another thread's run (\(running)) is still running\(Self.executing(executing, snapshot)). Run tasks from one place at a time, or raise the dispatcher's waitLimit if that run is expected to take longer (and leave waitingUpTo: out)"
         case .clockMovedBackwards(let method, let from, let to):
             "\(method) would move the clock backwards, from \(formatTime(from)) to \(formatDuration(.nanoseconds(to))); virtual time only moves forward. Pass a later time, or a positive duration"
         case .runawayTasks(let method, _, let ran):
@@ -233,6 +233,11 @@ extension ManualDispatcherError {
 
     /// A task a run is executing, as the history shows it (`#4 background "parse" at Feed.swift:31, ran at 0 s`), or
     /// by its number and context when the dispatcher keeps no history.
+    /// ` (executing task …)`, naming the task another thread's run executes now, if any.
+    private static func executing(_ task: ExecutingTask?, _ snapshot: Snapshot) -> String {
+        task.map { " (executing task \(Self.runningTask($0, snapshot)))" } ?? ""
+    }
+
     private static func runningTask(_ task: ExecutingTask, _ snapshot: Snapshot) -> String {
         guard let run = task.run else {
             return "#\(task.sequence) \(task.context) (its label is not known: this dispatcher keeps no history)"

@@ -56,7 +56,8 @@ extension Schedule {
         }
         if blocksMainActor {
             // Waiting here could deadlock: the other run needs the main actor for its foreground tasks.
-            return .refused(self.failure(.concurrentRun(method: method, running: active.method)))
+            return .refused(
+                self.failure(.concurrentRun(method: method, running: active.method, executing: self.executingTask)))
         }
         return .mustWait
     }

@@ -23,9 +23,10 @@ struct Failure {
     enum Misuse {
         case noTaskToRun(method: String, scope: Schedule.Scope)
         case reentrantRun(method: String, running: String, culprit: ExecutingTask?)
-        case concurrentRun(method: String, running: String)
+        /// `executing`: the task the other run executes, if any.
+        case concurrentRun(method: String, running: String, executing: ExecutingTask?)
         /// An async run method waited `limit` for another thread's run to end, and it did not.
-        case runNotReleased(method: String, running: String, limit: Duration)
+        case runNotReleased(method: String, running: String, limit: Duration, executing: ExecutingTask?)
         case clockMovedBackwards(method: String, from: Int64, to: Int64)
         case runawayTasks(method: String, maxTasks: Int, ran: Int)
         /// An auto-drain ran `ran` tasks in one go, or (`jumps` not `nil`) auto-advance moved the clock that often.
