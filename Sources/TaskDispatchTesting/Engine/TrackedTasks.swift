@@ -169,6 +169,8 @@ struct TrackedTasks: Sendable {
         let isolation: Isolation
         /// Whether the task finished before a drain reported it, with the clock moved since its start.
         var finishedAfterTheClockMoved = false
+        /// The task's address (``TrackedTaskKey/address``), for the test's `value(of:)` of it; 0 if not registered.
+        var address: UInt = 0
     }
 
     /// An error a tracked task threw that nobody claimed.
@@ -405,7 +407,8 @@ struct TrackedTasks: Sendable {
             case .uncountedInUnstructuredTask: .inUnstructuredTask
             }
         return TaskWithUncountedTasks(
-            name: self.name(record.id), isolation: isolation, finishedAfterTheClockMoved: finished)
+            name: self.name(record.id), isolation: isolation, finishedAfterTheClockMoved: finished,
+            address: record.key?.address ?? 0)
     }
 
     /// The unsettled tracked tasks that need the main actor, oldest first.
@@ -591,6 +594,16 @@ extension Schedule {
             return
         }
         self.deferredFailure = self.failure(.uncountedTasks(method: "the dispatcher", task: late))
+    }
+
+    /// That report, taken, if it is about the task of `key`: the test's `value(of:)` of that task throws it rather
+    /// than hand over a value whose times may be wrong.
+    mutating func takeLateUncountedTasksFailure(of key: TrackedTaskKey) -> Failure? {
+        guard let failure = self.deferredFailure, case .uncountedTasks(_, let task) = failure.misuse,
+            task.finishedAfterTheClockMoved, task.address == key.address
+        else { return nil }
+        self.deferredFailure = nil
+        return failure
     }
 
     /// The failure reporting the unclaimed errors of tracked tasks of `which` kind, which it hands out once; `nil`

@@ -118,7 +118,8 @@ extension ManualDispatcher {
     /// - Returns: The task's value.
     /// - Throws: What the task threw, `CancellationError` if the calling task is cancelled while it waits (a task that
     ///   ends as the cancel comes gives its outcome), or ``ManualDispatcherError`` of kind
-    ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
+    ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``, or one that a runaway auto-advance, or tasks inside the
+    ///   task that the dispatcher cannot count, left for the next call.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
         -> Success
     {
@@ -158,7 +159,13 @@ extension ManualDispatcher {
         let limit = self.waitLimit
         guard let id = tracked else {
             // One of its own that has finished: the test waited for tracked work, as the wait below does on its end.
-            if finished { self.storage.update { $0.tracked.waitedForWokenTasks() } }
+            if finished {
+                let late = self.storage.update { schedule in
+                    schedule.tracked.waitedForWokenTasks()
+                    return schedule.takeLateUncountedTasksFailure(of: key)
+                }
+                if let late { throw ManualDispatcherError(late) }
+            }
             guard limit > .zero, !finished else { return try await task.value }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))
