@@ -408,7 +408,7 @@ extension ManualDispatcherError {
         _ task: TrackedTasks.TaskWithUncountedTasks, _ who: String, alone: String? = nil
     ) -> String {
         task.finishedAfterTheClockMoved
-            ? "The clock moved while the task ran, and such a task waited after the move (whether it was created before the move or after, the dispatcher cannot tell), so the clock may have passed \(who) before its sleep began; the tracked task finished before a drain could stop there, so the first call on the dispatcher after it finished (or the test's value(of:) of that task) reports it: the times the test saw may be wrong"
+            ? "The clock moved while the task ran, and such a task waited after the move (whether it was created before the move or after, the dispatcher cannot tell), so the clock may have passed \(who) before its sleep began, and the times the test saw may be wrong; the tracked task finished before a drain could stop there, so this call reports it"
             : "Rather than move the clock, or return, while \(who) may not have started its sleep yet, it stops here\(alone.map { " (\($0))" } ?? "")"
     }
 }

@@ -32,7 +32,9 @@ extension Schedule {
         holdsMainActor: Bool = false
     ) -> ClaimOutcome {
         guard let active = self.claim else {
-            if let failure = self.deferredFailure.take() ?? self.unobservedErrorsFailure(method: method, errors) {
+            if let failure = self.takeDeferredFailure(by: method)
+                ?? self.unobservedErrorsFailure(method: method, errors)
+            {
                 return .refused(failure)
             }
             self.autoAdvanceJumps = 0

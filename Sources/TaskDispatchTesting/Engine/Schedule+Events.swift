@@ -91,7 +91,7 @@ extension Schedule {
         guard !self.tracked.hasFinished(id) else {
             return self.takeLateUncountedTasksFailure(of: key).map(ValueWaitEnd.failed) ?? .finished
         }
-        if let runaway = self.deferredFailure.take() {
+        if let runaway = self.takeDeferredFailure(by: "value(of:)") {
             self.tracked.unclaim(key)
             return .failed(runaway)
         }
@@ -163,7 +163,10 @@ extension Schedule {
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
         return Leftovers(  // the arguments in order: the tasks are cancelled once the snapshot lists them
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 10) : nil,
-            uncounted: self.deferredFailure.flatMap { if case .uncountedTasks = $0.misuse { $0 } else { nil } },
+            uncounted: self.deferredFailure.flatMap {
+                guard case .uncountedTasks = $0.misuse else { return nil }
+                return self.takeDeferredFailure(by: "The dispatcher's release")
+            },
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
             running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running)),
@@ -189,7 +192,7 @@ extension Schedule {
     /// `verifyIdle()`'s failure, on `thread`, if it is not idle.
     mutating func idleFailure(thread: UInt, onMainActor: Bool, limit: Duration) -> Failure? {
         self.autoAdvanceJumps = 0
-        if let failure = self.deferredFailure.take() { return failure }
+        if let failure = self.takeDeferredFailure(by: "verifyIdle()") { return failure }
         if let failure = self.unobservedErrorsFailure(method: "verifyIdle()") { return failure }
         if let failure = self.cancelledAwaitsFailure(method: "verifyIdle()", limit: limit) { return failure }
         let unfinished = self.tracked.unfinished()

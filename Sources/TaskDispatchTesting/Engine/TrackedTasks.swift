@@ -602,7 +602,15 @@ extension Schedule {
         guard let failure = self.deferredFailure, case .uncountedTasks(_, let task) = failure.misuse,
             task.finishedAfterTheClockMoved, task.address == key.address
         else { return nil }
-        self.deferredFailure = nil
+        return self.takeDeferredFailure(by: "value(of:)")
+    }
+
+    /// The failure left for the next call, taken by `method`, which a late report of uncounted tasks then names.
+    mutating func takeDeferredFailure(by method: String) -> Failure? {
+        guard var failure = self.deferredFailure.take() else { return nil }
+        if case .uncountedTasks(_, let task) = failure.misuse, task.finishedAfterTheClockMoved {
+            failure.misuse = .uncountedTasks(method: method, task: task)
+        }
         return failure
     }
 
