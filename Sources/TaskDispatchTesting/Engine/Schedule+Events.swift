@@ -88,9 +88,7 @@ extension Schedule {
     /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, the claim
     /// of `key` is given back with a runaway's failure or (at the limit) the task's.
     mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
-        guard !self.tracked.hasFinished(id) else {
-            return self.takeLateUncountedTasksFailure(of: key).map(ValueWaitEnd.failed) ?? .finished
-        }
+        guard !self.tracked.hasFinished(id) else { return .finished }
         if let runaway = self.takeDeferredFailure(by: "value(of:)") {
             self.tracked.unclaim(key)
             return .failed(runaway)

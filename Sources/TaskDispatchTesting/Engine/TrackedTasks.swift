@@ -169,8 +169,6 @@ struct TrackedTasks: Sendable {
         let isolation: Isolation
         /// Whether the task finished before a drain reported it, with the clock moved since its start.
         var finishedAfterTheClockMoved = false
-        /// The task's address (``TrackedTaskKey/address``), for the test's `value(of:)` of it; 0 if not registered.
-        var address: UInt = 0
     }
 
     /// An error a tracked task threw that nobody claimed.
@@ -407,8 +405,7 @@ struct TrackedTasks: Sendable {
             case .uncountedInUnstructuredTask: .inUnstructuredTask
             }
         return TaskWithUncountedTasks(
-            name: self.name(record.id), isolation: isolation, finishedAfterTheClockMoved: finished,
-            address: record.key?.address ?? 0)
+            name: self.name(record.id), isolation: isolation, finishedAfterTheClockMoved: finished)
     }
 
     /// The unsettled tracked tasks that need the main actor, oldest first.
@@ -596,11 +593,11 @@ extension Schedule {
         self.deferredFailure = self.failure(.uncountedTasks(method: "the dispatcher", task: late))
     }
 
-    /// That report, taken, if it is about the task of `key`: the test's `value(of:)` of that task throws it rather
-    /// than hand over a value whose times may be wrong.
-    mutating func takeLateUncountedTasksFailure(of key: TrackedTaskKey) -> Failure? {
+    /// That report, taken, if one waits: the test's `value(of:)` of a task that finished throws it rather than hand over
+    /// a value whose times may be wrong.
+    mutating func takeLateUncountedTasksFailure() -> Failure? {
         guard let failure = self.deferredFailure, case .uncountedTasks(_, let task) = failure.misuse,
-            task.finishedAfterTheClockMoved, task.address == key.address
+            task.finishedAfterTheClockMoved
         else { return nil }
         return self.takeDeferredFailure(by: "value(of:)")
     }

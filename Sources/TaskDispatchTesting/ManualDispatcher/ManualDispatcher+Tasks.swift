@@ -139,6 +139,16 @@ extension ManualDispatcher {
         try await self.boundedValue(of: task)
     }
 
+    /// The outcome of `task`, which has finished (this returns at once); a value gives way to the error that a tracked
+    /// task's uncounted tasks left for the next call, if one waits, since the times behind the value may be wrong.
+    nonisolated(nonsending) private func finishedValue<Success: Sendable, TaskFailure>(
+        of task: Task<Success, TaskFailure>
+    ) async throws -> Success {
+        let value = try await task.value
+        if let late = self.storage.update({ $0.takeLateUncountedTasksFailure() }) { throw ManualDispatcherError(late) }
+        return value
+    }
+
     /// ``value(of:)-(Task<Success,Error>)`` for a task of either kind.
     nonisolated(nonsending) private func boundedValue<Success: Sendable, TaskFailure>(
         of task: Task<Success, TaskFailure>
@@ -160,13 +170,10 @@ extension ManualDispatcher {
         guard let id = tracked else {
             // One of its own that has finished: the test waited for tracked work, as the wait below does on its end.
             if finished {
-                let late = self.storage.update { schedule in
-                    schedule.tracked.waitedForWokenTasks()
-                    return schedule.takeLateUncountedTasksFailure(of: key)
-                }
-                if let late { throw ManualDispatcherError(late) }
+                self.storage.update { $0.tracked.waitedForWokenTasks() }
+                return try await self.finishedValue(of: task)
             }
-            guard limit > .zero, !finished else { return try await task.value }
+            guard limit > .zero else { return try await task.value }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))
             defer { self.storage.send(.untrackedValueWait(begins: false)) }
@@ -178,7 +185,7 @@ extension ManualDispatcher {
             try await self.storage.wait(until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline) {
                 $0.failure(.untrackedTaskNotFinished(limit: limit))
             }
-            return try await task.value  // it has ended: this returns at once
+            return try await self.finishedValue(of: task)
         }
         let deadline = limit.dispatchDeadline
         let waiter = self.storage.update { $0.waiters.makeID() }
@@ -195,11 +202,11 @@ extension ManualDispatcher {
                     return false
                 }
                 guard ended else { throw CancellationError() }
-                return try await task.value  // it has finished: this returns at once
+                return try await self.finishedValue(of: task)
             }
             let timedOut = outcome == .timedOut ? limit : nil
             switch self.storage.update({ $0.valueWaitEnded(id, key: key, timedOutAfter: timedOut) }) {
-            case .finished: return try await task.value  // it has finished: this returns at once
+            case .finished: return try await self.finishedValue(of: task)
             case .failed(let failure): throw ManualDispatcherError(failure)
             case .waitOn: continue  // within the same limit
             }
