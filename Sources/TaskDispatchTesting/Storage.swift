@@ -529,18 +529,21 @@ extension Storage {
     }
 
     /// Suspends until `condition` holds; at `deadline`, throws the failure `timedOut` finds, unless the condition came
-    /// to hold as the timer fired; throws `CancellationError` if the calling task is.
+    /// to hold as the timer fired; throws `CancellationError` if the calling task is. Met, it throws a failure left for
+    /// the next call, which `method` then reports, if it names one.
     nonisolated(nonsending) func wait(
         until condition: DispatchWaiters<WaitResumer>.Condition,
         id: DispatchWaiters<WaitResumer>.ID,
         deadline: DispatchTime,
+        reporting method: String? = nil,
         orThrow timedOut: (borrowing Schedule) -> Failure?
     ) async throws {
         switch await self.suspend(until: condition, id: id, deadline: deadline) {
         case .conditionMet:
             // Taking the lock the waking event held orders what came before that event before the caller's reads,
             // for the thread sanitizer (see `executeOnTheMainQueue(_:)`); the other waits take it after waking anyway.
-            self.update { _ in }
+            let left = self.update { schedule in method.flatMap { schedule.takeDeferredFailure(by: $0) } }
+            if let left { throw ManualDispatcherError(left) }
         case .cancelled: throw CancellationError()
         case .timedOut:
             let failure = self.update { $0.holds(condition, for: id) ? nil : timedOut($0) }
@@ -555,9 +558,9 @@ extension Storage {
         while let (id, waiter) = self.monitor.withLock({ schedule in
             schedule.tracked.firstCancelledUnfinished.map { ($0, schedule.waiters.makeID()) }
         }) {
-            let outcome = await self.suspend(until: .trackedTaskFinished(id), id: waiter, deadline: deadline)
-            // Timed out, cancelled, or a runaway auto-advance stopped the clock: the check reports.
-            guard outcome == .conditionMet, self.read({ $0.tracked.hasFinished(id) }) else { return }
+            // Timed out or cancelled: the check reports.
+            guard await self.suspend(until: .cancelledTaskFinished(id), id: waiter, deadline: deadline) == .conditionMet
+            else { return }
         }
     }
 

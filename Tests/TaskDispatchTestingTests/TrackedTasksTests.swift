@@ -24,7 +24,7 @@ private struct Failure: Error {}
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 1)
         #expect(tracked.unsettled.map(\.lastSeen) == ["it resumed after runInBackground \"parse\""])
-        tracked.finish(id, error: nil)
+        tracked.finish(id, error: nil, now: 0)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.unfinishedCount == 0)
@@ -36,7 +36,7 @@ private struct Failure: Error {}
         var tracked = TrackedTasks()
         let first = tracked.begin(label: "first", callSite: Self.site)
         tracked.markStarted(first, at: 0)
-        tracked.finish(first, error: nil)
+        tracked.finish(first, error: nil, now: 0)
         let second = tracked.begin(label: "second", callSite: Self.site)
         tracked.markStarted(second, at: 0)
         tracked.checkInvariants()
@@ -57,7 +57,7 @@ private struct Failure: Error {}
         let ids = ["a", "b", "c"].map { tracked.begin(label: $0, callSite: Self.site) }
         for id in ids {
             tracked.markStarted(id, at: 0)
-            tracked.finish(id, error: nil)
+            tracked.finish(id, error: nil, now: 0)
         }
         let next = tracked.begin(label: "d", callSite: Self.site)
         tracked.markStarted(next, at: 0)
@@ -180,7 +180,7 @@ private struct Failure: Error {}
         tracked.claim(key)
         tracked.unclaim(key)  // one of them is cancelled
         tracked.checkInvariants()
-        tracked.finish(id, error: Failure())
+        tracked.finish(id, error: Failure(), now: 0)
         tracked.checkInvariants()
         #expect(tracked.takeUnobserved().isEmpty)  // the other one gets the error
 
@@ -190,7 +190,7 @@ private struct Failure: Error {}
         tracked.claim(TrackedTaskKey(other))
         tracked.unclaim(TrackedTaskKey(other))  // its only caller gave up
         tracked.unclaim(TrackedTaskKey(other))  // a second give-back changes nothing
-        tracked.finish(alone, error: Failure())
+        tracked.finish(alone, error: Failure(), now: 0)
         tracked.checkInvariants()
         #expect(tracked.takeUnobserved().map(\.label) == ["alone"])
     }
@@ -201,14 +201,14 @@ private struct Failure: Error {}
         var tracked = TrackedTasks()
         let first = tracked.begin(label: "first", callSite: Self.site)
         tracked.markStarted(first, at: 0)
-        tracked.finish(first, error: Failure())
+        tracked.finish(first, error: Failure(), now: 0)
         tracked.checkInvariants()
         #expect(tracked.takeUnobserved(.seenByAnEarlierDrain).isEmpty)  // no drain has ended since
         #expect(tracked.takeUnobserved(.none).isEmpty)
         tracked.drainEnded()
         let second = tracked.begin(label: "second", callSite: Self.site)
         tracked.markStarted(second, at: 0)
-        tracked.finish(second, error: Failure())
+        tracked.finish(second, error: Failure(), now: 0)
         tracked.checkInvariants()
         #expect(tracked.takeUnobserved(.seenByAnEarlierDrain).map(\.label) == ["first"])
         tracked.checkInvariants()
@@ -222,7 +222,7 @@ private struct Failure: Error {}
         tracked.checkInvariants()
         tracked.markStarted(id, at: 0)
         tracked.checkInvariants()
-        tracked.finish(id, error: Failure())
+        tracked.finish(id, error: Failure(), now: 0)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.takeUnobserved().map(\.label) == ["sync"])
@@ -252,14 +252,14 @@ private struct Failure: Error {}
         #expect(tracked.unsettledCount == 0)  // the inner one sleeps on the clock, and the outer one awaits it
         tracked.ownedWaitEnded(inner, on: "a sleep")
         tracked.checkInvariants()
-        tracked.finish(inner, error: nil)
+        tracked.finish(inner, error: nil, now: 0)
         tracked.checkInvariants()
         // The inner one has finished, so the outer one is about to resume: not settled.
         #expect(tracked.unsettledCount == 1)
         #expect(tracked.unsettled.first?.awaiting == "a tracked task that has finished (its value is on its way)")
         tracked.endAwaiting(outer, inner)
         tracked.checkInvariants()
-        tracked.finish(outer, error: nil)
+        tracked.finish(outer, error: nil, now: 0)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
     }
@@ -280,17 +280,17 @@ private struct Failure: Error {}
         #expect(tracked.unsettledCount == 0)
         // The first finishes and its await ends; the second still sleeps, and the parent still awaits it.
         tracked.ownedWaitEnded(first, on: "a sleep")
-        tracked.finish(first, error: nil)
+        tracked.finish(first, error: nil, now: 0)
         tracked.endAwaiting(parent, first)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.isSettled(parent))
         // The second finishes: the parent is about to resume.
         tracked.ownedWaitEnded(second, on: "a sleep")
-        tracked.finish(second, error: nil)
+        tracked.finish(second, error: nil, now: 0)
         #expect(!tracked.isSettled(parent))
         tracked.endAwaiting(parent, second)
-        tracked.finish(parent, error: nil)
+        tracked.finish(parent, error: nil, now: 0)
         tracked.checkInvariants()
         #expect(tracked.unfinishedCount == 0)
     }
@@ -299,7 +299,7 @@ private struct Failure: Error {}
         var tracked = TrackedTasks()
         let id = tracked.begin(label: nil, callSite: Self.site)
         tracked.checkInvariants()
-        tracked.finish(id, error: CancellationError())
+        tracked.finish(id, error: CancellationError(), now: 0)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.unfinishedCount == 0)
@@ -330,7 +330,7 @@ private struct Failure: Error {}
         tracked.beginAwaiting(second, first)
         tracked.checkInvariants()
         #expect((tracked.unsettledCount, tracked.records.undecided) == (2, 1))  // `first` runs to its end
-        tracked.finish(first, error: CancellationError())
+        tracked.finish(first, error: CancellationError(), now: 0)
         tracked.checkInvariants()
         #expect((tracked.unsettledCount, tracked.records.undecided) == (1, 1))  // its value is on its way
         tracked.endAwaiting(second, first)
@@ -359,8 +359,8 @@ private struct Failure: Error {}
             tracked.standing(of: stopped)?.lastSeen
                 == "it was cancelled before its start ran, so its start was cancelled and it is about to end with CancellationError"
         )
-        tracked.finish(pending, error: CancellationError())
-        tracked.finish(stopped, error: CancellationError())
+        tracked.finish(pending, error: CancellationError(), now: 0)
+        tracked.finish(stopped, error: CancellationError(), now: 0)
         tracked.checkInvariants()
         #expect(tracked.unsettledCount == 0)
         #expect(tracked.unfinishedCount == 0)
@@ -392,7 +392,7 @@ private struct Failure: Error {}
         } else {
             Issue.record("the registered task's key was not indexed")
         }
-        tracked.finish(id, error: nil)
+        tracked.finish(id, error: nil, now: 0)
         tracked.checkInvariants()
         #expect(tracked.keys.isEmpty)
         _ = await (first.value, second.value)
@@ -412,7 +412,7 @@ private struct Failure: Error {}
             if index % 100 == 7 {
                 live.append((key, id))
             } else {
-                tracked.finish(id, error: nil)
+                tracked.finish(id, error: nil, now: 0)
                 finished.append(key)
             }
         }
@@ -427,12 +427,12 @@ private struct Failure: Error {}
         tracked.checkInvariants()
         // A task that fails keeps its key until its error is claimed through it.
         let (failingKey, failingID) = live[0]
-        tracked.finish(failingID, error: Failure())
+        tracked.finish(failingID, error: Failure(), now: 0)
         tracked.checkInvariants()
         tracked.claim(failingKey)
         #expect(tracked.id(of: failingKey) == nil)
         #expect(tracked.takeUnobserved().isEmpty)
-        for (_, id) in live.dropFirst() { tracked.finish(id, error: nil) }
+        for (_, id) in live.dropFirst() { tracked.finish(id, error: nil, now: 0) }
         tracked.checkInvariants()
         #expect(tracked.keys.isEmpty && tracked.unfinishedCount == 0)
     }

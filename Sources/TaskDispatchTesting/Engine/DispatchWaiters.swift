@@ -10,36 +10,56 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
 
     /// What a waiter waits for, checked against the dispatcher's ``Counts``.
     package enum Condition: Sendable, Hashable {
-        /// A task due now in `context` (`nil`: in either context).
+        /// A task due now in `context` (`nil`: in either context), or a failure left for the next call.
         case dueTask(TaskContext?)
-        /// At least `count` pending tasks, due or delayed, in `context` (`nil`: in both together).
+        /// At least `count` pending tasks, due or delayed, in `context` (`nil`: in both together), or a failure left
+        /// for the next call.
         case pendingTasks(atLeast: Int, in: TaskContext?)
         /// A due task, or every tracked task settled: what an async drain waits for.
         case dueTaskOrSettled
         /// Every cancelled tracked task settled: what an async step waits for.
         case cancelledTasksSettled
-        /// The tracked task with this identity has finished: what `value(of:)` called from the test waits for.
+        /// The tracked task with this identity has finished, or a failure was left for the next call (a runaway
+        /// auto-advance stopped the clock): what `value(of:)` called from the test waits for.
         case trackedTaskFinished(UInt64)
+        /// The cancelled tracked task with this identity has finished: what the registry's end-of-test check waits for.
+        case cancelledTaskFinished(UInt64)
         /// No run holds the claim: what an async run method waits for while another thread runs tasks.
         case runReleased
-        /// A task the dispatcher did not start ended: woken by that event alone (see `Schedule.untrackedTasksEnded`).
+        /// A task the dispatcher did not start ended (that event wakes it: see `Schedule.untrackedTasksEnded`), or a
+        /// failure was left for the next call.
         case untrackedTaskEnded
 
-        package var isTrackedTaskFinished: Bool { if case .trackedTaskFinished = self { true } else { false } }
+        package var isTrackedTaskFinished: Bool {
+            switch self {
+            case .trackedTaskFinished, .cancelledTaskFinished: true
+            default: false
+            }
+        }
 
         /// Whether the test, met here, has waited for the work of the tracked tasks woken so far: for their dispatch,
         /// their end, or their settling (see `TrackedTasks.awaitedWakeups`); not for cancelled tasks or the run.
         package var awaitsTrackedWork: Bool {
             switch self {
-            case .dueTask, .pendingTasks, .dueTaskOrSettled, .trackedTaskFinished: true
+            case .dueTask, .pendingTasks, .dueTaskOrSettled, .trackedTaskFinished, .cancelledTaskFinished: true
             case .cancelledTasksSettled, .runReleased, .untrackedTaskEnded: false
+            }
+        }
+
+        /// Whether a failure left for the next call ends the wait: the test's waits for work, which auto-advance, stopped
+        /// by that failure, might never bring (the registry's wait for cancelled tasks needs no clock).
+        private var endsAtAFailureLeft: Bool {
+            switch self {
+            case .dueTask, .pendingTasks, .trackedTaskFinished, .untrackedTaskEnded: true
+            case .dueTaskOrSettled, .cancelledTasksSettled, .cancelledTaskFinished, .runReleased: false
             }
         }
 
         /// Whether `counts` meets the condition; `isFinished` says whether a tracked task has finished.
         package func isMet(by counts: Counts, isFinished: (UInt64) -> Bool = { _ in false }) -> Bool {
-            switch self {
-            case .trackedTaskFinished(let id): isFinished(id) || counts.hasDeferredFailure
+            if counts.hasDeferredFailure && self.endsAtAFailureLeft { return true }
+            return switch self {
+            case .trackedTaskFinished(let id), .cancelledTaskFinished(let id): isFinished(id)
             case .dueTask(.foreground?): counts.dueForeground > 0
             case .dueTask(.background?): counts.dueBackground > 0
             case .dueTask(nil): counts.dueForeground + counts.dueBackground > 0
@@ -62,7 +82,8 @@ package struct DispatchWaiters<Resumer: Sendable>: Sendable {
         package var unsettledTasks = 0
         /// Those of ``unsettledTasks`` that were cancelled.
         package var unsettledCancelledTasks = 0
-        /// Whether a runaway auto-advance's failure waits: the tracked task a `value(of:)` awaits will not finish.
+        /// Whether a failure waits for the next call: a runaway auto-advance's, which stopped the clock, or a late
+        /// report of uncounted tasks, which stops auto-advance; the test's waits end to throw it.
         package var hasDeferredFailure = false
         /// Whether a run method or an auto-drain holds the run claim.
         package var runClaimed = false

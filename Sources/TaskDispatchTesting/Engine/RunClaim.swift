@@ -77,11 +77,11 @@ extension Schedule {
             && self.clockHold.allowsJump(testWaits: self.testWaits, drainWaits: !self.waitingSettles.isEmpty)
     }
 
-    /// Where auto-advance would move the clock now, whoever asks: nothing due, no runaway's failure, every tracked
-    /// task settled. With only live series' ticks left, only while the test waits (else it would jump for ever).
+    /// Where auto-advance would move the clock now, whoever asks: nothing due, no failure left for the next call,
+    /// every tracked task settled. With only live series' ticks left, only while the test waits (else it would jump for ever).
     @inline(__always)
     private mutating func autoAdvanceTarget() -> Int64? {
-        guard self.mode == .autoAdvance, self.deferredFailure == nil, !self.hasDueTask,
+        guard self.mode == .autoAdvance, self.deferredFailures.isEmpty, !self.hasDueTask,
             self.tracked.unsettledCount == 0, !self.onlySeriesLeftWithNoTestWaiting()
         else { return nil }
         return self.nextWaitingDueTime()

@@ -79,19 +79,20 @@ extension Schedule {
     enum ValueWaitEnd {
         /// The task finished: its value is ready.
         case finished
-        /// Woken, but another call took the runaway's failure first, and the task has not finished.
+        /// Woken, but another call took the failure left for the next call first, and the task has not finished.
         case waitOn
-        /// A runaway auto-advance stopped the clock, or the limit passed: throw this.
+        /// A failure was left for the next call (a runaway auto-advance stopped the clock), or the limit passed: throw
+        /// this.
         case failed(Failure)
     }
 
     /// The test's `value(of:)` of tracked task `id` was woken, or reached `limit`: unless the task finished, the claim
-    /// of `key` is given back with a runaway's failure or (at the limit) the task's.
+    /// of `key` is given back with a failure left for the next call or (at the limit) the task's.
     mutating func valueWaitEnded(_ id: UInt64, key: TrackedTaskKey, timedOutAfter limit: Duration?) -> ValueWaitEnd {
         guard !self.tracked.hasFinished(id) else { return .finished }
-        if let runaway = self.takeDeferredFailure(by: "value(of:)") {
+        if let failure = self.takeDeferredFailure(by: "value(of:)") {
             self.tracked.unclaim(key)
-            return .failed(runaway)
+            return .failed(failure)
         }
         // Not finished, so the task has a standing.
         guard let limit, let standing = self.tracked.standing(of: id) else { return .waitOn }
@@ -144,8 +145,9 @@ extension Schedule {
     /// What a dispatcher leaves at its release.
     struct Leftovers {
         var snapshot: Snapshot?
-        /// A tracked task's uncounted tasks, left to the next call (``Schedule/trackedTaskFinished(_:error:)``).
-        var uncounted: Failure?
+        /// Reports of finished tracked tasks' uncounted tasks that no call took (``Schedule/trackedTaskFinished(_:error:)``);
+        /// a runaway's failure was written to standard error as it stopped.
+        var uncounted: [Failure] = []
         var errors: Failure?
         var awaits: Failure?
         var running: Failure?
@@ -161,10 +163,7 @@ extension Schedule {
         let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
         return Leftovers(  // the arguments in order: the tasks are cancelled once the snapshot lists them
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 10) : nil,
-            uncounted: self.deferredFailure.flatMap {
-                guard case .uncountedTasks = $0.misuse else { return nil }
-                return self.takeDeferredFailure(by: "The dispatcher's release")
-            },
+            uncounted: self.takeLateUncountedTasksFailures(by: "The dispatcher's release"),
             errors: self.unobservedErrorsFailure(method: "The dispatcher's release"),
             awaits: self.cancelledAwaitsFailure(method: "The dispatcher's release", limit: limit),
             running: running.isEmpty ? nil : self.failure(.unfinishedTasks(tasks: running)),
@@ -176,7 +175,8 @@ extension Schedule {
     mutating func failureAfterRelease() -> Failure? {
         let unfinished = self.tracked.unfinished()
         guard unfinished.isEmpty else { return self.failure(.unfinishedTasks(tasks: unfinished)) }
-        return self.unobservedErrorsFailure(method: "The check after the dispatcher's release")
+        let method = "The check after the dispatcher's release"
+        return self.takeLateUncountedTasksFailure(by: method) ?? self.unobservedErrorsFailure(method: method)
     }
 
     /// The sequence of the task another thread's run executes now, if `verifyIdle()` on `thread` can wait for it.
@@ -211,5 +211,51 @@ extension Schedule {
     private func caller(executing context: TaskContext, thread: UInt, onMainActor: Bool) -> IdleCheckCaller? {
         if self.claim?.thread == thread { return .insideTheTask }
         return onMainActor && context == .foreground ? .onTheMainActorItNeeds : nil
+    }
+}
+
+// MARK: - Failures left for the next call
+
+extension Schedule {
+    /// Tracked task `id` finished, as ``TrackedTasks/finish(_:error:now:)`` says; one that finished before a drain
+    /// reported its uncounted tasks leaves that report to the dispatcher's next call.
+    mutating func trackedTaskFinished(_ id: UInt64, error: (any Error)?) {
+        guard let late = self.tracked.finish(id, error: error, now: self.now) else { return }
+        self.deferredFailures.append(self.failure(.uncountedTasks(method: "the dispatcher", task: late)))
+    }
+
+    /// The oldest failure left for the next call, taken by `method`, which a late report of uncounted tasks names.
+    mutating func takeDeferredFailure(by method: String) -> Failure? {
+        guard !self.deferredFailures.isEmpty else { return nil }
+        return self.deferredFailures.removeFirst().delivered(by: method)
+    }
+
+    /// The oldest late report of uncounted tasks, taken by `method`: the test's `value(of:)` of a task that finished
+    /// throws it rather than hand over a value whose times may be wrong.
+    mutating func takeLateUncountedTasksFailure(by method: String) -> Failure? {
+        guard let index = self.deferredFailures.firstIndex(where: \.isLateUncountedTasksReport) else { return nil }
+        return self.deferredFailures.remove(at: index).delivered(by: method)
+    }
+
+    /// Every late report of uncounted tasks, taken by `method` (the release), oldest first.
+    mutating func takeLateUncountedTasksFailures(by method: String) -> [Failure] {
+        var taken: [Failure] = []
+        while let failure = self.takeLateUncountedTasksFailure(by: method) { taken.append(failure) }
+        return taken
+    }
+}
+
+extension Failure {
+    /// Whether this reports a tracked task that finished with uncounted tasks (``Schedule/trackedTaskFinished(_:error:)``).
+    var isLateUncountedTasksReport: Bool {
+        if case .uncountedTasks(_, let task) = self.misuse { task.finishedAfterTheClockMoved } else { false }
+    }
+
+    /// This failure as `method` reports it: a late report names the call that delivers it.
+    fileprivate func delivered(by method: String) -> Failure {
+        guard case .uncountedTasks(_, let task) = self.misuse, task.finishedAfterTheClockMoved else { return self }
+        var failure = self
+        failure.misuse = .uncountedTasks(method: method, task: task)
+        return failure
     }
 }

@@ -26,6 +26,9 @@ extension Schedule {
         }
         self.history.checkInvariants(name: "the history", &violations)
         violations += self.tracked.invariantViolations()
+        for record in self.tracked.records.all where record.startedAt > self.now {
+            violations.append("tracked task \(record.id) started at \(record.startedAt), after now (\(self.now))")
+        }
         violations += self.waitingSettles.invariantViolations()
         violations += self.clockHold.invariantViolations()
         violations.append(

@@ -173,7 +173,7 @@ extension Schedule {
 
     /// An auto-drain stops at a runaway, releasing the claim and keeping `failure` for the next run method.
     private mutating func autoDrainRunaway(_ failure: Failure) -> Action {
-        self.deferredFailure = failure
+        self.deferredFailures.append(failure)
         self.endExecution()
         self.claim = nil
         var effects = Effects(woken: self.wokenWaiters(), broadcast: true)

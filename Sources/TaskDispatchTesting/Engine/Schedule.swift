@@ -43,9 +43,10 @@ struct Schedule: Sendable {
     var idleChecks: [DispatchSemaphore] = []
     /// Called as a `verifyIdle()` call begins to wait in ``idleChecks``; a seam for the package's own tests.
     var idleCheckObserver: (@Sendable () -> Void)?
-    /// A failure found while no run method could throw it (a runaway auto-drain), taken once by the next run method,
-    /// `verifyIdle()` or `value(of:)` to throw.
-    var deferredFailure: Failure?
+    /// Failures found while no call of the test's could throw them (a runaway auto-drain, a finished tracked task's
+    /// uncounted tasks), oldest first: each is taken once, by the next run method, wait, `value(of:)`, `verifyIdle()`
+    /// or the release report (``takeDeferredFailure(by:)``).
+    var deferredFailures: [Failure] = []
     /// The awaits from outside the tracked tasks whose task the wait limit cancelled, reported again later.
     var cancelledAwaits: [String] = []
     /// Tasks suspended in an async step or wait (`ManualDispatcher+Waiting.swift`); a dispatch wakes them.

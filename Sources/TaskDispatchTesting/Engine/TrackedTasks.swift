@@ -463,22 +463,16 @@ struct TrackedTasks: Sendable {
     /// Ends tracking of `id`; keeps a thrown error (other than cancellation) for the next check, unless claimed.
     /// Returns the task if uncounted tasks waited in it, unreported, and the clock moved after it started (`now`): no
     /// drain sees its record again, and the clock may have passed such a task before its first wait.
+    @discardableResult
     mutating func finish(_ id: UInt64, error: (any Error)?, now: Int64) -> TaskWithUncountedTasks? {
+        // Read and changed in place: a copy of the record would retain and release its task, from the task's thread.
         var late: TaskWithUncountedTasks?
-        if self.uncountedTasksSeen, let record = self.records[id], record.uncountedTasks == .seen,
-            record.startedAt < now
-        {
-            self.records.update(id) { $0.uncountedTasks = .reported }
+        if self.uncountedTasksSeen, self.reportsUncountedTasksLate(id, now: now), let record = self.records[id] {
             late = self.describeUncounted(record, finished: true)
         }
-        self.finish(id, error: error)
-        return late
-    }
-
-    mutating func finish(_ id: UInt64, error: (any Error)?) {
-        // Read and changed in place: a copy of the record would retain and release its task, from the task's thread.
         guard let error, !(error is CancellationError), self.records.update(id, { $0.claims }) == 0 else {
-            return self.forget(id)
+            self.forget(id)
+            return late
         }
         let drainsEnded = self.drainsEnded
         self.records.update(id) { record in
@@ -487,6 +481,16 @@ struct TrackedTasks: Sendable {
             record.failedAfterDrains = drainsEnded
         }
         self.unobserved.append(id)
+        return late
+    }
+
+    /// Whether uncounted tasks waited in task `id`, unreported, and it started before `now`: it marks them reported.
+    private mutating func reportsUncountedTasksLate(_ id: UInt64, now: Int64) -> Bool {
+        self.records.update(id) { record in
+            guard record.uncountedTasks == .seen, record.startedAt < now else { return false }
+            record.uncountedTasks = .reported
+            return true
+        } ?? false
     }
 
     /// An error qualified by its type: `LoadError.offline`, `ParseError(line: 3)`, `offline (ServerError)`.
@@ -582,33 +586,6 @@ extension Schedule {
     mutating func uncountedTasksFailure(method: String) -> Failure? {
         guard let task = self.tracked.takeTaskWithUncountedTasks() else { return nil }
         return self.failure(.uncountedTasks(method: method, task: task))
-    }
-
-    /// Tracked task `id` finished, as ``TrackedTasks/finish(_:error:now:)`` says; one that finished before a drain
-    /// reported its uncounted tasks leaves that report to the dispatcher's next call.
-    mutating func trackedTaskFinished(_ id: UInt64, error: (any Error)?) {
-        guard let late = self.tracked.finish(id, error: error, now: self.now), self.deferredFailure == nil else {
-            return
-        }
-        self.deferredFailure = self.failure(.uncountedTasks(method: "the dispatcher", task: late))
-    }
-
-    /// That report, taken, if one waits: the test's `value(of:)` of a task that finished throws it rather than hand over
-    /// a value whose times may be wrong.
-    mutating func takeLateUncountedTasksFailure() -> Failure? {
-        guard let failure = self.deferredFailure, case .uncountedTasks(_, let task) = failure.misuse,
-            task.finishedAfterTheClockMoved
-        else { return nil }
-        return self.takeDeferredFailure(by: "value(of:)")
-    }
-
-    /// The failure left for the next call, taken by `method`, which a late report of uncounted tasks then names.
-    mutating func takeDeferredFailure(by method: String) -> Failure? {
-        guard var failure = self.deferredFailure.take() else { return nil }
-        if case .uncountedTasks(_, let task) = failure.misuse, task.finishedAfterTheClockMoved {
-            failure.misuse = .uncountedTasks(method: method, task: task)
-        }
-        return failure
     }
 
     /// The failure reporting the unclaimed errors of tracked tasks of `which` kind, which it hands out once; `nil`

@@ -44,7 +44,7 @@ struct WaitingSettles: Sendable {
 extension Schedule {
     /// Claims the run for the assist, in manual mode (auto-drain runs the work anyway), where the drain could claim.
     mutating func claimForWaitingSettle(thread: UInt) -> Bool {
-        guard !self.autoDrain, self.claim == nil, self.deferredFailure == nil, self.hasDueTask,
+        guard !self.autoDrain, self.claim == nil, self.deferredFailures.isEmpty, self.hasDueTask,
             let (id, method) = self.waitingSettles.assisted, self.waiters.holdsOnly(id)
         else { return false }
         self.claim = RunClaim(method: method, thread: thread)

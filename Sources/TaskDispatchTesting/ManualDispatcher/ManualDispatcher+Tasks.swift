@@ -118,8 +118,8 @@ extension ManualDispatcher {
     /// - Returns: The task's value.
     /// - Throws: What the task threw, `CancellationError` if the calling task is cancelled while it waits (a task that
     ///   ends as the cancel comes gives its outcome), or ``ManualDispatcherError`` of kind
-    ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``, or one that a runaway auto-advance, or tasks inside the
-    ///   task that the dispatcher cannot count, left for the next call.
+    ///   ``ManualDispatcherError/Kind/waitTimedOut(after:)``, or one left for the next call: a runaway auto-advance's,
+    ///   or the report of uncounted tasks in a tracked task that finished.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, any Error>) async throws
         -> Success
     {
@@ -133,19 +133,21 @@ extension ManualDispatcher {
     /// - Parameter task: The task to await.
     /// - Returns: The task's value.
     /// - Throws: `CancellationError` if the calling task is cancelled while it waits (a task that ends as the cancel
-    ///   comes gives its value), or ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``.
+    ///   comes gives its value), or ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)``,
+    ///   or one left for the next call, as ``value(of:)-(Task<Success,Error>)`` throws it.
     nonisolated(nonsending) public func value<Success: Sendable>(of task: Task<Success, Never>) async throws -> Success
     {
         try await self.boundedValue(of: task)
     }
 
-    /// The outcome of `task`, which has finished (this returns at once); a value gives way to the error that a tracked
-    /// task's uncounted tasks left for the next call, if one waits, since the times behind the value may be wrong.
+    /// The outcome of `task`, once it has finished; a value gives way to the report of a finished tracked task's
+    /// uncounted tasks, if one waits for the next call, since the times behind the value may be wrong.
     nonisolated(nonsending) private func finishedValue<Success: Sendable, TaskFailure>(
         of task: Task<Success, TaskFailure>
     ) async throws -> Success {
         let value = try await task.value
-        if let late = self.storage.update({ $0.takeLateUncountedTasksFailure() }) { throw ManualDispatcherError(late) }
+        let late = self.storage.update { $0.takeLateUncountedTasksFailure(by: "value(of:)") }
+        if let late { throw ManualDispatcherError(late) }
         return value
     }
 
@@ -173,7 +175,7 @@ extension ManualDispatcher {
                 self.storage.update { $0.tracked.waitedForWokenTasks() }
                 return try await self.finishedValue(of: task)
             }
-            guard limit > .zero else { return try await task.value }
+            guard limit > .zero else { return try await self.finishedValue(of: task) }
             // The test waits here: in auto-advance, the clock may move as tracked tasks settle (`ClockHold`).
             self.storage.send(.untrackedValueWait(begins: true))
             defer { self.storage.send(.untrackedValueWait(begins: false)) }
@@ -182,9 +184,9 @@ extension ManualDispatcher {
                 _ = await task.result
                 storage?.send(.untrackedTaskEnded(waiter))
             }
-            try await self.storage.wait(until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline) {
-                $0.failure(.untrackedTaskNotFinished(limit: limit))
-            }
+            try await self.storage.wait(
+                until: .untrackedTaskEnded, id: waiter, deadline: limit.dispatchDeadline, reporting: "value(of:)"
+            ) { $0.failure(.untrackedTaskNotFinished(limit: limit)) }
             return try await self.finishedValue(of: task)
         }
         let deadline = limit.dispatchDeadline

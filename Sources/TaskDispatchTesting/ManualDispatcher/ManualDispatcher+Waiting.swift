@@ -16,7 +16,8 @@ extension ManualDispatcher {
     ///   - context: The context to count, or `nil` (the default) to count both.
     ///   - limit: Replaces ``waitLimit`` for this call only; leave it out (see [Limits](doc:Limits)).
     /// - Throws: ``ManualDispatcherError`` of kind ``ManualDispatcherError/Kind/waitTimedOut(after:)`` when fewer tasks
-    ///   were pending at the end of the limit; `CancellationError` when the calling task is cancelled.
+    ///   were pending at the end of the limit, or one left for the next call (a runaway auto-advance's, or the report of
+    ///   uncounted tasks in a tracked task that finished); `CancellationError` when the calling task is cancelled.
     nonisolated(nonsending) public func waitForPendingTasks(
         _ count: Int = 1,
         in context: TaskContext? = nil,
@@ -27,7 +28,7 @@ extension ManualDispatcher {
         let limit = limit ?? self.waitLimit
         let id = self.storage.update { $0.waiters.makeID() }
         let condition = DispatchWaiters<WaitResumer>.Condition.pendingTasks(atLeast: count, in: context)
-        try await self.storage.wait(until: condition, id: id, deadline: limit.dispatchDeadline) {
+        try await self.storage.wait(until: condition, id: id, deadline: limit.dispatchDeadline, reporting: method) {
             $0.failure(.pendingTasksNotReached(method: method, count: count, context: context, limit: limit))
         }
     }
@@ -54,7 +55,7 @@ extension Schedule {
             delayedBackground: self.waitingBackground,
             unsettledTasks: self.tracked.unsettledCount,
             unsettledCancelledTasks: countingCancelled ? self.tracked.unsettledCancelledCount : 0,
-            hasDeferredFailure: self.deferredFailure != nil,
+            hasDeferredFailure: !self.deferredFailures.isEmpty,
             runClaimed: self.claim != nil
         )
     }

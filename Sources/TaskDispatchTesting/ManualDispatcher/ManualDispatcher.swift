@@ -137,11 +137,11 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
                 "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task"))\(ManualDispatcherError.seriesNote(snapshot)); \(snapshot.pendingCount == 1 ? "it never ran" : "they never ran"). \(ManualDispatcherError.seriesAdvice(snapshot).map { "\($0); check" } ?? "Run \(snapshot.pendingCount == 1 ? "it" : "them") with runUntilIdle() or check") with verifyIdle() at the end of the test:\n\(listing)\(more)"
             let runs = snapshot.recentRuns.suffix(10).map { "  \(TaskRun($0, callSites: snapshot.callSites))\n" }
             if !runs.isEmpty { report += "Last \(runs.count) runs, oldest first:\n\(runs.joined())" }
-            if left.uncounted == nil && left.errors == nil && left.awaits == nil {
+            if left.uncounted.isEmpty && left.errors == nil && left.awaits == nil {
                 onlyPendingTasks = (pending, snapshot.pendingCount)
             }
         }
-        for failure in [left.uncounted, left.errors, left.awaits].compactMap({ $0 }) {
+        for failure in left.uncounted + [left.errors, left.awaits].compactMap({ $0 }) {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(failure).summary)\n"
         }
         // A registry's check looks at running tasks later, through the storage they keep alive, and reports an error
