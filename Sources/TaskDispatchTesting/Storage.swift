@@ -428,9 +428,10 @@ extension Storage {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.main.async {
                 step.run(in: self)
-                // The lock, taken again as the call resumes, orders the task's writes before the caller's reads for
-                // the thread sanitizer, which on Linux does not see the continuation's resume as doing so.
-                self.update { _ in }
+                // Ended here, as in `executeThroughTheMainQueue(_:)`; the lock, taken again as the call resumes, also
+                // orders the task's writes before the caller's reads for the thread sanitizer, which on Linux does not
+                // see the continuation's resume as doing so.
+                self.update { $0.endExecution() }
                 continuation.resume()
             }
         }
@@ -451,7 +452,20 @@ extension Storage {
     /// Runs a task's closure outside the lock (see ``ScheduledTask/execute(_:)``).
     @inline(__always)
     func execute(_ step: Schedule.Step) {
+        if case .foreground = step.work, !MainActorExecution.isOnMainActor {
+            return self.executeThroughTheMainQueue(step)
+        }
         step.run.task.execute(step.work)
+    }
+
+    /// A foreground task run from another thread: its execution ends on the main queue, before the main actor goes on
+    /// to code the task resumed there (the test's `verifyIdle()` after its `value(of:)`), which then finds it ended.
+    @inline(never)
+    private func executeThroughTheMainQueue(_ step: Schedule.Step) {
+        DispatchQueue.main.sync {
+            step.run.task.execute(step.work)
+            self.update { $0.endExecution() }
+        }
     }
 
     /// Drains `run` (an auto-drain or an assist, which hold the claim and never fail) off the tracked task's

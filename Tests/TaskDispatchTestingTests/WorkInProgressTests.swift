@@ -151,6 +151,26 @@ import Testing
         try dispatcher.verifyIdle()
     }
 
+    /// A foreground task that an off-main run executes on the main actor has ended once the main actor goes on: code it
+    /// resumed there (the test's `verifyIdle()` after its `value(of:)`; here, a block it queued) finds the dispatcher
+    /// idle, rather than a task that "has not ended" while the run's thread wakes.
+    @Test func verifyIdleOnTheMainActorRightAfterAForegroundTaskFindsItEnded() async throws {
+        for run in 0..<50 {
+            let dispatcher = ManualDispatcher()
+            typealias Outcome = Result<Void, ManualDispatcherError>
+            let outcome = await withCheckedContinuation { (done: CheckedContinuation<Outcome, Never>) in
+                dispatcher.foreground(label: "show") {
+                    DispatchQueue.main.async {
+                        let checked = Result { () throws(ManualDispatcherError) in try dispatcher.verifyIdle() }
+                        done.resume(returning: checked)
+                    }
+                }
+                onOwnThread { _ = try? dispatcher.runNext() }
+            }
+            #expect(throws: Never.self, "run \(run)") { try outcome.get() }
+        }
+    }
+
     /// `run(until:)` checks its condition between tasks: `verifyIdle()` there sees no task running.
     @Test func verifyIdleInARunUntilConditionSeesNoTaskRunning() throws {
         let dispatcher = ManualDispatcher()
