@@ -21,6 +21,28 @@ import Testing
         await #expect(throws: Failure()) { try await dispatcher.value(of: plain) }
     }
 
+    /// A plain `Task` that waits for this dispatcher's pending work: the message points at that work and `startTask`,
+    /// rather than say that this dispatcher runs nothing the task waits for.
+    @Test func aPlainTaskWaitingForPendingWorkIsToldToRunIt() async throws {
+        let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100))
+        let plain = Task<Int, Never> {
+            await withCheckedContinuation { done in
+                dispatcher.background(label: "fetch") { done.resume(returning: 7) }
+            }
+        }
+        try await dispatcher.waitForPendingTasks(1)
+        let error = await #expect(throws: ManualDispatcherError.self) { try await dispatcher.value(of: plain) }
+        #expect(error?.kind == .waitTimedOut(after: .milliseconds(100)))
+        #expect(
+            error?.summary.contains(
+                "and it did not finish. If that task waits for this dispatcher's work (1 task pending, listed below: a sleep on its clock, say), this wait does not run it: run that work before this call, or start the task with dispatcher.startTask, whose waits the drains run. Otherwise: await a plain Task with try await task.value;"
+            ) == true, "\(error?.summary ?? "")")
+        #expect(error?.pendingTasks.map(\.label) == ["fetch"])
+        try await dispatcher.runUntilIdle()
+        #expect(try await dispatcher.value(of: plain) == 7)
+        try dispatcher.verifyIdle()
+    }
+
     @Test func aTaskOfAnotherDispatcherThatNeedsItsStepsEndsAtTheWaitLimit() async throws {
         let dispatcher = ManualDispatcher(waitLimit: .milliseconds(100))
         let other = ManualDispatcher()
