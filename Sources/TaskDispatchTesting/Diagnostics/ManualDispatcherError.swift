@@ -279,7 +279,7 @@ extension ManualDispatcherError {
             tasks.contains { $0.isCancelled && !$0.keepsRunning }
             ? " (a task marked cancelled awaits work that does not end when it is cancelled)" : ""
         let elsewhere =
-            "each awaits something the dispatcher does not control\(cancelledNote): a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call\(delayedTasksPending ? delayedCallback : "")"
+            "each awaits something the dispatcher does not control\(cancelledNote): a network call, another actor, Task.sleep, a continuation resumed by another thread, a for-await loop over a stream that such work feeds, or a task's value awaited without dispatcher.value(of:), or with it, of a task this dispatcher did not start (a plain Task { }). Send that work through the dispatcher (runInBackground, runOnMainActor, a sleep on dispatcher.clock, startTask), or await it in the test before this call\(delayedTasksPending ? delayedCallback : "")"
         guard !looping.isEmpty else { return "Since then \(elsewhere)" }
         let names = looping.map { quoted($0.label) }.joined(separator: ", ")
         let loop =
