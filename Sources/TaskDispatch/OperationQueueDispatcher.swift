@@ -89,6 +89,8 @@ public final class OperationQueueDispatcher: TaskDispatcher, BackgroundWorkWaiti
         let background = task.countsAsBackgroundWork
         let operation = TaskOperation(task.work, tracker: background ? self.tracker : nil)
         guard operation.join(scope, countingBackground: background, neverRuns: task.neverRuns) else { return operation }
+        // A task delayed for ever gets no timer, which would hold it for ever: its handle (and its scope) hold it.
+        guard !task.neverRuns else { return operation }
         switch task.work {
         case .foreground:
             if task.isDelayed {

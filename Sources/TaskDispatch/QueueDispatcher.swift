@@ -76,6 +76,8 @@ public struct QueueDispatcher: TaskDispatcher, BackgroundWorkWaiting, ScopeCarry
         let background = task.countsAsBackgroundWork
         let state = State(task.work, tracker: background ? self.tracker : nil)
         guard state.join(scope, countingBackground: background, neverRuns: task.neverRuns) else { return state }
+        // A task delayed for ever gets no timer, which would hold it for ever: its handle (and its scope) hold it.
+        guard !task.neverRuns else { return state }
         switch task.work {
         case .foreground:
             if task.isDelayed {

@@ -187,7 +187,7 @@ final class RepeatingSeries: TaskCancelling, @unchecked Sendable {
     private let isForeground: Bool
     private let priority: BackgroundPriority
     private let marker: SeriesMarker
-    private let state = ShortLock(State())
+    private let state = LockedValue(State())
     /// The number of the tick dispatched last.
     private var next: Int64 = 0
 
