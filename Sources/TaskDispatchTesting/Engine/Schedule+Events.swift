@@ -239,9 +239,9 @@ extension Schedule {
 
     /// Every late report of uncounted tasks, taken by `method` (the release), oldest first.
     mutating func takeLateUncountedTasksFailures(by method: String) -> [Failure] {
-        var taken: [Failure] = []
-        while let failure = self.takeLateUncountedTasksFailure(by: method) { taken.append(failure) }
-        return taken
+        let late = self.deferredFailures.filter(\.isLateUncountedTasksReport).map { $0.delivered(by: method) }
+        self.deferredFailures.removeAll(where: \.isLateUncountedTasksReport)
+        return late
     }
 }
 

@@ -51,11 +51,12 @@ class ScheduledTask: @unchecked Sendable {
         (self as? SeriesTick)?.marker
     }
 
-    /// Runs `work`, this task's closure, outside the lock: background work inline, foreground work on the main actor.
+    /// Runs `work`, this task's closure, outside the lock: background work inline, foreground work on the main actor,
+    /// where `Storage.execute(_:)` calls it (through the main queue from another thread).
     func execute(_ work: DispatchedTask.Work) {
         switch work {
         case .background(let work): work()
-        case .foreground(let work): MainActorExecution.runAndWait(work)
+        case .foreground(let work): MainActor.assumeIsolated(work)
         }
     }
 

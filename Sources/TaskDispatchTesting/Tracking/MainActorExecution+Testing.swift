@@ -14,10 +14,4 @@ extension MainActorExecution {
     package static var isOnMainActor: Bool {
         DispatchQueue.getSpecific(key: self.key) != nil
     }
-
-    /// Runs `work` on the main actor, inline or through `DispatchQueue.main.sync`, and returns when it has finished.
-    static func runAndWait(_ work: @MainActor @Sendable () -> Void) {
-        guard !self.isOnMainActor else { return MainActor.assumeIsolated(work) }
-        DispatchQueue.main.sync { MainActor.assumeIsolated(work) }
-    }
 }
