@@ -207,6 +207,78 @@ import Testing
         }
     }
 
+    /// The same, where the work left is a tracked task's sleep (the error lists the sleep; the tracked task, which
+    /// waits on it, is left unfinished too) or the test's own await that the dispatcher cancelled at its bound: the
+    /// trait reported these a second time (a probe of recovery after errors, 20 runs of 20).
+    @Test(arguments: [false, true], TrackedLeftoverThrow.allCases)
+    func aTrackedLeftoverTheTestAlreadyThrewIsReportedOnce(
+        keepsTheDispatcherAlive: Bool, throwing: TrackedLeftoverThrow
+    ) async throws {
+        let test = try #require(Test.current)
+        let kept = Box<ManualDispatcher>()
+        let started = Box<Task<Void, any Error>>()
+        let other = Box<(line: Int, dispatcher: ManualDispatcher)>()
+        let matched = Box<Int>()
+        await withKnownIssue {
+            await #expect(throws: ManualDispatcherError.self) {
+                try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                    let timesOut = throwing == .awaitTimedOut || throwing == .valueOfTimedOut
+                    let dispatcher = ManualDispatcher(
+                        waitLimit: timesOut ? .milliseconds(100) : .seconds(30), runawayLimit: 5)
+                    let (unrelated, line) = (ManualDispatcher(), #line)
+                    unrelated.background(label: "unrelated") {}
+                    other.set((line, unrelated))
+                    if keepsTheDispatcherAlive { kept.set(dispatcher) }
+                    try await throwing.throwWithItsLeftover(dispatcher, started: started)
+                }
+            }
+        } matching: { issue in
+            let isMatch =
+                issue.sourceLocation?.line == other.value?.line && issue.text.contains("\"unrelated\"")
+                && !issue.text.contains("\"sleeper\"") && !issue.text.contains("\"never\"")
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1, "the leftover the error did not list is reported")
+        try await other.value?.dispatcher.runUntilIdle()
+        if let dispatcher = kept.value {
+            #expect(dispatcher.pendingTaskCount == (throwing == .awaitTimedOut ? 0 : 1))
+            started.value?.cancel()
+            try await dispatcher.runUntilIdle()
+            try dispatcher.verifyIdle()
+        }
+    }
+
+    /// A tracked task left waiting on something the dispatcher does not run is not what a step's error listed: the
+    /// trait still reports the dispatcher that outlives the test.
+    @Test func aTrackedTaskThatWaitsElsewhereIsStillReported() async throws {
+        let test = try #require(Test.current)
+        let gate = AsyncGate()
+        let kept = Box<ManualDispatcher>()
+        let line = Box<Int>()
+        let matched = Box<Int>()
+        await withKnownIssue {
+            await #expect(throws: ManualDispatcherError.self) {
+                try await IdleDispatchersTrait().provideScope(for: test, testCase: Test.Case.current) {
+                    let (dispatcher, creationLine) = (ManualDispatcher(), #line)
+                    line.set(creationLine)
+                    kept.set(dispatcher)
+                    dispatcher.startTask(label: "gated") { await gate.wait() }
+                    try dispatcher.runNextBackground()  // its start: it goes on to wait for the gate
+                    dispatcher.background(label: "load") {}
+                    try dispatcher.runNextForeground()  // none: it throws, listing "load"
+                }
+            }
+        } matching: { issue in
+            let isMatch = issue.sourceLocation?.line == line.value && issue.text.contains("\"gated\"")
+            if isMatch { matched.update { ($0 ?? 0) + 1 } }
+            return isMatch
+        }
+        #expect(matched.value == 1)
+        gate.open()
+        try await kept.value?.runUntilIdle()
+    }
+
     // Exit tests exist on macOS, Linux and Windows only (not on iOS, tvOS, watchOS or visionOS).
     #if compiler(>=6.2) && (os(macOS) || os(Linux) || os(Windows))
         /// Under the trait, a dispatcher released with work left reports it to the trait alone; it also wrote it to
@@ -541,6 +613,40 @@ enum LeftoverThrow: Sendable {
     case verifyIdle
     /// It throws the error of a step that found no task to run, which lists the pending tasks too.
     case step
+}
+
+/// How the test body of `aTrackedLeftoverTheTestAlreadyThrewIsReportedOnce` fails with its leftover.
+enum TrackedLeftoverThrow: CaseIterable, Sendable {
+    /// A step finds no foreground task due while a tracked task sleeps.
+    case stepOverATrackedSleep
+    /// A drain runs past the runaway limit over a tracked timer loop.
+    case trackedRunaway
+    /// `value(of:)` times out on a tracked task that sleeps in manual mode.
+    case valueOfTimedOut
+    /// The test's own `runInBackground` is not run within the wait limit, and the dispatcher cancels it.
+    case awaitTimedOut
+
+    /// Throws the error, with the tracked task it starts (if any) in `started`.
+    func throwWithItsLeftover(_ dispatcher: ManualDispatcher, started: Box<Task<Void, any Error>>) async throws {
+        // The tasks hold the clock, not the dispatcher, so that a test can let it go with the body.
+        let clock = dispatcher.clock
+        switch self {
+        case .stepOverATrackedSleep:
+            started.set(dispatcher.startTask(label: "sleeper") { try await clock.sleep(for: .seconds(1)) })
+            try await dispatcher.settle()
+            try await dispatcher.runNextForeground(waitingUpTo: .zero)
+        case .trackedRunaway:
+            started.set(
+                dispatcher.startTask(label: "sleeper") { while true { try await clock.sleep(for: .seconds(1)) } })
+            try await dispatcher.runUntilIdle()
+        case .valueOfTimedOut:
+            let task = dispatcher.startTask(label: "sleeper") { try await clock.sleep(for: .seconds(1)) }
+            started.set(task)
+            try await dispatcher.value(of: task)
+        case .awaitTimedOut:
+            _ = try await dispatcher.runInBackground(label: "never") { 1 }
+        }
+    }
 }
 
 extension Issue {

@@ -65,6 +65,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
     public let seed: UInt64?
     /// The registration of the dispatcher that threw it (see `Schedule.registration`).
     let registration: UInt64?
+    /// The await the dispatcher cancelled at its bound, for the error that ended it (as the dispatcher's later checks
+    /// name it, so that the idle trait can tell that the test already threw about it).
+    let cancelledAwait: String?
 
     init(_ failure: Failure) {
         let snapshot = failure.snapshot
@@ -75,6 +78,11 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         self.recentRuns = snapshot.recentRuns.map { ManualDispatcher.TaskRun($0, callSites: snapshot.callSites) }
         self.seed = snapshot.seed
         self.registration = snapshot.registration
+        if case .awaitNotRun(let what, _, _, _) = failure.misuse {
+            self.cancelledAwait = what
+        } else {
+            self.cancelledAwait = nil
+        }
     }
 
     /// The summary, then the seed (if any, with the line that replays it), the pending tasks (at most 20 shown) and

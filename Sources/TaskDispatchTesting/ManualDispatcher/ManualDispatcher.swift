@@ -126,7 +126,9 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
         let releasing = self.storage.trackedCaller?.id
         let left = self.storage.update { $0.leftovers(releasing: releasing, limit: self.waitLimit) }
         var report = ""
-        var onlyPendingTasks: (listed: [PendingTask], count: Int)?
+        // What one error can have listed in full, when nothing else is left.
+        var listed = left.uncounted.isEmpty && left.errors == nil ? ManualDispatcherRegistry.Leftover() : nil
+        if case .awaitsCancelled(_, let whats, _)? = left.awaits?.misuse { listed?.cancelledAwaits = whats }
         if let snapshot = left.snapshot {
             let pending = snapshot.pending.map { PendingTask($0, callSites: snapshot.callSites) }
             let seed = snapshot.seed.map { " (random order seed \($0))" } ?? ""
@@ -137,9 +139,8 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
                 "ManualDispatcher\(seed) was deinitialized with \(count(snapshot.pendingCount, "pending task"))\(ManualDispatcherError.seriesNote(snapshot)); \(snapshot.pendingCount == 1 ? "it never ran" : "they never ran"). \(ManualDispatcherError.seriesAdvice(snapshot).map { "\($0); check" } ?? "Run \(snapshot.pendingCount == 1 ? "it" : "them") with runUntilIdle() or check") with verifyIdle() at the end of the test:\n\(listing)\(more)"
             let runs = snapshot.recentRuns.suffix(10).map { "  \(TaskRun($0, callSites: snapshot.callSites))\n" }
             if !runs.isEmpty { report += "Last \(runs.count) runs, oldest first:\n\(runs.joined())" }
-            if left.uncounted.isEmpty && left.errors == nil && left.awaits == nil {
-                onlyPendingTasks = (pending, snapshot.pendingCount)
-            }
+            listed?.pending = pending
+            listed?.pendingCount = snapshot.pendingCount
         }
         for failure in left.uncounted + [left.errors, left.awaits].compactMap({ $0 }) {
             report += "ManualDispatcher was deinitialized: \(ManualDispatcherError(failure).summary)\n"
@@ -148,7 +149,7 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
         // since; with no check to come, the report names them now.
         let reported = self.registration?.dispatcherReleased(
             ManualDispatcherRegistry.Release(
-                report: report.isEmpty ? nil : report, onlyPendingTasks: onlyPendingTasks,
+                report: report.isEmpty ? nil : report, listed: listed,
                 trackedTasks: left.running != nil ? self.storage : nil))
         if let running = left.running, reported == nil {
             report +=
@@ -243,8 +244,11 @@ public final class ManualDispatcher: TaskDispatcher, ScopeCarrying {
     ///   last awaited), ``ManualDispatcherError/Kind/unobservedTaskError`` (errors nobody claimed), or an earlier
     ///   auto-drain's runaway error.
     public func verifyIdle() throws(ManualDispatcherError) {
-        let failure = self.storage.idleFailure(
-            thread: currentThreadIdentity(), onMainActor: MainActorExecution.isOnMainActor)
-        if let failure { throw ManualDispatcherError(failure) }
+        if let failure = self.idleCheck() { throw ManualDispatcherError(failure) }
+    }
+
+    /// ``verifyIdle()``'s failure, if any (the registry reads what it reports).
+    func idleCheck() -> Failure? {
+        self.storage.idleFailure(thread: currentThreadIdentity(), onMainActor: MainActorExecution.isOnMainActor)
     }
 }

@@ -182,12 +182,21 @@ extension ManualDispatcherRegistry {
         }
     }
 
-    /// What a dispatcher left at its release: its report (`nil` when idle), its pending tasks (the first 50, and
-    /// their count) when they were all it left, and the lock and schedule of the tracked tasks it left running.
+    /// What a dispatcher left at its release: its report (`nil` when idle), what the report lists when an error the
+    /// test threw can have listed all of it (`nil` when it reports more), and the storage of the tracked tasks it left
+    /// running.
     struct Release: Sendable {
         var report: String?
-        var onlyPendingTasks: (listed: [ManualDispatcher.PendingTask], count: Int)?
+        var listed: Leftover?
         var trackedTasks: Storage?
+    }
+
+    /// Work a dispatcher leaves that one error can list in full: its pending tasks (the first 50, and their count),
+    /// with the tracked tasks that wait on them, and the awaits it cancelled at their bound.
+    struct Leftover: Sendable {
+        var pending: [ManualDispatcher.PendingTask] = []
+        var pendingCount = 0
+        var cancelledAwaits: [String] = []
     }
 
     /// One registration as read under the registry's lock: its dispatcher if alive, and what it left at its release.
@@ -204,9 +213,7 @@ extension ManualDispatcherRegistry {
             let reported = reported?.registration == self.registration.id ? reported : nil
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = self.release?.trackedTasks?.update { $0.failureAfterRelease() }
-            if let reported, leftRunning == nil, let pending = self.release?.onlyPendingTasks,
-                reported.lists(pending.listed, count: pending.count)
-            {
+            if let reported, leftRunning == nil, let listed = self.release?.listed, reported.lists(listed) {
                 return nil
             }
             let report = self.release?.report
@@ -218,9 +225,15 @@ extension ManualDispatcherRegistry {
                     "ManualDispatcher created at \(createdAt) was released with work left before the end of the tracked scope: \(report ?? "")\(running ?? "")"
                 return IdleFailure(createdAt: createdAt, wasReleased: true, description: description)
             }
-            guard let dispatcher = self.dispatcher, case .failure(let error) = Result(catching: dispatcher.verifyIdle),
-                reported?.reportsTheSameLeftover(as: error, unfinishedTasks: dispatcher.unfinishedTaskCount) != true
-            else { return nil }
+            guard let dispatcher = self.dispatcher, var failure = dispatcher.idleCheck() else { return nil }
+            if let reported, case .awaitsCancelled(_, let whats, _) = failure.misuse, whats == [reported.cancelledAwait]
+            {
+                // The check took the await the test threw about: what else is left.
+                guard let next = dispatcher.idleCheck() else { return nil }
+                failure = next
+            }
+            let error = ManualDispatcherError(failure)
+            if let reported, reported.reportsTheSameLeftover(as: error, misuse: failure.misuse) { return nil }
             let description =
                 "ManualDispatcher created at \(createdAt) still holds work at the end of the tracked scope: \(error)"
             return IdleFailure(createdAt: createdAt, wasReleased: false, description: description)
@@ -250,16 +263,21 @@ extension ManualDispatcherRegistry {
 }
 
 extension ManualDispatcherError {
-    /// Whether this error listed exactly these pending tasks (the first 50, and their count), and at least one.
-    fileprivate func lists(_ tasks: [ManualDispatcher.PendingTask], count: Int) -> Bool {
-        count > 0 && self.pendingTaskCount == count && self.pendingTasks == tasks
+    /// Whether this error listed all of `leftover`, and it holds something: exactly its pending tasks (the first 50,
+    /// and their count), if any, and the one await it cancelled, if any.
+    fileprivate func lists(_ leftover: ManualDispatcherRegistry.Leftover) -> Bool {
+        (leftover.pendingCount > 0 || !leftover.cancelledAwaits.isEmpty)
+            && (leftover.pendingCount == 0
+                || (self.pendingTaskCount == leftover.pendingCount && self.pendingTasks == leftover.pending))
+            && (leftover.cancelledAwaits.isEmpty || leftover.cancelledAwaits == [self.cancelledAwait])
     }
 
-    /// Whether this error, thrown by the test, already reported what `check`, the dispatcher's `verifyIdle()` error
-    /// at the end of the test, reports: the same error, or the same pending tasks when nothing else is left.
-    fileprivate func reportsTheSameLeftover(as check: ManualDispatcherError, unfinishedTasks: Int) -> Bool {
+    /// Whether this error, thrown by the test, already reported what `check` (of `misuse`), the dispatcher's
+    /// `verifyIdle()` error at the end of the test, reports: the same error, or the same pending tasks when nothing
+    /// else is left but tracked tasks that wait on the dispatcher (on those tasks).
+    fileprivate func reportsTheSameLeftover(as check: ManualDispatcherError, misuse: Failure.Misuse) -> Bool {
         if self.description == check.description { return true }
-        return check.kind == .pendingTasks && unfinishedTasks == 0
-            && self.lists(check.pendingTasks, count: check.pendingTaskCount)
+        guard case .pendingTasks(let unfinished) = misuse, unfinished.allSatisfy(\.isSettled) else { return false }
+        return self.lists(.init(pending: check.pendingTasks, pendingCount: check.pendingTaskCount))
     }
 }
