@@ -245,6 +245,49 @@ private func startSleeper(
         _ = try await other.value(of: awaitsItself)
         #expect(other.clockHoldsTimedOut == 0)
     }
+
+    /// Work a tracked task dispatched (a service it calls), which arms a delayed task as it runs, is the tracked task's:
+    /// the delayed task does not let the clock jump once everything settles, behind the test's back. Before, the
+    /// clock stood at 5 s right after `value(of:)`, and a task the test started next woke at 6 s, not 1 s (a review,
+    /// 20 runs of 20).
+    @Test func workATrackedTaskDispatchedDoesNotMoveTheClockBehindTheTestsBack() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
+            let arms = dispatcher.startTask(label: "arms") {
+                dispatcher.background(label: "service") {
+                    dispatcher.background(after: .seconds(5), label: "timeout") {}
+                }
+            }
+            _ = try await dispatcher.value(of: arms)
+            #expect(dispatcher.now == .zero, "run \(run)")
+            let sleeper = startSleeper(dispatcher, "sleeper", for: .seconds(1))
+            #expect(try await dispatcher.value(of: sleeper) == .seconds(1), "run \(run)")
+            try await dispatcher.runUntilIdle()
+            #expect(dispatcher.now == .seconds(5), "run \(run)")
+            #expect(dispatcher.clockHoldsTimedOut == 0, "run \(run)")
+            try dispatcher.verifyIdle()
+        }
+    }
+
+    /// The same for a repeating series a tracked task started, each tick of which the run of the previous one
+    /// dispatches: with only the series left, the clock holds while the test awaits what the dispatcher cannot see,
+    /// up to the wait limit (before, the ticks moved it at once, with no hold).
+    @Test func aSeriesATrackedTaskStartedHoldsTheClockLikeTheTask() async throws {
+        for run in 0..<3 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .milliseconds(500))
+            let poller = dispatcher.startTask(label: "poller") { () -> TaskHandle in
+                dispatcher.background(every: .seconds(1), label: "poll") {}
+            }
+            let series = try await dispatcher.value(of: poller)
+            let first = startSleeper(dispatcher, "first", for: .seconds(2))
+            #expect(try await dispatcher.value(of: first) == .seconds(2), "run \(run)")
+            let late = startSleeper(dispatcher, "late", for: .seconds(10))
+            #expect(try await late.value == .seconds(12), "run \(run)")  // an await the dispatcher cannot see
+            #expect(dispatcher.clockHoldsTimedOut == 1, "run \(run)")
+            series.cancel()
+            try dispatcher.verifyIdle()
+        }
+    }
 }
 
 /// A decorator that cancels the awaiting task (the one calling it) just after the wrapped dispatcher accepted the

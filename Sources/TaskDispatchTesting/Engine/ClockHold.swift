@@ -4,7 +4,8 @@
 /// - **While the test waits in `value(of:)`**, any jump is made (a tracked task's waiter, or ``untrackedValueWaits``).
 /// - **A dispatch from outside the tracked tasks** lets the clock move, once everything has settled, as far as that
 ///   task while it is pending (``allowances``); a switch to auto-advance lets it reach every task pending then.
-/// - **A tracked task**, settling on its own thread, moves the clock only while the test waits.
+/// - **A tracked task**, settling on its own thread, moves the clock only while the test waits; so does the work it
+///   dispatches, and the work that work dispatches as it runs (``trackedWork``).
 ///
 /// An await the dispatcher cannot see would wait for good, so a hold lasts at most the wait limit; then the clock
 /// moves, with a note on standard error. Why: `Docs/Design.md`, "Modes".
@@ -14,6 +15,9 @@ struct ClockHold: Sendable {
     private var allowances: [ScheduledTask] = []
     /// The count of ``allowances`` at which an append first drops the tasks no longer pending.
     private var compactAt = 64
+    /// The sequence numbers of the pending tasks that tracked tasks dispatched, or that such tasks dispatched as they
+    /// ran: what they dispatch in turn lets the clock move no more than the tracked task's own dispatch would.
+    var trackedWork: Set<UInt64> = []
     /// The test's awaits in `value(of:)` of a task the dispatcher did not start, in progress.
     var untrackedValueWaits = 0
     /// Whether a jump is held now: it could be made, but the test neither waits nor asked for it.
@@ -75,7 +79,9 @@ struct ClockHold: Sendable {
     }
 
     /// Every invariant that does not hold, as a message.
-    func invariantViolations() -> [String] {
-        self.untrackedValueWaits >= 0 ? [] : ["the clock hold counts \(self.untrackedValueWaits) waits of the test"]
+    func invariantViolations(pendingCount: Int) -> [String] {
+        (self.untrackedValueWaits >= 0 ? [] : ["the clock hold counts \(self.untrackedValueWaits) waits of the test"])
+            + (self.trackedWork.count <= pendingCount
+                ? [] : ["\(self.trackedWork.count) tasks of tracked work, but \(pendingCount) pending"])
     }
 }

@@ -9,6 +9,8 @@ struct RunClaim: Sendable {
     var executing: TaskContext?
     /// The sequence number of that task: a number, not the task, so a step costs no reference count.
     var executingSequence: UInt64 = 0
+    /// Whether that task is tracked work (``ClockHold/trackedWork``), so that what it dispatches is too.
+    var executingTrackedWork = false
 }
 
 extension Schedule {

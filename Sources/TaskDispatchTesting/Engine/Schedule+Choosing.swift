@@ -23,6 +23,8 @@ extension Schedule {
         if task.context == .foreground { self.dueForeground -= 1 } else { self.dueBackground -= 1 }
         self.claim?.executing = task.context
         self.claim?.executingSequence = task.key.sequence
+        self.claim?.executingTrackedWork =
+            !self.clockHold.trackedWork.isEmpty && self.clockHold.trackedWork.remove(task.key.sequence) != nil
         let run = RunRecord(task: task, start: self.now)
         if self.historyLimit > 0 {
             if self.history.count == self.historyLimit { _ = self.history.removeFirst() }

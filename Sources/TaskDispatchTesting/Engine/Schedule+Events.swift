@@ -63,16 +63,27 @@ extension Schedule {
         }
         let effects = Effects(woken: self.wokenWaiters())
         // In auto-advance, a dispatch from outside the tracked tasks lets the clock reach its task; a tracked task's,
-        // only while the test waits (see `ClockHold`).
-        if self.mode == .autoAdvance, scheduled.key.due > self.now, !byTrackedTask, storage.trackedCaller == nil {
-            self.clockHold.allowJumps(to: scheduled)
-            if awaited, scheduled.series != nil {
-                self.untrackedAwaitedTicks.removeAll { !$0.isPending }
-                self.untrackedAwaitedTicks.append(scheduled)
+        // or one of work it dispatched, only while the test waits (see `ClockHold`).
+        if self.mode == .autoAdvance {
+            if byTrackedTask || self.isExecutingTrackedWork || storage.trackedCaller != nil {
+                self.clockHold.trackedWork.insert(scheduled.key.sequence)
+            } else if scheduled.key.due > self.now {
+                self.clockHold.allowJumps(to: scheduled)
+                if awaited, scheduled.series != nil {
+                    self.untrackedAwaitedTicks.removeAll { !$0.isPending }
+                    self.untrackedAwaitedTicks.append(scheduled)
+                }
             }
         }
         let drain = self.autoDrain && self.claimForAutoDrain(thread: currentThreadIdentity())
         return (byTrackedTask, drain ? .drain(effects) : .proceed(effects))
+    }
+
+    /// Whether the caller is the task a run executes now, and that task is tracked work (``ClockHold/trackedWork``): a
+    /// foreground one runs on the main actor, a background one on the claim's thread.
+    private var isExecutingTrackedWork: Bool {
+        guard let claim = self.claim, claim.executingTrackedWork, let context = claim.executing else { return false }
+        return context == .foreground ? MainActorExecution.isOnMainActor : claim.thread == currentThreadIdentity()
     }
 
     /// How the test's `value(of:)` of a tracked task goes on after its wait ended.

@@ -30,7 +30,7 @@ extension Schedule {
             violations.append("tracked task \(record.id) started at \(record.startedAt), after now (\(self.now))")
         }
         violations += self.waitingSettles.invariantViolations()
-        violations += self.clockHold.invariantViolations()
+        violations += self.clockHold.invariantViolations(pendingCount: self.pendingCount)
         violations.append(
             if: self.claim == nil && self.waiters.contains(waitingFor: .runReleased),
             "an async run method waits for the run's release, but no run is claimed")

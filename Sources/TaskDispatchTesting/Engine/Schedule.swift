@@ -148,6 +148,7 @@ struct Schedule: Sendable {
         case (.started, _), (.cancelled, _): return nil
         }
         task.state = .cancelled
+        if !self.clockHold.trackedWork.isEmpty { self.clockHold.trackedWork.remove(task.key.sequence) }
         let work = task.work.take()
         self.staleEntries += 1
         if self.staleEntries > self.pendingCount + 1_024 {

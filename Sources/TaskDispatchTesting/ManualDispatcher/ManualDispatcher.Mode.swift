@@ -31,8 +31,8 @@ extension ManualDispatcher {
         /// Delays are skipped in order, so the clock still reads what the code waited in all (back-off of 1, 2 and 4
         /// seconds reads 7 s). The clock moves only between settled states, and only while the test waits on the
         /// dispatcher or dispatches from outside the tracked tasks (a delayed task then runs inside its dispatch; see
-        /// the article for timers armed in a row): a tracked task never moves it behind the test's back. An await the
-        /// dispatcher cannot see (`await task.value` on a tracked task) holds the clock one
+        /// the article for timers armed in a row): a tracked task, or work it dispatched, never moves it behind the
+        /// test's back. An await the dispatcher cannot see (`await task.value` on a tracked task) holds the clock one
         /// ``ManualDispatcher/waitLimit``; then it moves, and a note on standard error says why. Check the end state
         /// after ``ManualDispatcher/value(of:)-(Task<Success,Error>)`` or
         /// ``ManualDispatcher/runUntilIdle(waitingUpTo:)``; for the states in between, use ``manual``. See
