@@ -129,7 +129,7 @@ extension TrackedTasks.Record {
     /// Runs `change` on the record, in place when called through optional chaining.
     fileprivate mutating func change<Result>(_ change: (inout Self) -> Result) -> Result { change(&self) }
 
-    /// Whether the record's own fields settle the task (see ``TrackedTasks/isSettled(_:depth:)``), or leave it to
+    /// Whether the record's own fields settle the task (see ``TrackedTasks/isSettled(_:)``), or leave it to
     /// its task's cancellation flag (a start not yet parked at its gate, whose handler reports a cancellation once it
     /// is) or to the tracked tasks it awaits.
     @inline(__always)

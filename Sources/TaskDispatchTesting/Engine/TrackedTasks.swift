@@ -40,7 +40,7 @@ struct TrackedTasks: Sendable {
     /// Where a record's own fields place its task (``Record/standing``).
     enum Standing: Sendable {
         case settled, unsettled
-        /// Its task's cancellation flag, or the tracked tasks it awaits, decide (``isSettled(_:depth:)``).
+        /// Its task's cancellation flag, or the tracked tasks it awaits, decide (``isSettled(_:)``).
         case undecided
     }
 
@@ -131,7 +131,7 @@ struct TrackedTasks: Sendable {
         var isCancelled = false
         /// Whether it loops on sleeps and awaitable dispatches that end at once (see ``Record/immediateReturns``).
         var keepsRunning = false
-        /// Whether it waits only on the dispatcher, or on tracked tasks that do (see ``isSettled(_:depth:)``).
+        /// Whether it waits only on the dispatcher, or on tracked tasks that do (see ``isSettled(_:)``).
         var isSettled = true
         let lastSeen: String
         /// The tracked tasks it awaits through `value(of:)`, if any, and how they stand.
@@ -347,23 +347,57 @@ struct TrackedTasks: Sendable {
     /// Whether task `id` is settled: finished, failed, waiting for its start and not cancelled, or, with no job of it
     /// running (nor about to: a child task before its first wait), suspended on the dispatcher's own work or awaiting
     /// only settled tracked tasks that have not finished (a failed one resumes it).
-    func isSettled(_ id: UInt64, depth: Int = 0) -> Bool {
+    func isSettled(_ id: UInt64) -> Bool {
+        var known: [UInt64: Bool] = [:]
+        return self.isSettled(id, known: &known)
+    }
+
+    /// ``isSettled(_:)``, with the answers found so far in `known`: a walk of the awaited tasks, each looked at once
+    /// and without recursion, since a chain of `value(of:)` has no bound and tasks may await one task many times. A
+    /// task met again while its own answer is still being found awaits itself (a cycle, which never ends): unsettled.
+    private func isSettled(_ root: UInt64, known: inout [UInt64: Bool]) -> Bool {
+        if let answer = self.answer(root, known: known) { return answer }
+        var path: [(id: UInt64, next: Int)] = [(root, 0)]
+        known[root] = false  // until its answer is found
+        var answer = true  // the last answer found, for the task on top of the path
+        while let (id, next) = path.last {
+            let awaiting = self.records[id]?.awaiting ?? []
+            if answer, next < awaiting.count {
+                path[path.count - 1].next += 1
+                let awaited = awaiting[next]
+                if self.hasFinished(awaited) {
+                    answer = false
+                } else if let decided = self.answer(awaited, known: known) {
+                    answer = decided
+                } else {
+                    known[awaited] = false
+                    path.append((awaited, 0))
+                }
+            } else {
+                known[id] = answer
+                path.removeLast()
+            }
+        }
+        return answer
+    }
+
+    /// Task `id`'s answer from its own record, or from `known`: `nil` for an undecided task not looked at yet.
+    private func answer(_ id: UInt64, known: [UInt64: Bool]) -> Bool? {
         guard let record = self.records[id] else { return true }  // finished: forgotten
         switch record.standing {
         case .settled: return true
         case .unsettled: return false
         case .undecided where record.phase == .waitingToStart: return !(record.key?.isCancelled ?? false)
-        case .undecided:
-            guard depth < 64 else { return false }
-            return record.awaiting.allSatisfy { !self.hasFinished($0) && self.isSettled($0, depth: depth + 1) }
+        case .undecided: return known[id]
         }
     }
 
     /// The number of tracked tasks that are not settled: O(1) while no record is undecided (``Standing``), else
-    /// derived from the records in O(n).
+    /// derived from the records in O(n + awaits).
     var unsettledCount: Int {
         guard self.records.undecided > 0 else { return self.records.unsettled }
-        return self.records.ids.reduce(0) { $0 + (self.isSettled($1) ? 0 : 1) }
+        var known: [UInt64: Bool] = [:]
+        return self.records.ids.reduce(0) { $0 + (self.isSettled($1, known: &known) ? 0 : 1) }
     }
 
     /// How many unsettled tracked tasks were cancelled: O(n), unless none is unsettled.
