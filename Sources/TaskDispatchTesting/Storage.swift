@@ -452,10 +452,19 @@ extension Storage {
     /// Runs a task's closure outside the lock (see ``ScheduledTask/execute(_:)``).
     @inline(__always)
     func execute(_ step: Schedule.Step) {
-        if case .foreground = step.work, !MainActorExecution.isOnMainActor {
-            return self.executeThroughTheMainQueue(step)
+        guard case .foreground = step.work else { return step.run.task.execute(step.work) }
+        guard MainActorExecution.isOnMainActor else { return self.executeThroughTheMainQueue(step) }
+        self.executeOnTheMainActor(step)
+    }
+
+    /// Runs a foreground task's closure, on the main actor, as the ``ForegroundBody`` running there.
+    private func executeOnTheMainActor(_ step: Schedule.Step) {
+        MainActor.assumeIsolated {
+            let outer = ForegroundBody.running
+            ForegroundBody.running = (ObjectIdentifier(self), step.run.task.key.sequence)
+            defer { ForegroundBody.running = outer }
+            step.run.task.execute(step.work)
         }
-        step.run.task.execute(step.work)
     }
 
     /// A foreground task run from another thread: its execution ends on the main queue, before the main actor goes on
@@ -463,7 +472,7 @@ extension Storage {
     @inline(never)
     private func executeThroughTheMainQueue(_ step: Schedule.Step) {
         DispatchQueue.main.sync {
-            step.run.task.execute(step.work)
+            self.executeOnTheMainActor(step)
             self.update { $0.endExecution() }
         }
     }

@@ -269,6 +269,24 @@ private func startSleeper(
         }
     }
 
+    /// A main-actor test's own delayed dispatch, made while another thread's run of a tracked task's foreground work
+    /// waits for the main queue, is the test's: it lets the clock reach its task. Only the work's closure, running on
+    /// the main actor, dispatches as the tracked task (a probe of the fix above: the await threw `waitTimedOut` after a
+    /// hold in 11 rounds of 40).
+    @MainActor @Test func theTestsOwnDelayedDispatchBesideTrackedForegroundWorkIsTheTests() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(10))
+            let posts = dispatcher.startTask(label: "posts") { @concurrent in
+                for _ in 0..<100 { dispatcher.foreground(label: "progress") {} }
+            }
+            let at = try await dispatcher.runInBackground(after: .seconds(1), label: "the test's") { dispatcher.now }
+            #expect(at == .seconds(1), "run \(run)")
+            try await dispatcher.value(of: posts)
+            #expect(dispatcher.clockHoldsTimedOut == 0, "run \(run)")
+            try dispatcher.verifyIdle()
+        }
+    }
+
     /// The same for a repeating series a tracked task started, each tick of which the run of the previous one
     /// dispatches: with only the series left, the clock holds while the test awaits what the dispatcher cannot see,
     /// up to the wait limit (before, the ticks moved it at once, with no hold).

@@ -13,6 +13,12 @@ struct RunClaim: Sendable {
     var executingTrackedWork = false
 }
 
+/// The foreground task whose closure runs on the main actor now, if any, by its storage and sequence number: main-actor
+/// code that dispatches is that closure only then, not while another thread's run waits for the main queue.
+@MainActor enum ForegroundBody {
+    static var running: (storage: ObjectIdentifier, sequence: UInt64)?
+}
+
 extension Schedule {
     enum ClaimOutcome {
         /// The caller holds the claim now, for a run that starts here.

@@ -65,7 +65,7 @@ extension Schedule {
         // In auto-advance, a dispatch from outside the tracked tasks lets the clock reach its task; a tracked task's,
         // or one of work it dispatched, only while the test waits (see `ClockHold`).
         if self.mode == .autoAdvance {
-            if byTrackedTask || self.isExecutingTrackedWork || storage.trackedCaller != nil {
+            if byTrackedTask || self.isExecutingTrackedWork(of: storage) || storage.trackedCaller != nil {
                 self.clockHold.trackedWork.insert(scheduled.key.sequence)
             } else if scheduled.key.due > self.now {
                 self.clockHold.allowJumps(to: scheduled)
@@ -79,11 +79,15 @@ extension Schedule {
         return (byTrackedTask, drain ? .drain(effects) : .proceed(effects))
     }
 
-    /// Whether the caller is the task a run executes now, and that task is tracked work (``ClockHold/trackedWork``): a
-    /// foreground one runs on the main actor, a background one on the claim's thread.
-    private var isExecutingTrackedWork: Bool {
+    /// Whether the caller is the closure of the task a run of `storage` executes now, and that task is tracked work
+    /// (``ClockHold/trackedWork``): a background one runs on the claim's thread, a foreground one on the main actor.
+    private func isExecutingTrackedWork(of storage: Storage) -> Bool {
         guard let claim = self.claim, claim.executingTrackedWork, let context = claim.executing else { return false }
-        return context == .foreground ? MainActorExecution.isOnMainActor : claim.thread == currentThreadIdentity()
+        guard context == .foreground else { return claim.thread == currentThreadIdentity() }
+        guard MainActorExecution.isOnMainActor else { return false }
+        return MainActor.assumeIsolated {
+            ForegroundBody.running.map { $0 == (ObjectIdentifier(storage), claim.executingSequence) } ?? false
+        }
     }
 
     /// How the test's `value(of:)` of a tracked task goes on after its wait ended.
