@@ -460,9 +460,8 @@ extension Storage {
     /// Runs a foreground task's closure, on the main actor, as the ``ForegroundBody`` running there.
     private func executeOnTheMainActor(_ step: Schedule.Step) {
         MainActor.assumeIsolated {
-            let outer = ForegroundBody.running
-            ForegroundBody.running = (ObjectIdentifier(self), step.run.task.key.sequence)
-            defer { ForegroundBody.running = outer }
+            ForegroundBody.running.append((ObjectIdentifier(self), step.run.task.key.sequence))
+            defer { ForegroundBody.running.removeLast() }
             step.run.task.execute(step.work)
         }
     }

@@ -287,6 +287,30 @@ private func startSleeper(
         }
     }
 
+    /// Tracked foreground work that goes through another dispatcher's foreground task, which that dispatcher's
+    /// auto-drain runs inside it, is still tracked work when it dispatches back: the closures nest (a review: the
+    /// inner one hid the outer, and the sleeper woke at 6 s, 20 runs of 20).
+    @Test func trackedForegroundWorkRelayedThroughAnotherDispatcherIsTracked() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
+            let relay = ManualDispatcher(mode: .autoDrain)
+            let arms = dispatcher.startTask(label: "arms") {
+                dispatcher.foreground(label: "service") {
+                    relay.foreground(label: "relay") {
+                        dispatcher.background(after: .seconds(5), label: "timeout") {}
+                    }
+                }
+            }
+            _ = try await dispatcher.value(of: arms)
+            let sleeper = startSleeper(dispatcher, "sleeper", for: .seconds(1))
+            #expect(try await dispatcher.value(of: sleeper) == .seconds(1), "run \(run)")
+            try await dispatcher.runUntilIdle()
+            #expect(dispatcher.now == .seconds(5), "run \(run)")
+            try dispatcher.verifyIdle()
+            try relay.verifyIdle()
+        }
+    }
+
     /// The same for a repeating series a tracked task started, each tick of which the run of the previous one
     /// dispatches: with only the series left, the clock holds while the test awaits what the dispatcher cannot see,
     /// up to the wait limit (before, the ticks moved it at once, with no hold).

@@ -538,6 +538,23 @@ import Testing
         #expect(violation?.evidence.contains("DispatchScope that was cancelled before the check") == true)
         #expect(ContinuousClock.now - started < .seconds(30), "the check waited for the rule's time limit")
     }
+
+    /// A tracked task's dispatches through a cancelled scope are refused, never pending: auto-advance keeps no record
+    /// of them as tracked work (a review: three entries were left for good, each step paying for them).
+    @Test func aTrackedTasksDispatchACancelledScopeRefusesLeavesNoRecord() async throws {
+        for run in 0..<20 {
+            let dispatcher = ManualDispatcher(mode: .autoAdvance, waitLimit: .seconds(60))
+            let scope = DispatchScope(dispatcher)
+            scope.cancelAll()
+            let task = dispatcher.startTask(label: "refused") {
+                for _ in 0..<3 { scope.background(after: .seconds(1), label: "refused") {} }
+            }
+            try await dispatcher.value(of: task)
+            try dispatcher.verifyIdle()
+            #expect(dispatcher.invariantViolations() == [], "run \(run)")
+            #expect(dispatcher.storage.read { $0.clockHold.trackedWork.isEmpty }, "run \(run)")
+        }
+    }
 }
 
 /// What a decorator beneath a scope does with each task that stops it from running.

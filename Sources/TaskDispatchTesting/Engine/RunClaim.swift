@@ -13,10 +13,11 @@ struct RunClaim: Sendable {
     var executingTrackedWork = false
 }
 
-/// The foreground task whose closure runs on the main actor now, if any, by its storage and sequence number: main-actor
-/// code that dispatches is that closure only then, not while another thread's run waits for the main queue.
+/// The foreground tasks whose closures run on the main actor now, innermost last (one that dispatches to another
+/// dispatcher may run that one's task inline), by storage and sequence number: main-actor code that dispatches is such
+/// a closure only then, not while another thread's run waits for the main queue.
 @MainActor enum ForegroundBody {
-    static var running: (storage: ObjectIdentifier, sequence: UInt64)?
+    static var running: [(storage: ObjectIdentifier, sequence: UInt64)] = []
 }
 
 extension Schedule {

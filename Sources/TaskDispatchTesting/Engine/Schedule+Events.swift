@@ -64,7 +64,7 @@ extension Schedule {
         let effects = Effects(woken: self.wokenWaiters())
         // In auto-advance, a dispatch from outside the tracked tasks lets the clock reach its task; a tracked task's,
         // or one of work it dispatched, only while the test waits (see `ClockHold`).
-        if self.mode == .autoAdvance {
+        if self.mode == .autoAdvance, scheduled.isPending {  // not one a cancelled scope refused
             if byTrackedTask || self.isExecutingTrackedWork(of: storage) || storage.trackedCaller != nil {
                 self.clockHold.trackedWork.insert(scheduled.key.sequence)
             } else if scheduled.key.due > self.now {
@@ -86,7 +86,7 @@ extension Schedule {
         guard context == .foreground else { return claim.thread == currentThreadIdentity() }
         guard MainActorExecution.isOnMainActor else { return false }
         return MainActor.assumeIsolated {
-            ForegroundBody.running.map { $0 == (ObjectIdentifier(storage), claim.executingSequence) } ?? false
+            ForegroundBody.running.contains { $0 == (ObjectIdentifier(storage), claim.executingSequence) }
         }
     }
 
@@ -173,9 +173,10 @@ extension Schedule {
 
     /// What the dispatcher leaves at its release, for the report (`releasing`: the tracked task the release is on).
     mutating func leftovers(releasing: UInt64?, limit: Duration) -> Leftovers {
-        // A tracked task does not keep its dispatcher alive, so one may still be running (with no pending task,
-        // which the pending report would list with its start or its wait).
-        let running = self.pendingCount > 0 ? [] : self.tracked.unfinished(excluding: releasing)
+        // A tracked task does not keep its dispatcher alive, so one may still be running: with tasks pending, one that
+        // waits on something else (the pending report lists the starts and waits of the others).
+        let unfinished = self.tracked.unfinished(excluding: releasing)
+        let running = self.pendingCount > 0 ? unfinished.filter { !$0.isSettled } : unfinished
         return Leftovers(  // the arguments in order: the tasks are cancelled once the snapshot lists them
             snapshot: self.pendingCount > 0 ? self.snapshot(recentRuns: 10) : nil,
             uncounted: self.takeLateUncountedTasksFailures(by: "The dispatcher's release"),
