@@ -10,15 +10,27 @@ enum PeerBenchmark {
     @MainActor
     static func main() async {
         var configuration = Configuration.quick
-        for argument in CommandLine.arguments.dropFirst() {
-            switch argument {
-            case "--quick": configuration = .quick
-            case "--full": configuration = .full
-            case "--sleepers": configuration = .sleepersOnly
-            default:
-                print("usage: PeerBenchmark [--quick | --full | --sleepers]")
-                exit(2)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments {
+        case []: break
+        case ["--quick"]: configuration = .quick
+        case ["--full"]: configuration = .full
+        case ["--sleepers"]: configuration = .sleepersOnly
+        case ["--scenarios"]: configuration = .scenariosOnly
+        case ["--profile-scenario", "pointfree"], ["--profile-scenario", "taskdispatch"]:
+            // For `perf stat`: one way only, so that its context switches are counted alone.
+            do {
+                try await profileScenario(pointFree: arguments[1] == "pointfree", cases: 5_000)
+            } catch {
+                print("error: \(error)")
+                exit(1)
             }
+            exit(0)
+        default:
+            print(
+                "usage: PeerBenchmark [--quick | --full | --sleepers | --scenarios"
+                    + " | --profile-scenario pointfree|taskdispatch]")
+            exit(2)
         }
         let seconds = configuration.name == "full" ? 1_800.0 : 300.0
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {

@@ -257,3 +257,14 @@ func runCases(_ count: Int, _ test: @MainActor () async throws -> Void) async th
         for _ in 0..<count { try await test() }
     }
 }
+
+/// The first scenario (a spinner while loading), `cases` times one way, for a profiler such as `perf stat -e
+/// context-switches`.
+@MainActor
+func profileScenario(pointFree: Bool, cases: Int) async throws {
+    let scenario = scenarios[0]
+    let seconds = try await runCases(cases, pointFree ? scenario.pointFree : scenario.taskDispatch)
+    print(
+        "\(scenario.name), \(pointFree ? "Point-Free's way" : "TaskDispatch"): \(format(seconds / Double(cases) * 1e6)) µs a case"
+    )
+}

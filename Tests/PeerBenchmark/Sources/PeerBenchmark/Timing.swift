@@ -17,6 +17,9 @@ struct Configuration {
     /// The sleeper table alone, up to 10,000 sleepers: how a wake-up scales with the tracked tasks.
     static let sleepersOnly = Configuration(
         name: "sleepers", sizes: [], repetitions: 5, sleepers: [100, 1_000, 5_000, 10_000], cases: 0)
+    /// The scenario table alone, as in the full run: without the per-task tables before it, whose work leaves the
+    /// thread pool awake.
+    static let scenariosOnly = Configuration(name: "scenarios", sizes: [], repetitions: 5, sleepers: [], cases: 1_000)
 }
 
 /// A counter the measured closures bump; unchecked because each contender runs its closures on one thread.
