@@ -8,7 +8,7 @@ public import Testing
 /// After the test body ends, the trait checks every `ManualDispatcher` that the test, its fixtures or the code
 /// under test created, and records an issue with its full `verifyIdle()` text at the line that created each one
 /// still holding work; one released early with work left is reported too. It first lets cancelled tracked tasks end
-/// (a loop stopped in a suite's `deinit`), within each dispatcher's `waitLimit`. Work that the test's own thrown
+/// (a loop stopped in a suite's `deinit`), within each dispatcher's `waitLimit`, in a cancelled test too. Work that the test's own thrown
 /// error lists is not reported twice, and a cancelled test gets warnings (Swift 6.3 and later).
 ///
 /// On a suite it checks each test, and each case of a parameterized test (one random-order seed a case, say), on
@@ -71,9 +71,18 @@ public struct IdleDispatchersTrait: TestTrait, SuiteTrait, TestScoping {
             thrown = error
         }
         #if compiler(>=6.3)
-            let cancelled = Task.isCancelled
+            let wasCancelled = Task.isCancelled
         #endif
-        for failure in await registry.idleFailuresOnceCancelledTasksEnd(besides: thrown) {
+        // In a task of its own, which is not cancelled: a cancelled test's check still lets cancelled tracked tasks end
+        // (the registry's wait returns at once to a cancelled caller), within each dispatcher's wait limit.
+        let failures = await Task { [thrown] in
+            await registry.idleFailuresOnceCancelledTasksEnd(besides: thrown)
+        }.value
+        #if compiler(>=6.3)
+            // Also when the cancel (a time limit) came while the check waited.
+            let cancelled = wasCancelled || Task.isCancelled
+        #endif
+        for failure in failures {
             let location = Self.sourceLocation(of: failure.createdAt, near: fallback) ?? fallback
             #if compiler(>=6.3)
                 if cancelled {

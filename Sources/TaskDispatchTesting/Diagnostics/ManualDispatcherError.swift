@@ -68,6 +68,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
     /// The await the dispatcher cancelled at its bound, for the error that ended it (as the dispatcher's later checks
     /// name it, so that the idle trait can tell that the test already threw about it).
     let cancelledAwait: String?
+    /// The tracked tasks the summary lists, each with the last event it shows for it (as the registry's check
+    /// compares them, so that the idle trait can tell that the test already threw about a task left where it was).
+    let listedTrackedTasks: [UInt64: String]
 
     init(_ failure: Failure) {
         let snapshot = failure.snapshot
@@ -83,6 +86,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
         } else {
             self.cancelledAwait = nil
         }
+        self.listedTrackedTasks = Dictionary(
+            Self.trackedTasks(listedBy: failure.misuse, snapshot).prefix(Self.tasksShown).map { ($0.id, $0.lastSeen) },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// The summary, then the seed (if any, with the line that replays it), the pending tasks (at most 20 shown) and
@@ -181,6 +187,23 @@ extension ManualDispatcherError {
             "\(method) found no \(scope.map { "\($0) task" } ?? "task") due within \(formatRealTimeLimit(limit)) of real time (the virtual clock stands at \(formatTime(snapshot.now))); \(Self.otherWork(besides: scope, snapshot))"
         case .pendingTasksNotReached(let method, let wanted, let context, let limit):
             "\(method) waited \(formatRealTimeLimit(limit)) of real time for \(count(wanted, "pending \(context.map { "\($0) task" } ?? "task")")), but \(Self.pending(in: context, snapshot)) pending; check that the code under test was started (in a Task, before this wait), that it was given this dispatcher, and that it dispatches that many tasks"
+        }
+    }
+
+    /// The tracked tasks whose standing the summary of `misuse` lists, in its order.
+    private static func trackedTasks(listedBy misuse: Failure.Misuse, _ snapshot: Snapshot)
+        -> [TrackedTasks.UnsettledTask]
+    {
+        switch misuse {
+        case .tasksNotSettled(_, _, let tasks, _), .unfinishedTasks(let tasks), .pendingTasks(let tasks),
+            .clockMovedWhileUnsettled(_, let tasks), .clockMovedAfterWaking(_, _, let tasks),
+            .conditionNotMet(_, _, _, let tasks, _):
+            tasks
+        case .taskNotFinished(_, let task, let mode, let holding):
+            // `waitAdvice` lists the tasks that hold the clock in auto-advance, or any run when nothing is pending.
+            [task] + (mode == .autoAdvance || snapshot.pendingCount == 0 ? holding : [])
+        default:
+            []
         }
     }
 

@@ -125,6 +125,8 @@ struct TrackedTasks: Sendable {
 
     /// A tracked task that has not settled, as the error that names it shows it.
     struct UnsettledTask: Sendable {
+        /// Its record's number in this dispatcher (see ``ManualDispatcherError/listedTrackedTasks``).
+        let id: UInt64
         let label: String?
         let callSite: CallSite
         /// Whether the task was cancelled (and goes on after it, or is about to end).
@@ -473,7 +475,7 @@ struct TrackedTasks: Sendable {
 
     private func describe(_ record: Record) -> UnsettledTask {
         UnsettledTask(
-            label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(record.id),
+            id: record.id, label: record.label, callSite: record.callSite, isCancelled: self.wasCancelled(record.id),
             keepsRunning: record.immediateReturns >= 2, isSettled: self.isSettled(record.id),
             lastSeen: record.lastSeen.description,
             awaiting: record.awaiting.isEmpty

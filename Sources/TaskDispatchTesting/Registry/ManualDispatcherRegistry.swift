@@ -213,8 +213,12 @@ extension ManualDispatcherRegistry {
             let reported = reported?.registration == self.registration.id ? reported : nil
             // What the tracked tasks left running at the release did since: still running, or threw unclaimed.
             let leftRunning = self.release?.trackedTasks?.update { $0.failureAfterRelease() }
-            if let reported, leftRunning == nil, let listed = self.release?.listed, reported.lists(listed) {
-                return nil
+            if let reported, let listed = self.release?.listed {
+                switch leftRunning?.misuse {
+                case nil: if reported.lists(listed) { return nil }
+                case .unfinishedTasks(let tasks)?: if reported.lists(listed, unfinished: tasks) { return nil }
+                default: break
+                }
             }
             let report = self.release?.report
             if report != nil || leftRunning != nil {
@@ -263,21 +267,34 @@ extension ManualDispatcherRegistry {
 }
 
 extension ManualDispatcherError {
-    /// Whether this error listed all of `leftover`, and it holds something: exactly its pending tasks (the first 50,
-    /// and their count), if any, and the one await it cancelled, if any.
-    fileprivate func lists(_ leftover: ManualDispatcherRegistry.Leftover) -> Bool {
-        (leftover.pendingCount > 0 || !leftover.cancelledAwaits.isEmpty)
+    /// Whether this error listed all of `leftover` and the tracked tasks left `unfinished`, and they hold something:
+    /// exactly its pending tasks (the first 50, and their count), if any, the one await it cancelled, if any, and each
+    /// unfinished task, where the error last saw it, unless it waits only on those pending tasks.
+    fileprivate func lists(
+        _ leftover: ManualDispatcherRegistry.Leftover, unfinished: [TrackedTasks.UnsettledTask] = []
+    ) -> Bool {
+        (leftover.pendingCount > 0 || !leftover.cancelledAwaits.isEmpty || !unfinished.isEmpty)
             && (leftover.pendingCount == 0
                 || (self.pendingTaskCount == leftover.pendingCount && self.pendingTasks == leftover.pending))
             && (leftover.cancelledAwaits.isEmpty || leftover.cancelledAwaits == [self.cancelledAwait])
+            && unfinished.allSatisfy {
+                (leftover.pendingCount > 0 && $0.isSettled) || self.listedTrackedTasks[$0.id] == $0.lastSeen
+            }
     }
 
     /// Whether this error, thrown by the test, already reported what `check` (of `misuse`), the dispatcher's
-    /// `verifyIdle()` error at the end of the test, reports: the same error, or the same pending tasks when nothing
-    /// else is left but tracked tasks that wait on the dispatcher (on those tasks).
+    /// `verifyIdle()` error at the end of the test, reports: the same error, or the same pending tasks and tracked
+    /// tasks (see ``lists(_:unfinished:)``).
     fileprivate func reportsTheSameLeftover(as check: ManualDispatcherError, misuse: Failure.Misuse) -> Bool {
         if self.description == check.description { return true }
-        guard case .pendingTasks(let unfinished) = misuse, unfinished.allSatisfy(\.isSettled) else { return false }
-        return self.lists(.init(pending: check.pendingTasks, pendingCount: check.pendingTaskCount))
+        switch misuse {
+        case .pendingTasks(let unfinished):
+            return self.lists(
+                .init(pending: check.pendingTasks, pendingCount: check.pendingTaskCount), unfinished: unfinished)
+        case .unfinishedTasks(let unfinished):
+            return self.lists(.init(), unfinished: unfinished)
+        default:
+            return false
+        }
     }
 }

@@ -10,6 +10,7 @@ final class ManualDispatcherRegistryXCTests: XCTestCase {
     }
 
     override func tearDown() async throws {
+        guard testRun?.hasBeenSkipped != true else { return }  // a skipped test is not failed for what it left
         // Once the tasks the test's end cancelled have ended; each failure at the line that created its dispatcher.
         for failure in await dispatchers.idleFailuresOnceCancelledTasksEnd() {
             XCTFail("\(failure)", file: failure.createdAt.fileID, line: failure.createdAt.line)
