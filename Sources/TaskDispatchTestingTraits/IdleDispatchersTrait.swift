@@ -8,8 +8,8 @@ public import Testing
 /// After the test body ends, the trait checks every `ManualDispatcher` that the test, its fixtures or the code
 /// under test created, and records an issue with its full `verifyIdle()` text at the line that created each one
 /// still holding work; one released early with work left is reported too. It first lets cancelled tracked tasks end
-/// (a loop stopped in a suite's `deinit`), within each dispatcher's `waitLimit`, in a cancelled test too. Work that the test's own thrown
-/// error lists is not reported twice, and a cancelled test gets warnings (Swift 6.3 and later).
+/// (a loop stopped in a suite's `deinit`), within each dispatcher's `waitLimit`, in a cancelled test too. Work that
+/// the test's own thrown error lists is not reported twice, and a cancelled test gets warnings (Swift 6.3 and later).
 ///
 /// On a suite it checks each test, and each case of a parameterized test (one random-order seed a case, say), on
 /// its own. Tracking is task-local (through `ManualDispatcherRegistry`), so parallel tests never see each other's

@@ -68,8 +68,9 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
     /// The await the dispatcher cancelled at its bound, for the error that ended it (as the dispatcher's later checks
     /// name it, so that the idle trait can tell that the test already threw about it).
     let cancelledAwait: String?
-    /// The tracked tasks the summary lists, each with the last event it shows for it (as the registry's check
-    /// compares them, so that the idle trait can tell that the test already threw about a task left where it was).
+    /// The tracked tasks the summary lists as left after a wait, each with its standing as shown (as the registry's
+    /// check compares them, so that the idle trait can tell that the test already threw about a task left where it
+    /// was).
     let listedTrackedTasks: [UInt64: String]
 
     init(_ failure: Failure) {
@@ -87,7 +88,7 @@ public struct ManualDispatcherError: Error, Sendable, CustomStringConvertible {
             self.cancelledAwait = nil
         }
         self.listedTrackedTasks = Dictionary(
-            Self.trackedTasks(listedBy: failure.misuse, snapshot).prefix(Self.tasksShown).map { ($0.id, $0.lastSeen) },
+            Self.trackedTasks(listedBy: failure.misuse, snapshot).map { ($0.id, $0.standing) },
             uniquingKeysWith: { first, _ in first })
     }
 
@@ -190,18 +191,19 @@ extension ManualDispatcherError {
         }
     }
 
-    /// The tracked tasks whose standing the summary of `misuse` lists, in its order.
+    /// The tracked tasks the summary of `misuse` shows as left after a wait or at a check (not those a synchronous call
+    /// names as still running, which may stop anywhere after it).
     private static func trackedTasks(listedBy misuse: Failure.Misuse, _ snapshot: Snapshot)
-        -> [TrackedTasks.UnsettledTask]
+        -> ArraySlice<TrackedTasks.UnsettledTask>
     {
         switch misuse {
-        case .tasksNotSettled(_, _, let tasks, _), .unfinishedTasks(let tasks), .pendingTasks(let tasks),
-            .clockMovedWhileUnsettled(_, let tasks), .clockMovedAfterWaking(_, _, let tasks),
-            .conditionNotMet(_, _, _, let tasks, _):
-            tasks
+        case .tasksNotSettled(_, let limit?, let tasks, _) where limit > .zero:
+            tasks.prefix(Self.tasksShown)
+        case .unfinishedTasks(let tasks), .pendingTasks(let tasks):
+            tasks.prefix(Self.tasksShown)
         case .taskNotFinished(_, let task, let mode, let holding):
             // `waitAdvice` lists the tasks that hold the clock in auto-advance, or any run when nothing is pending.
-            [task] + (mode == .autoAdvance || snapshot.pendingCount == 0 ? holding : [])
+            [task] + (mode == .autoAdvance || snapshot.pendingCount == 0 ? holding.prefix(Self.tasksShown) : [])
         default:
             []
         }

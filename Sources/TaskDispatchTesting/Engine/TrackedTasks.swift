@@ -138,6 +138,8 @@ struct TrackedTasks: Sendable {
         let lastSeen: String
         /// The tracked tasks it awaits through `value(of:)`, if any, and how they stand.
         let awaiting: String?
+        /// What a listing shows of where it stands: whether it was cancelled, its last event, and what it awaits.
+        var standing: String { "\(self.isCancelled) \(self.lastSeen) \(self.awaiting ?? "")" }
     }
 
     /// Which unclaimed errors a call reports. An async drain leaves those it sees to the next call, so that the test

@@ -73,7 +73,7 @@ public final class ManualDispatcherRegistry: Sendable {
     }
 
     /// ``idleFailures()``, once the tracked tasks that were cancelled have ended (within each dispatcher's
-    /// ``ManualDispatcher/waitLimit``): the end-of-test check of the `.verifiesIdleDispatchers` trait, and of an
+    /// ``ManualDispatcher/waitLimit``, the dispatchers waited for at once): the end-of-test check of the `.verifiesIdleDispatchers` trait, and of an
     /// XCTest `tearDown() async throws`.
     ///
     /// A loop that a model's release cancelled as the test went away ends on its own thread; checked at once, it would
@@ -90,11 +90,13 @@ public final class ManualDispatcherRegistry: Sendable {
     /// release report after it (a dispatcher that outlives the test writes its report to standard error).
     package func idleFailuresOnceCancelledTasksEnd(besides reported: (any Error)?) async -> [IdleFailure] {
         let registrations = self.registered().map(\.registration)
-        for registration in registrations where !Task.isCancelled {
-            // Read at its turn: a dispatcher released meanwhile is awaited through the schedule its release kept.
-            let found = self.registered([registration])[0]
-            guard let storage = found.dispatcher?.storage ?? found.release?.trackedTasks else { continue }
-            await storage.awaitCancelledTrackedTasks(within: storage.waitLimit)
+        // All at once, so that the check takes at most the longest wait limit (a cancelled caller's children return at
+        // once); a dispatcher released meanwhile is awaited through the schedule its release kept.
+        let storages = self.registered(registrations).compactMap { $0.dispatcher?.storage ?? $0.release?.trackedTasks }
+        await withTaskGroup(of: Void.self) { group in
+            for storage in storages {
+                group.addTask { await storage.awaitCancelledTrackedTasks(within: storage.waitLimit) }
+            }
         }
         let reported = reported as? ManualDispatcherError
         return self.registered(registrations, closing: true).compactMap { $0.idleFailure(besides: reported) }
@@ -269,7 +271,8 @@ extension ManualDispatcherRegistry {
 extension ManualDispatcherError {
     /// Whether this error listed all of `leftover` and the tracked tasks left `unfinished`, and they hold something:
     /// exactly its pending tasks (the first 50, and their count), if any, the one await it cancelled, if any, and each
-    /// unfinished task, where the error last saw it, unless it waits only on those pending tasks.
+    /// unfinished task as it stands now (cancelled or not, last seen, awaiting), unless it waits only on those pending
+    /// tasks. A task that went on only through work the dispatcher does not see stands as it did: it counts as listed.
     fileprivate func lists(
         _ leftover: ManualDispatcherRegistry.Leftover, unfinished: [TrackedTasks.UnsettledTask] = []
     ) -> Bool {
@@ -278,7 +281,7 @@ extension ManualDispatcherError {
                 || (self.pendingTaskCount == leftover.pendingCount && self.pendingTasks == leftover.pending))
             && (leftover.cancelledAwaits.isEmpty || leftover.cancelledAwaits == [self.cancelledAwait])
             && unfinished.allSatisfy {
-                (leftover.pendingCount > 0 && $0.isSettled) || self.listedTrackedTasks[$0.id] == $0.lastSeen
+                (leftover.pendingCount > 0 && $0.isSettled) || self.listedTrackedTasks[$0.id] == $0.standing
             }
     }
 
