@@ -47,6 +47,8 @@ final class LiveDispatcher: @unchecked Sendable {
     }
 
     let dispatcher: ManualDispatcher
+    /// The scenario's `DispatchScope`s over the dispatcher, held for the whole run.
+    let scopes: [DispatchScope]
     private let lock = NSLock()
     private var state = State()
     /// The number of errors the dispatcher threw.
@@ -60,6 +62,7 @@ final class LiveDispatcher: @unchecked Sendable {
             runawayLimit: configuration.runawayLimit,
             historyLimit: configuration.historyLimit
         )
+        self.scopes = (0..<configuration.scopes).map { [dispatcher] _ in DispatchScope(dispatcher) }
     }
 
     private func withLock<Result>(_ body: (inout State) -> Result) -> Result {
@@ -84,13 +87,16 @@ final class LiveDispatcher: @unchecked Sendable {
                     sequence: task.sequence,
                     context: task.context,
                     priority: task.context == .background ? task.priority : nil,
-                    due: task.dueTime
+                    due: task.dueTime,
+                    // In nanoseconds, as the reference counts (saturated: `.seconds(Int64.max)` is past `Int64`).
+                    interval: task.repeatInterval.map { .nanoseconds(nanoseconds($0)) }
                 )
             },
             pendingCount: self.dispatcher.pendingTaskCount,
             pendingForegroundCount: self.dispatcher.pendingTaskCount(in: .foreground),
             unfinishedTasks: self.dispatcher.unfinishedTaskCount,
-            unsettledTasks: self.dispatcher.unsettledTaskCount
+            unsettledTasks: self.dispatcher.unsettledTaskCount,
+            scopes: self.scopes.map { .init(liveWork: $0.liveWorkCount, isCancelled: $0.isCancelled) }
         )
     }
 
@@ -160,6 +166,12 @@ final class LiveDispatcher: @unchecked Sendable {
         case .valueOf(let id):
             guard let task = self.withLock({ $0.tracked[id] }) else { return .nothing }
             return self.awaiting { .value(try await $0.value(of: task)) }
+        case .startSeries(let spec):
+            self.startSeries(spec)
+            return .nothing
+        case .cancelAll(let scope):
+            self.scopes[scope].cancelAll()
+            return .nothing
         }
     }
 
@@ -216,31 +228,56 @@ final class LiveDispatcher: @unchecked Sendable {
 
     /// Dispatches `spec` as task `t<id>`; when it runs, it notes its run, cancels its target and dispatches its
     /// children, whose identities follow its own.
-    private func dispatch(_ spec: ModelTaskSpec, as id: Int) {
+    private func dispatch(_ spec: ModelTaskSpec, as id: Int, through scope: Int? = nil) {
         let label = "t\(id)"
+        let target: any TaskDispatcher = (spec.scope ?? scope).map { self.scopes[$0] } ?? self.dispatcher
         let handle =
             switch spec.context {
             case .background:
-                self.dispatcher.background(priority: spec.priority, after: spec.delay.duration, label: label) {
-                    self.taskRan(id, spec)
+                target.background(priority: spec.priority, after: spec.delay.duration, label: label) {
+                    self.taskRan(id, spec, through: spec.scope ?? scope)
                 }
             case .foreground:
-                self.dispatcher.foreground(after: spec.delay.duration, label: label) {
-                    self.taskRan(id, spec)
+                target.foreground(after: spec.delay.duration, label: label) {
+                    self.taskRan(id, spec, through: spec.scope ?? scope)
                 }
             }
         // After the dispatch: an auto-drain may have run the task, and the tasks it dispatches, before it returned.
         self.withLock { $0.handles[id - 1] = handle }
     }
 
-    private func taskRan(_ id: Int, _ spec: ModelTaskSpec) {
+    /// Starts the series of `spec` as `t<n>`, the next model identity: each tick notes a run of `t<n>`.
+    private func startSeries(_ spec: ModelSeriesSpec) {
+        let id = self.reserve(1)
+        let label = "t\(id)"
+        let target: any TaskDispatcher = spec.scope.map { self.scopes[$0] } ?? self.dispatcher
+        let delay = spec.delay?.duration
+        let handle =
+            switch spec.context {
+            case .background:
+                target.background(every: spec.interval.duration, priority: spec.priority, after: delay, label: label) {
+                    self.noteRun(of: id)
+                }
+            case .foreground:
+                target.foreground(every: spec.interval.duration, after: delay, label: label) {
+                    self.noteRun(of: id)
+                }
+            }
+        self.withLock { $0.handles[id - 1] = handle }
+    }
+
+    /// Task `id` ran: it notes its run, cancels its target and dispatches its children (through `scope`, if it went
+    /// through one).
+    private func taskRan(_ id: Int, _ spec: ModelTaskSpec, through scope: Int?) {
         self.noteRun(of: id)
         let target = self.withLock { state -> TaskHandle? in
             guard let target = spec.cancels, state.handles.indices.contains(target - 1) else { return nil }
             return state.handles[target - 1]
         }
         target?.cancel()
-        for (offset, child) in spec.children.enumerated() { self.dispatch(child, as: id + 1 + offset) }
+        for (offset, child) in spec.children.enumerated() {
+            self.dispatch(child, as: id + 1 + offset, through: scope)
+        }
     }
 
     private func noteRun(of id: Int) {

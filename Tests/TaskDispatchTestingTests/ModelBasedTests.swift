@@ -9,7 +9,9 @@ import Testing
 /// what order, the clock, the pending list and the tracked tasks left; and the dispatcher's invariants must hold.
 ///
 /// The sequences dispatch, cancel, step and drain synchronously and asynchronously, move the clock, switch modes and
-/// orders, and start tracked tasks whose bodies await `runInBackground`, `runOnMainActor` and sleeps on the clock.
+/// orders, and start tracked tasks whose bodies await `runInBackground`, `runOnMainActor` and sleeps on the clock, or
+/// (the sequences without tracked tasks) repeating series, stopped through their handles; they dispatch through one
+/// or two `DispatchScope`s too, and cancel them with `cancelAll()`.
 /// While a tracked task's body runs on its own executor, what the dispatcher shows depends on a race; the comparison
 /// then checks only what the race cannot change, and everything at the next settled point
 /// (`ReferenceScheduler+TrackedTasks.swift`).
@@ -38,7 +40,7 @@ import Testing
         }
         let totals = outcome.totals
         print(
-            "Model-based test: \(sequences) sequences (seeds \(firstSeed)..<\(firstSeed &+ UInt64(sequences))), \(totals.operations) operations (\(totals.asyncOperations) async steps, drains and value(of:); \(totals.trackedTasks) tracked tasks started; \(totals.racingOperations) compared while a tracked task raced the test), \(totals.runs) task runs (\(totals.trackedTaskRuns) of tracked tasks), \(totals.errors) thrown errors, compared with the reference scheduler in \(outcome.elapsed)"
+            "Model-based test: \(sequences) sequences (seeds \(firstSeed)..<\(firstSeed &+ UInt64(sequences))), \(totals.operations) operations (\(totals.asyncOperations) async steps, drains and value(of:); \(totals.trackedTasks) tracked tasks started; \(totals.racingOperations) compared while a tracked task raced the test; \(totals.series) series started; \(totals.scopeOperations) dispatches, series and cancelAll() through scopes), \(totals.runs) task runs (\(totals.trackedTaskRuns) of tracked tasks, \(totals.tickRuns) ticks), \(totals.errors) thrown errors, compared with the reference scheduler in \(outcome.elapsed)"
         )
         #expect(totals.operations > sequences * 50)
     }
@@ -70,7 +72,9 @@ import Testing
             var totals = ModelRun.Totals()
             for seed in UInt64(0)..<500 {
                 let (scenario, failure) = ModelRun.generate(seed: seed, mistake: mistake, totals: &totals)
-                guard let failure else { continue }
+                // A sequence with series can need a few more operations to set up the ticks that show the mistake:
+                // the bound on the shrunk length is for the others.
+                guard let failure, !scenario.operations.contains(where: \.startsSeries) else { continue }
                 let (shrunk, shrunkFailure) = ModelRun.shrink(scenario, failure: failure, mistake: mistake)
                 let report = ModelRun.report(seed: seed, scenario: scenario, failure: failure, mistake: mistake)
                 return (seed, shrunk, shrunkFailure, "\(scenario.operations.count)\n\(report)")
@@ -137,6 +141,48 @@ import Testing
             ]
         )
         #expect(await onAThreadOfItsOwn { ModelRun.replay(scenario) } == nil)
+    }
+}
+
+extension ModelBasedTests {
+    /// Two series ticking among one-off tasks and each other, one through a scope, stepped, advanced past several
+    /// ticks, drained to idle (which stops at the jump to a tick), cancelled by handle and by `cancelAll()`, as a
+    /// shrunk failure would read.
+    @Test func seriesAndScopesAgreeWithTheReference() async {
+        let scenario = ModelScenario(
+            configuration: .init(
+                mode: .manual, order: .dispatch, runawayLimit: 100_000, historyLimit: 1_000, scopes: 2),
+            operations: [
+                .dispatch(.init(context: .background, priority: .utility, delay: .nanoseconds(2))),  // t1, due at 2
+                // t2: ticks at 0, 2, 4, …; through scopes[0].
+                .startSeries(
+                    .init(
+                        context: .foreground, priority: .medium, interval: .nanoseconds(2), delay: .nanoseconds(0),
+                        scope: 0)),
+                // t3: ticks at 1, 4, 7, …
+                .startSeries(
+                    .init(
+                        context: .background, priority: .userInitiated, interval: .nanoseconds(3),
+                        delay: .nanoseconds(1), scope: nil)),
+                .verifyIdle,  // pending: t2 due now, t1 and t3 later
+                .runUntilIdle,  // t2 at 0, then stops at the jump to t3's tick at 1
+                .advanceBy(.nanoseconds(4)),  // t3 at 1; t1, then t2, at 2; t3 (the older tick), then t2, at 4
+                // t4, due at 6; t5, due now.
+                .dispatch(.init(context: .background, priority: .background, delay: .nanoseconds(2), scope: 0)),
+                .dispatch(.init(context: .foreground, priority: .medium, delay: .nanoseconds(0), scope: 1)),
+                .cancelAll(scope: 0),  // stops t2 and cancels t4
+                // t6, refused by the cancelled scope.
+                .dispatch(.init(context: .foreground, priority: .medium, delay: .nanoseconds(0), scope: 0)),
+                .cancel(task: 2),  // stopped already
+                .advanceTo(.nanoseconds(10)),  // t5 at 4; t3 at 7 and 10
+                .runUntilRunCount(12),  // t3 at 13, 16 and 19: not a drain to idle, it jumps to ticks
+                .cancel(task: 3),
+                .runUntilIdle,
+                .verifyIdle,
+            ]
+        )
+        let divergence = await onAThreadOfItsOwn { ModelRun.replay(scenario) }
+        #expect(divergence == nil, "\(divergence.map { "after operation \($0.operation + 1): \($0)" } ?? "")")
     }
 }
 

@@ -12,6 +12,10 @@ import TaskDispatch
 /// (``ReferenceScheduler/admits(_:)``).
 struct ModelGenerator {
     private var random: SplitMix64
+    /// A second stream, for the draws of series and scopes: a sequence without them draws from ``random`` exactly
+    /// what it drew before they came, so the sequences of a seed that start tracked tasks are the same operations,
+    /// with a scope named on some dispatches.
+    private var extras: SplitMix64
     /// Whether this sequence starts tracked tasks: never with a tiny runaway limit, where a drain stops at a count
     /// that a race would make depend on which task ran first.
     private var startsTrackedTasks = false
@@ -22,10 +26,20 @@ struct ModelGenerator {
     /// what runs at all; dispatch order ranks any two tasks the same whatever else is due.
     private var cancelsWhileRunning = true
     private var ordersOtherThanDispatch = true
+    /// The `DispatchScope`s of the sequence: none, one or two.
+    private var scopes = 0
 
     init(seed: UInt64) {
         // Spread consecutive seeds apart: SplitMix64's first draws from seeds 0, 1, 2 are already independent.
         self.random = SplitMix64(seed: seed)
+        self.extras = SplitMix64(seed: ~seed)
+    }
+
+    /// `body`'s draws, from ``extras``.
+    private mutating func drawingExtras<Result>(_ body: (inout Self) -> Result) -> Result {
+        swap(&self.random, &self.extras)
+        defer { swap(&self.random, &self.extras) }
+        return body(&self)
     }
 
     mutating func below(_ bound: Int) -> Int {
@@ -41,19 +55,24 @@ struct ModelGenerator {
     }
 
     /// One sequence in five keeps a tiny runaway limit (0 to 4, read as at least 1) and stays manual, so that drains
-    /// stop with `runawayTasks`; the others pick a mode and may switch modes later.
+    /// stop with `runawayTasks`; the others pick a mode and may switch modes later. The sequences that start no
+    /// tracked tasks (those with a tiny limit, and one in four of the others) start repeating series instead, where
+    /// the others started plain tasks. Two sequences in three use one or two `DispatchScope`s.
     mutating func configuration() -> ModelScenario.Configuration {
         let tinyLimit = self.chance(20)
         self.startsTrackedTasks = !tinyLimit && self.chance(75)
         if self.startsTrackedTasks {
             if self.chance(50) { self.cancelsWhileRunning = false } else { self.ordersOtherThanDispatch = false }
         }
-        return ModelScenario.Configuration(
+        let configuration = ModelScenario.Configuration(
             mode: tinyLimit ? .manual : self.element([.manual, .manual, .autoDrain, .autoAdvance]),
             order: self.order(),
             runawayLimit: tinyLimit ? self.below(5) : ManualDispatcher.defaultRunawayLimit,
-            historyLimit: self.element([0, 1, 3, 1_000, -1])
+            historyLimit: self.element([0, 1, 3, 1_000, -1]),
+            scopes: self.drawingExtras { $0.below(3) }
         )
+        self.scopes = configuration.scopes
+        return configuration
     }
 
     mutating func operation(
@@ -62,7 +81,14 @@ struct ModelGenerator {
     ) -> ModelOperation {
         guard model.isSettled else { return self.settlingOperation(for: model) }
         let operation = self.anyOperation(for: model, configuration: configuration)
-        return model.admits(operation) ? operation : self.settlingOperation(for: model)
+        guard !self.startsTrackedTasks || model.admits(operation) else { return self.settlingOperation(for: model) }
+        // A sequence with series keeps each operation to a few hundred runs: a one-nanosecond series under a move of
+        // a second would run a billion ticks, and auto-advance over a live series meets the runaway limit of 100,000
+        // (which the reference does not model) when a task that never falls due is left beside it.
+        guard !self.startsTrackedTasks, !model.runsFew(operation) else { return operation }
+        let small: ModelOperation = .advanceBy(.nanoseconds(Int64(1 + self.drawingExtras { $0.below(3) })))
+        for fallback in [small, .runCurrent] where model.runsFew(fallback) { return fallback }
+        return model.mode == .manual ? .verifyIdle : .setMode(.manual)
     }
 
     private mutating func anyOperation(
@@ -73,9 +99,20 @@ struct ModelGenerator {
         switch roll {
         case 0..<30: return .dispatch(self.task(for: model, children: self.chance(25) ? 1 + self.below(3) : 0))
         case 30..<38:
-            guard self.startsTrackedTasks else { return .dispatch(self.task(for: model, children: 0)) }
+            guard self.startsTrackedTasks else {
+                // Half the dispatches these sequences had here, as before; the other half start a series.
+                return self.drawingExtras { $0.chance(50) }
+                    ? .dispatch(self.task(for: model, children: 0))
+                    : .startSeries(self.drawingExtras { $0.series(for: model) })
+            }
             return .startTask(self.script())
-        case 38..<45: return .cancel(task: self.cancelTarget(in: model))
+        case 38..<45:
+            // Not in sequences with tracked tasks: a dispatch a cancelled scope refuses may take a sequence number,
+            // which the reference then cannot tell apart from the numbers a race hands out.
+            if self.scopes > 0 && !self.startsTrackedTasks, let scope = self.drawingExtras({ $0.cancelledScope() }) {
+                return .cancelAll(scope: scope)
+            }
+            return .cancel(task: self.cancelTarget(in: model))
         case 45..<50: return .runNextForeground
         case 50..<55: return .runNextBackground
         case 55..<60: return .runNext
@@ -144,6 +181,50 @@ struct ModelGenerator {
         )
     }
 
+    /// A series, through a scope one time in four when the sequence has scopes: intervals and first delays from small
+    /// grids, so that ticks fall due with other tasks and with each other's; now and then an interval under a
+    /// nanosecond, one past the clock's range, or a first delay at a pending task's due time, negative or past the
+    /// clock's range.
+    private mutating func series(for model: ReferenceScheduler) -> ModelSeriesSpec {
+        let interval: ModelDuration =
+            switch self.below(100) {
+            case 0..<75: .nanoseconds(self.element([1, 2, 2, 3, 4, 5, 6]))
+            case 75..<85: .nanoseconds(1_000)
+            case 85..<90: .nanoseconds(0)
+            case 90..<94: .nanoseconds(-3)
+            case 94..<97: .longest
+            default: .nanoseconds(Int64.max)
+            }
+        let delay: ModelDuration? =
+            switch self.below(100) {
+            case 0..<30: nil
+            case 30..<45: .nanoseconds(0)
+            case 45..<70: .nanoseconds(Int64(1 + self.below(6)))
+            case 70..<80:
+                {
+                    let delayed = model.pending.filter { $0.due > model.now && $0.due != ReferenceScheduler.never }
+                    return .nanoseconds(delayed.isEmpty ? 2 : self.element(delayed).due - model.now)
+                }()
+            case 80..<85: .nanoseconds(-1)
+            case 85..<88: .mostNegative
+            case 88..<92: .nanoseconds(1_000)
+            case 92..<95: .longest
+            default: .nanoseconds(max(1, ReferenceScheduler.latestTime - model.now))
+            }
+        return ModelSeriesSpec(
+            context: self.element([.foreground, .background]),
+            priority: self.element(BackgroundPriority.allCases),
+            interval: interval,
+            delay: delay,
+            scope: self.scopes > 0 && self.chance(25) ? self.below(self.scopes) : nil
+        )
+    }
+
+    /// The scope to cancel instead of a task, 8 times in 100.
+    private mutating func cancelledScope() -> Int? {
+        self.chance(8) ? self.below(self.scopes) : nil
+    }
+
     /// The delay of an awaitable dispatch: mostly none, a little, or the extremes.
     private mutating func awaitDelay() -> ModelDuration {
         switch self.below(100) {
@@ -194,6 +275,7 @@ struct ModelGenerator {
                 )
             }
         )
+        if self.scopes > 0 { spec.scope = self.drawingExtras { $0.chance(25) ? $0.below($0.scopes) : nil } }
         // One task in six cancels another as it runs: a pending one, itself (already started), or its first child
         // (not dispatched yet, so nothing happens).
         if self.cancelsWhileRunning && self.chance(16) {

@@ -37,11 +37,24 @@ final class ModelRun {
         /// The runs of tracked tasks' starts, awaitable dispatches and sleeps' timers.
         var trackedTaskRuns = 0
         var errors = 0
+        var series = 0
+        /// The runs of series' ticks.
+        var tickRuns = 0
+        /// The dispatches and series through a `DispatchScope`, and the scopes' `cancelAll()`.
+        var scopeOperations = 0
 
         mutating func count(_ operation: ModelOperation) {
             self.operations += 1
             if operation.isAsync { self.asyncOperations += 1 }
-            if case .startTask = operation { self.trackedTasks += 1 }
+            switch operation {
+            case .startTask: self.trackedTasks += 1
+            case .startSeries(let spec):
+                self.series += 1
+                if spec.scope != nil { self.scopeOperations += 1 }
+            case .dispatch(let spec) where spec.scope != nil: self.scopeOperations += 1
+            case .cancelAll: self.scopeOperations += 1
+            default: break
+            }
         }
     }
 
@@ -86,15 +99,21 @@ final class ModelRun {
                     sequence: task.sequence,
                     context: task.context,
                     priority: task.context == .background ? task.priority : nil,
-                    due: .nanoseconds(task.due)
+                    due: .nanoseconds(task.due),
+                    interval: task.repeatInterval.map { .nanoseconds($0) }
                 )
             },
             pendingCount: pending.count,
             pendingForegroundCount: pending.reduce(0) { $0 + ($1.context == .foreground ? 1 : 0) },
             unfinishedTasks: self.model.unfinishedTrackedCount,
-            unsettledTasks: 0
+            unsettledTasks: 0,
+            scopes: self.model.scopeStates
         )
-        let (expectedPart, actualPart) = (expected.keeping(checks), actual.keeping(checks))
+        var (expectedPart, actualPart) = (expected.keeping(checks), actual.keeping(checks))
+        if self.model.sequenceGapsAllowed {
+            expectedPart = expectedPart.rankingSequences()
+            actualPart = actualPart.rankingSequences()
+        }
         if expectedPart != actualPart {
             return .diverged(
                 Divergence(operation: index, expected: expectedPart.description, actual: actualPart.description))
@@ -200,6 +219,9 @@ final class ModelRun {
         totals.errors += run.live.errors
         totals.racingOperations += run.racingOperations
         totals.trackedTaskRuns += run.model.runs.reduce(0) { $0 + (run.model.tasks[$1.task - 1].owner == nil ? 0 : 1) }
+        totals.tickRuns += run.model.runs.reduce(0) {
+            $0 + (run.model.tasks[$1.task - 1].repeatInterval == nil ? 0 : 1)
+        }
         return (scenario, run.finish(at: scenario.operations.count))
     }
 

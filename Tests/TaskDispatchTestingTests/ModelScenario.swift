@@ -10,9 +10,15 @@ struct ModelScenario: Sendable, CustomStringConvertible {
         var order: ManualDispatcher.Order
         var runawayLimit: Int
         var historyLimit: Int
+        /// How many `DispatchScope`s over the dispatcher the sequence uses (`scopes[0]`, `scopes[1]`).
+        var scopes = 0
 
         var description: String {
-            "ManualDispatcher(mode: .\(self.mode), order: .\(self.order), runawayLimit: \(self.runawayLimit), historyLimit: \(self.historyLimit))"
+            let dispatcher =
+                "ManualDispatcher(mode: .\(self.mode), order: .\(self.order), runawayLimit: \(self.runawayLimit), historyLimit: \(self.historyLimit))"
+            guard self.scopes > 0 else { return dispatcher }
+            let scopes = Array(repeating: "DispatchScope(dispatcher)", count: self.scopes).joined(separator: ", ")
+            return "\(dispatcher); let scopes = [\(scopes)]"
         }
     }
 
@@ -77,6 +83,8 @@ struct ModelTaskSpec: Sendable, CustomStringConvertible {
     /// A task this one cancels through its handle when it runs, before dispatching its children: cancellation
     /// during a run (itself, a pending task, or one that has run).
     var cancels: Int?
+    /// The `DispatchScope` the task is dispatched through (`scopes[n]`), its children too; `nil`: the dispatcher.
+    var scope: Int?
 
     var description: String {
         let call =
@@ -87,6 +95,33 @@ struct ModelTaskSpec: Sendable, CustomStringConvertible {
         let body = (self.cancels.map { ["handle(t\($0)).cancel()"] } ?? []) + self.children.map(\.description)
         guard !body.isEmpty else { return call }
         return "\(call) { \(body.joined(separator: "; ")) }"
+    }
+
+    /// The receiver of the call: the dispatcher, or the scope the task goes through.
+    var target: String {
+        self.scope.map { "scopes[\($0)]" } ?? "dispatcher"
+    }
+}
+
+/// A repeating series a scenario starts with `background(every:priority:after:label:_:)` or
+/// `foreground(every:after:label:_:)`: every tick's closure notes a run of the series' identity, `tn`; its handle,
+/// `handle(tn)`, stops it.
+struct ModelSeriesSpec: Sendable, CustomStringConvertible {
+    var context: TaskContext
+    var priority: BackgroundPriority
+    var interval: ModelDuration
+    /// The first delay; `nil`: the default, one interval.
+    var delay: ModelDuration?
+    /// The `DispatchScope` the series is started through; `nil`: the dispatcher.
+    var scope: Int?
+
+    var description: String {
+        let target = self.scope.map { "scopes[\($0)]" } ?? "dispatcher"
+        let delay = self.delay.map { ", after: \($0)" } ?? ""
+        return switch self.context {
+        case .background: "\(target).background(every: \(self.interval), priority: .\(self.priority)\(delay)) { … }"
+        case .foreground: "\(target).foreground(every: \(self.interval)\(delay)) { … }"
+        }
     }
 }
 
@@ -172,6 +207,10 @@ enum ModelOperation: Sendable, CustomStringConvertible {
     case runNextAsync(TaskContext?, waits: Bool)
     /// `try await dispatcher.value(of:)` of the tracked task whose start is `task`.
     case valueOf(task: Int)
+    /// Starts a repeating series, `tn`; `cancel(task: n)` cancels it through its handle.
+    case startSeries(ModelSeriesSpec)
+    /// `scopes[n].cancelAll()`.
+    case cancelAll(scope: Int)
 
     /// `runNextForeground`, `runNextBackground` or `runNext`.
     static func stepName(_ context: TaskContext?) -> String {
@@ -180,6 +219,12 @@ enum ModelOperation: Sendable, CustomStringConvertible {
         case .background?: "runNextBackground"
         case nil: "runNext"
         }
+    }
+
+    /// Whether the operation starts a series.
+    var startsSeries: Bool {
+        if case .startSeries = self { return true }
+        return false
     }
 
     /// Whether the operation is one of the async steps and drains, or `value(of:)`.
@@ -192,7 +237,7 @@ enum ModelOperation: Sendable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .dispatch(let spec): "dispatcher.\(spec)"
+        case .dispatch(let spec): "\(spec.target).\(spec)"
         case .cancel(let task): "handle(t\(task)).cancel()"
         case .runNextForeground: "try dispatcher.runNextForeground()"
         case .runNextBackground: "try dispatcher.runNextBackground()"
@@ -214,6 +259,8 @@ enum ModelOperation: Sendable, CustomStringConvertible {
         case .runNextAsync(let context, let waits):
             "try await dispatcher.\(Self.stepName(context))(\(waits ? "" : "waitingUpTo: .zero"))"
         case .valueOf(let task): "try await dispatcher.value(of: task(t\(task)))"
+        case .startSeries(let spec): "\(spec)"
+        case .cancelAll(let scope): "scopes[\(scope)].cancelAll()"
         }
     }
 }
@@ -260,10 +307,14 @@ struct ModelObservation: Equatable, CustomStringConvertible {
         /// Only for background tasks: a foreground task's priority means nothing.
         var priority: BackgroundPriority?
         var due: Duration
+        /// `repeatInterval`: the interval of the series whose next tick this is.
+        var interval: Duration? = nil
 
         var description: String {
             let priority = self.priority.map { " \($0)" } ?? ""
-            return "t\(self.task) #\(self.sequence) \(self.context)\(priority) due \(nanoseconds(self.due)) ns"
+            let interval = self.interval.map { " (a tick every \(nanoseconds($0)) ns)" } ?? ""
+            return
+                "t\(self.task) #\(self.sequence) \(self.context)\(priority) due \(nanoseconds(self.due)) ns\(interval)"
         }
     }
 
@@ -280,6 +331,16 @@ struct ModelObservation: Equatable, CustomStringConvertible {
     var unfinishedTasks: Int
     /// The package hook `unsettledTaskCount`: tracked tasks running on their own executors.
     var unsettledTasks: Int
+    /// Each scope's `liveWorkCount`, and whether it `isCancelled`.
+    var scopes: [ScopeState] = []
+
+    /// A `DispatchScope` as it reports itself.
+    struct ScopeState: Equatable, CustomStringConvertible {
+        var liveWork: Int
+        var isCancelled: Bool
+
+        var description: String { "\(self.liveWork) live\(self.isCancelled ? ", cancelled" : "")" }
+    }
 
     /// What a comparison checks: everything in a settled stretch; less while a tracked task races the test (see
     /// `ReferenceScheduler+TrackedTasks.swift`).
@@ -305,6 +366,18 @@ struct ModelObservation: Equatable, CustomStringConvertible {
         static let everything = Checks()
     }
 
+    /// The observation with each pending task's sequence replaced by its rank among them (1 for the oldest): the
+    /// order of the dispatches, without the numbers.
+    func rankingSequences() -> ModelObservation {
+        var observation = self
+        let ranks = Dictionary(
+            uniqueKeysWithValues: self.pending.map(\.sequence).sorted().enumerated().map { ($1, UInt64($0 + 1)) })
+        for index in observation.pending.indices {
+            observation.pending[index].sequence = ranks[observation.pending[index].sequence] ?? 0
+        }
+        return observation
+    }
+
     /// The observation with what `checks` leaves out blanked, so that two observations compare on the rest.
     func keeping(_ checks: Checks) -> ModelObservation {
         var observation = self
@@ -321,6 +394,7 @@ struct ModelObservation: Equatable, CustomStringConvertible {
             observation.pendingForegroundCount = 0
             observation.unfinishedTasks = 0
             observation.unsettledTasks = 0
+            observation.scopes = []
         }
         return observation
     }
@@ -329,7 +403,7 @@ struct ModelObservation: Equatable, CustomStringConvertible {
         """
         \(self.result); ran \(self.ran.map { "t\($0)" }); now \(nanoseconds(self.now)) ns; \(self.pendingCount) pending \
         (\(self.pendingForegroundCount) foreground): \(self.pending); \(self.unfinishedTasks) unfinished and \
-        \(self.unsettledTasks) unsettled tracked tasks
+        \(self.unsettledTasks) unsettled tracked tasks\(self.scopes.isEmpty ? "" : "; scopes \(self.scopes)")
         """
     }
 }

@@ -158,6 +158,9 @@ extension ReferenceScheduler {
         case .runUntilTaskLabeled, .runUntilRunCount:
             if case .random = self.order { return !self.hasTrackedTask(dueBy: Self.latestTime) }
             if self.mode != .manual { return !self.hasTrackedTask(dueBy: Self.latestTime) }
+            // Without a tracked task's task pending, none can come (only a tracked task's own task dispatches one);
+            // the trial below would be wasted, and over a live series it runs up to the runaway limit.
+            guard self.pendingTasks.contains(where: { $0.owner != nil }) else { return true }
             // Admitted when a tracked task's task can only be the last it runs.
             var trial = self
             trial.follows = false

@@ -16,6 +16,17 @@ import TaskDispatchTesting
 ///   tasks pending at its start plus the runaway limit, if a task could still run.
 /// - Auto-drain runs every due task after each operation; auto-advance also jumps the clock.
 /// - `runCurrent()` runs only tasks dispatched before it started.
+/// - A repeating series (`background(every:)`, `foreground(every:)`) is one task whose next tick is pending while it
+///   lives: tick k is due at start + first delay + (k − 1) × interval (an interval under a nanosecond is one, a first
+///   delay of zero or less is at once, a time past the clock's range is never); when a tick has run, its closure
+///   noting the run, the series dispatches the next tick, due at the first point of the grid after the clock (a new
+///   dispatch sequence, so a task dispatched earlier for the same instant runs first). Its handle's `cancel()` stops
+///   it, a tick already due included. A drain to idle (`runUntilIdle()`) stops with `runawayTasks` at a jump of the
+///   clock to a live series' tick; `advance`, `run(until:)` and `run(untilTaskLabeled:)` run the ticks in their
+///   window. Auto-advance stops jumping when only live series are left (a one-off that never falls due is still
+///   there: it goes on jumping, into the runaway limit, which the scenarios keep out of).
+/// - A `DispatchScope` forwards a dispatch and counts it as live work (`liveWorkCount`) until it runs or is
+///   cancelled; `cancelAll()` cancels its live work and every later dispatch, which never reaches the dispatcher.
 /// - The async drains run as the synchronous ones do, and wait for the tracked tasks to settle before each move
 ///   of the clock; the async steps run a due task at once, and with `waitingUpTo: .zero` throw `waitTimedOut`
 ///   when none is due.
@@ -49,6 +60,10 @@ struct ReferenceScheduler {
         case step(tracked: Int)
         /// The timer of a clock sleep of that tracked task.
         case timer(tracked: Int)
+        /// A repeating series, whose next tick is this task while the series lives: tick k falls due at `base` +
+        /// (k − 1) × `interval`; a tick's closure notes its run, and the series then dispatches the next tick, due at
+        /// the first point of that grid after the clock (a time past the clock's range is never).
+        case series(ModelSeriesSpec, base: Int64, interval: Int64)
     }
 
     struct Task {
@@ -64,11 +79,13 @@ struct ReferenceScheduler {
         /// place among the dispatches that only the dispatcher knows, learnt at the next settled point.
         var isSequenceKnown = true
         var state = State.reserved
+        /// The scope the task was dispatched through, if any.
+        var scope: Int?
 
         /// The tracked task (an index into ``trackedTasks``) whose start or step this task is.
         var owner: Int? {
             switch self.kind {
-            case .plain: nil
+            case .plain, .series: nil
             case .start(let tracked), .step(let tracked), .timer(let tracked): tracked
             }
         }
@@ -78,8 +95,22 @@ struct ReferenceScheduler {
         /// tracked task's body notes them when it resumes.
         var notesItsRun: Bool {
             switch self.kind {
-            case .plain, .step: true
+            case .plain, .step, .series: true
             case .start, .timer: false
+            }
+        }
+
+        /// The interval of the series whose next tick this is; `nil` for a one-off task.
+        var repeatInterval: Int64? {
+            guard case .series(_, _, let interval) = self.kind else { return nil }
+            return interval
+        }
+
+        /// Whether the test holds a handle that cancels it: a plain task or a series.
+        var hasHandle: Bool {
+            switch self.kind {
+            case .plain, .series: true
+            case .start, .step, .timer: false
             }
         }
 
@@ -143,6 +174,16 @@ struct ReferenceScheduler {
     var firstUnknownSequence: UInt64?
     /// Whether a tracked task ever raced the test: the runs' order then holds only within each settled stretch.
     var hasRaced = false
+    /// Whether each `DispatchScope` of the sequence is cancelled.
+    private(set) var scopeCancelled: [Bool]
+    /// Set by a drain to idle that stopped at the jump to a live series' tick.
+    private var refusedSeriesJump = false
+    /// Whether a cancelled scope refused a dispatch. Whether such a dispatch takes a dispatch sequence number is the
+    /// dispatcher's business (`PendingTask.sequence` is documented as unique and in dispatch order, not as dense):
+    /// from then on the comparison checks the pending tasks' sequences by their order only.
+    private(set) var sequenceGapsAllowed = false
+    /// A trial's bound (``runsFew(_:limit:)``): no task is chosen once ``runs`` holds this many.
+    private var runCap = Int.max
 
     init(_ configuration: ModelScenario.Configuration, mistake: Mistake? = nil) {
         self.mode = configuration.mode
@@ -150,6 +191,27 @@ struct ReferenceScheduler {
         self.runawayLimit = max(1, configuration.runawayLimit)
         self.historyLimit = max(0, configuration.historyLimit)
         self.mistake = mistake
+        self.scopeCancelled = Array(repeating: false, count: configuration.scopes)
+    }
+
+    /// Each scope's `liveWorkCount` (its pending tasks and live series) and `isCancelled`.
+    var scopeStates: [ModelObservation.ScopeState] {
+        self.scopeCancelled.indices.map { scope in
+            ModelObservation.ScopeState(
+                liveWork: self.pendingTasks.count(where: { $0.scope == scope }), isCancelled: self.scopeCancelled[scope]
+            )
+        }
+    }
+
+    /// Whether `operation` runs at most `limit` tasks here, as a trial on a copy shows (the copy stops choosing tasks
+    /// at the limit).
+    func runsFew(_ operation: ModelOperation, limit: Int = 300) -> Bool {
+        var trial = self
+        trial.follows = false
+        trial.followedRuns = []
+        trial.runCap = self.runs.count + limit
+        _ = trial.applyOnce(operation)
+        return trial.runs.count < trial.runCap
     }
 
     var nextID: Int { self.tasks.count + 1 }
@@ -210,7 +272,7 @@ struct ReferenceScheduler {
         return self.applyOnce(operation)
     }
 
-    private mutating func applyOnce(_ operation: ModelOperation) -> Applied {
+    fileprivate mutating func applyOnce(_ operation: ModelOperation) -> Applied {
         let runsBefore = self.runs.count
         self.followedRuns.reverse()  // popped from the end
         let result = self.perform(operation)
@@ -230,7 +292,7 @@ struct ReferenceScheduler {
             return .nothing
         case .cancel(let id):
             guard let task = self.task(id) else { return .nothing }
-            guard case .plain = task.kind, task.state == .pending else { return .cancelled(false) }
+            guard task.hasHandle, task.state == .pending else { return .cancelled(false) }
             self.setState(.cancelled, of: id)
             return .cancelled(true)
         case .runNextForeground:
@@ -248,7 +310,7 @@ struct ReferenceScheduler {
             }
             return .count(ran)
         case .runUntilIdle, .runUntilIdleAsync:
-            switch self.drain(clockLimit: Self.latestTime) {
+            switch self.drain(clockLimit: Self.latestTime, refusingSeries: true) {
             case .ran(let count): return self.settled(.count(count), by: operation)
             case .runaway: return .failed(.runawayTasks(limit: self.runawayLimit))
             }
@@ -304,6 +366,14 @@ struct ReferenceScheduler {
         case .valueOf(let id):
             guard let index = self.trackedIndex(startID: id) else { return .nothing }
             return .value(self.trackedTasks[index].script.steps.count)
+        case .startSeries(let spec):
+            self.startSeries(spec)
+            return .nothing
+        case .cancelAll(let scope):
+            // Everything live that went through the scope is cancelled, and every later dispatch through it.
+            self.scopeCancelled[scope] = true
+            for task in self.pendingTasks where task.scope == scope { self.setState(.cancelled, of: task.id) }
+            return .nothing
         }
     }
 
@@ -320,13 +390,43 @@ struct ReferenceScheduler {
         let id = self.nextID
         let children = spec.children.indices.map { id + 1 + $0 }
         self.tasks.append(
-            Task(id: id, kind: .plain(spec, children: children), context: spec.context, priority: spec.priority))
+            Task(
+                id: id, kind: .plain(spec, children: children), context: spec.context, priority: spec.priority,
+                scope: spec.scope))
         for child in spec.children {
             let task = Task(
-                id: self.nextID, kind: .plain(child, children: []), context: child.context, priority: child.priority)
+                id: self.nextID, kind: .plain(child, children: []), context: child.context, priority: child.priority,
+                scope: spec.scope)
             self.tasks.append(task)
         }
         self.enqueue(id, after: spec.delay.saturatedNanoseconds)
+    }
+
+    /// Starts the series of `spec` as task `tn`: its first tick is due after the first delay (the interval when it
+    /// has none; at once when zero or below), the later ones on the grid from there.
+    private mutating func startSeries(_ spec: ModelSeriesSpec) {
+        let id = self.nextID
+        let interval = max(1, spec.interval.saturatedNanoseconds)  // under a nanosecond counts as one
+        let delay = spec.delay?.saturatedNanoseconds ?? interval
+        var base = self.now
+        if delay > 0 {
+            let (sum, overflow) = self.now.addingReportingOverflow(delay)
+            base = overflow || sum > Self.latestTime ? Self.never : sum
+        }
+        self.tasks.append(
+            Task(
+                id: id, kind: .series(spec, base: base, interval: interval), context: spec.context,
+                priority: spec.priority, scope: spec.scope))
+        self.enqueue(id, dueAt: base)
+    }
+
+    /// The first point of a series' grid (`base` + k × `interval`, k ≥ 0) after `time`: never past the clock's range.
+    static func nextTick(after time: Int64, base: Int64, interval: Int64) -> Int64 {
+        guard time >= base else { return base }
+        let steps = (time - base) / interval + 1
+        let (offset, overflow) = steps.multipliedReportingOverflow(by: interval)
+        let (due, overflow2) = base.addingReportingOverflow(offset)
+        return overflow || overflow2 || due > Self.latestTime ? Self.never : due
     }
 
     /// Dispatches the reserved task `id` to fall due `delay` nanoseconds from now, as `dispatch(_:)` does.
@@ -339,8 +439,14 @@ struct ReferenceScheduler {
         self.enqueue(id, dueAt: due)
     }
 
-    /// Dispatches the reserved task `id` to fall due at `due` (at once if that is not later than now).
+    /// Dispatches the reserved task `id` to fall due at `due` (at once if that is not later than now); through a
+    /// cancelled scope, the dispatch never reaches the dispatcher: the task is cancelled, and takes no sequence.
     mutating func enqueue(_ id: Int, dueAt due: Int64) {
+        if let scope = self.tasks[id - 1].scope, self.scopeCancelled[scope] {
+            self.setState(.cancelled, of: id)
+            self.sequenceGapsAllowed = true
+            return
+        }
         self.tasks[id - 1].due = due > Self.latestTime ? Self.never : max(due, self.now)
         self.tasks[id - 1].sequence = self.nextSequence
         self.tasks[id - 1].isSequenceKnown = self.knowsDispatchOrder
@@ -358,8 +464,7 @@ struct ReferenceScheduler {
         switch self.tasks[id - 1].kind {
         case .plain(let spec, let children):
             self.notedRunCount += 1
-            if let target = spec.cancels, let task = self.task(target), case .plain = task.kind, task.state == .pending
-            {
+            if let target = spec.cancels, let task = self.task(target), task.hasHandle, task.state == .pending {
                 self.setState(.cancelled, of: target)
             }
             for child in children {
@@ -371,6 +476,10 @@ struct ReferenceScheduler {
             self.resume(tracked)
         case .start(let tracked), .timer(let tracked):
             self.resume(tracked)
+        case .series(_, let base, let interval):
+            // The tick's closure notes its run; then the series dispatches the next tick.
+            self.notedRunCount += 1
+            self.enqueue(id, dueAt: Self.nextTick(after: self.now, base: base, interval: interval))
         }
     }
 
@@ -401,15 +510,25 @@ struct ReferenceScheduler {
     /// Runs due tasks, jumping the clock up to `clockLimit` when nothing is due, until none is left or `stop` holds
     /// after a run (it gets the task and the number of noted runs so far); stops with a runaway after the tasks
     /// pending at the start plus the runaway limit.
-    private mutating func drain(clockLimit: Int64, stop: (Task, Int) -> Bool = { _, _ in false }) -> DrainEnd {
+    ///
+    /// A drain to idle (`refusingSeries`) stops with a runaway, instead of jumping the clock, when the next delayed
+    /// task is the tick of a live series: a series never ends by itself.
+    private mutating func drain(
+        clockLimit: Int64,
+        refusingSeries: Bool = false,
+        stop: (Task, Int) -> Bool = { _, _ in false }
+    ) -> DrainEnd {
         let bound = self.pendingCount + self.runawayLimit
         var ran = 0
+        self.refusedSeriesJump = false
         while true {
             if ran >= bound {
                 let runnable = self.hasDueTask || (self.nextDelayedDue.map { $0 <= clockLimit } ?? false)
                 return runnable ? .runaway : .ran(ran)
             }
-            guard let id = self.next(jumpingClockTo: clockLimit) else { return .ran(ran) }
+            guard let id = self.next(jumpingClockTo: clockLimit, refusingSeries: refusingSeries) else {
+                return self.refusedSeriesJump ? .runaway : .ran(ran)
+            }
             self.run(id)
             ran += 1
             if stop(self.tasks[id - 1], self.notedRunCount) { return .ran(ran) }
@@ -424,7 +543,7 @@ struct ReferenceScheduler {
         case .autoDrain:
             while let id = self.chooseDue(in: nil, before: .max) { self.run(id) }
         case .autoAdvance:
-            while let id = self.next(jumpingClockTo: Self.latestTime) { self.run(id) }
+            while let id = self.next(jumpingClockTo: Self.latestTime, onlyPastSeries: true) { self.run(id) }
         }
     }
 
@@ -459,15 +578,32 @@ struct ReferenceScheduler {
 
     /// The next due task of any context; when nothing at all is due, the clock first jumps to the next delayed task
     /// if that falls due by `clockLimit`.
-    private mutating func next(jumpingClockTo clockLimit: Int64) -> Int? {
+    ///
+    /// `refusingSeries`: not when that task is a live series' tick (``refusedSeriesJump`` says so). `onlyPastSeries`
+    /// (auto-advance): only while a task other than a series' tick is pending, whether or not it can fall due: it
+    /// stops when only live series are left.
+    private mutating func next(
+        jumpingClockTo clockLimit: Int64,
+        refusingSeries: Bool = false,
+        onlyPastSeries: Bool = false
+    ) -> Int? {
         if let id = self.chooseDue(in: nil, before: .max) { return id }
         guard !self.hasDueTask, let due = self.nextDelayedDue, due <= clockLimit else { return nil }
+        if refusingSeries,
+            let first = self.pendingTasks.filter({ $0.due == due }).min(by: { $0.isEarlier(than: $1) }),
+            first.repeatInterval != nil
+        {
+            self.refusedSeriesJump = true
+            return nil
+        }
+        if onlyPastSeries && !self.pendingTasks.contains(where: { $0.repeatInterval == nil }) { return nil }
         self.now = due
         return self.chooseDue(in: nil, before: .max)
     }
 
     /// The due task the order runs next in `context` (`nil`: either), among tasks dispatched before `limit`.
     private mutating func chooseDue(in context: TaskContext?, before limit: UInt64) -> Int? {
+        guard self.runs.count < self.runCap else { return nil }
         let due = self.pendingTasks.filter { $0.due <= self.now && $0.sequence < limit }
         let foreground = due.filter { $0.context == .foreground }.min { $0.isEarlier(than: $1) }
         var backgroundTasks = due.filter { $0.context == .background }
