@@ -536,9 +536,8 @@ import Testing
     }
 
     /// The check waits for every dispatcher's cancelled tasks at once, so it takes at most the longest wait limit: here
-    /// each dispatcher's task ends only once the other dispatcher's wait has begun, so a check that waited for one
-    /// dispatcher after the other would report the first at its limit (a review: a cancelled test's check took the sum
-    /// of the limits).
+    /// the tasks end only once both dispatchers' waits have begun, so a check that waited for one dispatcher after the
+    /// other would report the first at its limit (a review: a cancelled test's check took the sum of the limits).
     @Test(.timeLimit(.minutes(1)))
     func theCheckWaitsForEveryDispatcherAtOnce() async throws {
         let test = try #require(Test.current)
@@ -556,8 +555,16 @@ import Testing
                 stubborn.cancel()
             }
             // From here the only waits that register are the check's.
-            a.observeWaiterRegistrations { finishB.open() }
-            b.observeWaiterRegistrations { finishA.open() }
+            let waiting = Box<Int>()
+            let bothWaiting: @Sendable () -> Void = {
+                waiting.update { ($0 ?? 0) + 1 }
+                if waiting.value == 2 {
+                    finishA.open()
+                    finishB.open()
+                }
+            }
+            a.observeWaiterRegistrations(bothWaiting)
+            b.observeWaiterRegistrations(bothWaiting)
         }
         finishA.open()
         finishB.open()
