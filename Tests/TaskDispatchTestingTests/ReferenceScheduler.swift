@@ -23,8 +23,7 @@ import TaskDispatchTesting
 ///   dispatch sequence, so a task dispatched earlier for the same instant runs first). Its handle's `cancel()` stops
 ///   it, a tick already due included. A drain to idle (`runUntilIdle()`) stops with `runawayTasks` at a jump of the
 ///   clock to a live series' tick; `advance`, `run(until:)` and `run(untilTaskLabeled:)` run the ticks in their
-///   window. Auto-advance stops jumping when only live series are left (a one-off that never falls due is still
-///   there: it goes on jumping, into the runaway limit, which the scenarios keep out of).
+///   window. Auto-advance stops jumping when only live series are left, besides tasks that never fall due.
 /// - A `DispatchScope` forwards a dispatch and counts it as live work (`liveWorkCount`) until it runs or is
 ///   cancelled; `cancelAll()` cancels its live work and every later dispatch, which never reaches the dispatcher.
 /// - The async drains run as the synchronous ones do, and wait for the tracked tasks to settle before each move
@@ -580,8 +579,8 @@ struct ReferenceScheduler {
     /// if that falls due by `clockLimit`.
     ///
     /// `refusingSeries`: not when that task is a live series' tick (``refusedSeriesJump`` says so). `onlyPastSeries`
-    /// (auto-advance): only while a task other than a series' tick is pending, whether or not it can fall due: it
-    /// stops when only live series are left.
+    /// (auto-advance): only while a task other than a series' tick, which can fall due, is pending: it stops when only
+    /// live series are left.
     private mutating func next(
         jumpingClockTo clockLimit: Int64,
         refusingSeries: Bool = false,
@@ -596,7 +595,9 @@ struct ReferenceScheduler {
             self.refusedSeriesJump = true
             return nil
         }
-        if onlyPastSeries && !self.pendingTasks.contains(where: { $0.repeatInterval == nil }) { return nil }
+        if onlyPastSeries && !self.pendingTasks.contains(where: { $0.repeatInterval == nil && $0.due != Self.never }) {
+            return nil
+        }
         self.now = due
         return self.chooseDue(in: nil, before: .max)
     }

@@ -477,6 +477,23 @@ struct CreepingDispatcher: ForwardsStartTask {
         #expect(dispatcher.now == .seconds(4))
     }
 
+    /// A task that never falls due (delayed past the clock's end) beside a live series does not make auto-advance jump
+    /// through the ticks: it jumped until the runaway limit, since the series was not all that was left (found by the
+    /// model-based test).
+    @Test func aTaskThatNeverFallsDueBesideALiveSeriesDoesNotMakeAutoAdvanceJump() throws {
+        let dispatcher = ManualDispatcher(mode: .autoAdvance, runawayLimit: 50)
+        let never = dispatcher.background(after: .seconds(Int64.max), label: "never") {}
+        let series = dispatcher.background(every: .nanoseconds(1_000), label: "poll") {}
+        #expect(dispatcher.now == .zero)
+        #expect(dispatcher.history.isEmpty)
+        try dispatcher.runCurrent()  // no runaway error left for the next call
+        try dispatcher.advance(by: .microseconds(3))
+        #expect(dispatcher.history.map(\.task.label) == ["poll", "poll", "poll"])
+        series.cancel()
+        never.cancel()
+        try dispatcher.verifyIdle()
+    }
+
     /// `verifyIdle()` names a live series, and its advice leads with cancelling it: `runUntilIdle()`, the advice for
     /// other pending tasks, would throw over it.
     @Test(arguments: [false, true])
